@@ -1,0 +1,1 @@
+//! pk-codec: order-preserving, checked primary keys for range-partitioned stores.

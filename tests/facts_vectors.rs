@@ -1,0 +1,1 @@
+//! Test vectors from the key-design facts (filled in with the codec).
