@@ -1,1 +1,106 @@
-//! pk-codec: order-preserving, checked primary keys for range-partitioned stores.
+//! Order-preserving, checked primary keys for range-partitioned stores (Tablestore, HBase,
+//! Bigtable, TiKV, RocksDB, ...).
+//!
+//! Stores sort keys bytewise. Splicing columns into one key by hand breaks that order (`167`
+//! sorts before `54`, `a1001` before `a100`), collides, or runs one partition hot. This crate
+//! makes the key layout a declared thing whose order, round trip and uniqueness are guaranteed:
+//!
+//! ```
+//! use pk_codec::{DecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct CardKey {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     seller_id: String,
+//!     #[pk(width = 6)]
+//!     card_id: u64,
+//! }
+//!
+//! let mut keys: Vec<String> = [(167, "a101", 283408), (54, "a1001", 6777), (16, "a100", 66661), (54, "a100", 6777)]
+//!     .into_iter()
+//!     .map(|(d, s, c)| CardKey { device_id: d, seller_id: s.into(), card_id: c }.encode())
+//!     .collect::<Result<_, _>>()?;
+//! keys.sort();
+//! assert_eq!(keys, ["000016,a100,066661", "000054,a100,006777", "000054,a1001,006777", "000167,a101,283408"]);
+//! assert_eq!(CardKey::decode(&keys[1])?.seller_id, "a100");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! Layouts known only at run time use [`Layout`], built in code, parsed from a text spec
+//! (`"device_id: u32 width=6; seller_id: str"`) or loaded with serde; both ways write the same
+//! bytes, through [`KeyShape`].
+//!
+//! # The key format
+//!
+//! A key is an optional prefix, then the fields joined by the delimiter (default `,`). Each field:
+//!
+//! | field | ascending | descending |
+//! |---|---|---|
+//! | `u8`..`u128` | decimal, zero-padded to the width (default: the type's widest value) | nines' complement: `10^w - 1 - v` |
+//! | `i8`..`i128` | `0` + digits for v ≥ 0; `-` + nines' complement of \|v\|-1 for v < 0 (`-1` is `-99…9`) | the ascending form of `-1 - v` |
+//! | `str` | as it is; every byte must sort above the delimiter | each byte as two inverted hex digits `a`..`p`, then `z` |
+//! | `str`, escaped | bytes ≤ `-` as `-` + two hex digits (`,` is `-2c`), the rest as it is | as above |
+//! | `bytes` (`Vec<u8>`) | lower-case hex | as above |
+//! | `bool` | `0` / `1` | `1` / `0` |
+//! | `char` | as a one-character escaped string | as above |
+//! | `Option<T>` | `None` is empty; `Some` is T's form, after a `=` when T's form can be empty | `None` is `~`; `Some` is T's form |
+//!
+//! Prefixes: a hash prefix is the first N lower-case hex characters of MD5, xxHash32, xxHash64 or
+//! XXH3 over the natural key (the key without prefix); a bucket prefix is `value % count` of an
+//! integer field or `xxh3_64 % count` of some fields, zero-padded to the width of `count - 1`.
+//! Either may be followed by the delimiter.
+//!
+//! The delimiter must be ASCII, not a letter or digit, and sort below every byte that a
+//! variable-length field can hold (`-` for signed optional numbers and escaped strings, `0` for
+//! hex, `a` for descending forms); plain strings are checked value by value. Fixed-width fields
+//! never compare their bytes against the delimiter, so they do not constrain it.
+//!
+//! # Guarantees
+//!
+//! For every layout without a hash or bucket prefix: keys compare bytewise as the values compare
+//! field by field (descending fields reversed); every key decodes back to its values; distinct
+//! values give distinct keys (with prefixes too). Decoding any string returns a value or an
+//! error with a byte position, never panics. These are checked by property tests.
+//!
+//! # Format stability
+//!
+//! The format above is frozen: a key written by this version decodes to the same values in every
+//! later version, and the same values encode to the same key. Golden files in the repository's
+//! `tests/golden/` pin every field form and prefix; changing them is a breaking format change,
+//! made only deliberately, with a new major version and a note in the changelog.
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+mod bucket;
+mod error;
+mod hash;
+mod io;
+mod key;
+mod layout;
+mod num;
+mod range;
+mod shape;
+mod spec;
+mod text;
+mod value;
+
+pub use bucket::{MergeSorted, merge_sorted_by};
+pub use error::{Error, Result};
+pub use hash::HashAlg;
+pub use io::{BucketValue, KeyReader, KeyWriter};
+pub use key::{DecodeField, DecodeKey, KeyField, PartitionKey};
+pub use layout::{FieldDef, Layout, LayoutBuilder};
+pub use range::{KeyRange, RangeBuilder};
+pub use shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
+pub use spec::{FieldSpec, Kind, MAX_WIDTH, Order};
+pub use value::Value;
+
+/// `#[derive(PartitionKey)]`: see the `pk-derive` crate docs for every `#[pk(...)]` attribute.
+#[cfg(feature = "derive")]
+pub use pk_derive::PartitionKey;
+
+/// Items the derive's generated code uses. Not a public API: no stability promise.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::io::{KeyReader, KeyWriter};
+}

@@ -1,0 +1,218 @@
+//! The crate's one error type.
+
+use std::fmt;
+
+/// The result type of every fallible operation in this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while declaring a layout, encoding a key or decoding one.
+///
+/// Every variant names *what* went wrong, *where* (field name, byte position in the key or the
+/// spec) and *why*. Positions in keys are byte offsets from the start of the whole key, prefix
+/// included. Messages are lowercase so they compose: `format!("cannot write row: {err}")`.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Error, Layout, Value};
+///
+/// let layout: Layout = "device_id: u32 width=6".parse()?;
+/// let err = layout.encode(&[Value::from(1_234_567_u32)]).unwrap_err();
+/// assert!(matches!(err, Error::ValueTooWide { ref field, width: 6, .. } if field == "device_id"));
+/// assert_eq!(
+///     err.to_string(),
+///     "field `device_id`: value 1234567 needs more than 6 digits (declared width 6)"
+/// );
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// An integer does not fit in the declared width of its field.
+    ValueTooWide {
+        /// The field being encoded.
+        field: String,
+        /// The value, in decimal.
+        value: String,
+        /// The declared width in characters.
+        width: u8,
+    },
+    /// A value does not fit the field's type (runtime layouts only, e.g. 300 for a `u8` field).
+    ValueOutOfRange {
+        /// The field being encoded or decoded.
+        field: String,
+        /// The value, in decimal.
+        value: String,
+        /// The field's type as written in a spec, e.g. `u8`.
+        ty: &'static str,
+    },
+    /// A runtime value of the wrong kind was given for a field.
+    TypeMismatch {
+        /// The field being encoded.
+        field: String,
+        /// What the field's type accepts.
+        expected: &'static str,
+        /// What was given.
+        found: &'static str,
+    },
+    /// The number of values given to a runtime layout does not match its fields.
+    FieldCount {
+        /// How many fields the layout has (or the most that may be given).
+        expected: usize,
+        /// How many values were given.
+        found: usize,
+    },
+    /// A plain string holds a character that sorts at or below the delimiter, which would break
+    /// the key order. Use the escaped string form for such values.
+    CharBelowDelimiter {
+        /// The field being encoded.
+        field: String,
+        /// The offending character.
+        ch: char,
+        /// Its byte offset inside the field's value.
+        offset: usize,
+        /// The layout's delimiter.
+        delimiter: char,
+    },
+    /// The encoded key is longer than the layout allows.
+    KeyTooLong {
+        /// The key's length in bytes.
+        len: usize,
+        /// The layout's limit in bytes.
+        limit: usize,
+    },
+    /// A layout (built in code, parsed from a spec or loaded from a config) is not usable.
+    InvalidLayout {
+        /// The field concerned, if any.
+        field: Option<String>,
+        /// Why the layout cannot work.
+        reason: String,
+    },
+    /// A text layout spec could not be parsed.
+    InvalidSpec {
+        /// Byte offset in the spec.
+        position: usize,
+        /// What was expected there.
+        reason: String,
+    },
+    /// A key could not be decoded: it was not produced by this layout.
+    Malformed {
+        /// The field being decoded, or `None` for the prefix or the key as a whole.
+        field: Option<String>,
+        /// Byte offset in the key where decoding failed.
+        position: usize,
+        /// What was expected there.
+        reason: String,
+    },
+    /// A key's hash or bucket prefix does not match the one computed from its natural key.
+    PrefixMismatch {
+        /// The prefix found in the key.
+        found: String,
+        /// The prefix computed from the rest of the key.
+        expected: String,
+    },
+    /// A range was asked of a layout whose prefix scatters the natural order.
+    RangeUnsupported {
+        /// Why, and what to use instead.
+        reason: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ValueTooWide {
+                field,
+                value,
+                width,
+            } => write!(
+                f,
+                "field `{field}`: value {value} needs more than {width} digits (declared width {width})"
+            ),
+            Self::ValueOutOfRange { field, value, ty } => {
+                write!(f, "field `{field}`: value {value} does not fit in {ty}")
+            }
+            Self::TypeMismatch {
+                field,
+                expected,
+                found,
+            } => write!(f, "field `{field}`: expected {expected}, found {found}"),
+            Self::FieldCount { expected, found } => {
+                write!(
+                    f,
+                    "expected {expected} values, one per field, found {found}"
+                )
+            }
+            Self::CharBelowDelimiter {
+                field,
+                ch,
+                offset,
+                delimiter,
+            } => write!(
+                f,
+                "field `{field}`: character {ch:?} at byte {offset} sorts at or below the delimiter \
+                 {delimiter:?} and would break key order; remove it or declare the field escaped"
+            ),
+            Self::KeyTooLong { len, limit } => {
+                write!(
+                    f,
+                    "key is {len} bytes long, over the limit of {limit} bytes"
+                )
+            }
+            Self::InvalidLayout {
+                field: Some(field),
+                reason,
+            } => write!(f, "invalid layout: field `{field}`: {reason}"),
+            Self::InvalidLayout {
+                field: None,
+                reason,
+            } => write!(f, "invalid layout: {reason}"),
+            Self::InvalidSpec { position, reason } => {
+                write!(f, "invalid layout spec at byte {position}: {reason}")
+            }
+            Self::Malformed {
+                field: Some(field),
+                position,
+                reason,
+            } => write!(
+                f,
+                "malformed key at byte {position} (field `{field}`): {reason}"
+            ),
+            Self::Malformed {
+                field: None,
+                position,
+                reason,
+            } => write!(f, "malformed key at byte {position}: {reason}"),
+            Self::PrefixMismatch { found, expected } => write!(
+                f,
+                "key prefix {found:?} does not match {expected:?}, the prefix computed from the rest of the key"
+            ),
+            Self::RangeUnsupported { reason } => write!(f, "range not available: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    #[cold]
+    pub(crate) fn malformed(
+        field: Option<&str>,
+        position: usize,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::Malformed {
+            field: field.map(str::to_owned),
+            position,
+            reason: reason.into(),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn layout(field: Option<&str>, reason: impl Into<String>) -> Self {
+        Self::InvalidLayout {
+            field: field.map(str::to_owned),
+            reason: reason.into(),
+        }
+    }
+}

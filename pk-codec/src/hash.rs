@@ -1,0 +1,159 @@
+//! Hash prefixes: the first hex characters of a digest of the natural key.
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+
+/// A hash function for key prefixes.
+///
+/// The prefix is the first N characters of the digest in lower-case hex: MD5's usual hex digest,
+/// and for the xxHash family the big-endian hex of the hash value, as `xxhsum` prints it.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::HashAlg;
+///
+/// assert_eq!(HashAlg::Md5.hex_prefix(b"200001", 4), "ee8f");
+/// assert_eq!(HashAlg::Md5.max_len(), 32);
+/// assert_eq!(HashAlg::Xxh32.max_len(), 8);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum HashAlg {
+    /// MD5 (128 bits, 32 hex characters), as in the stores' published examples.
+    Md5,
+    /// xxHash32 (seed 0; 8 hex characters).
+    Xxh32,
+    /// xxHash64 (seed 0; 16 hex characters).
+    Xxh64,
+    /// XXH3, 64-bit (seed 0; 16 hex characters): the fastest.
+    Xxh3,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl HashAlg {
+    /// The name as written in a spec: `md5`, `xxh32`, `xxh64`, `xxh3`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Md5 => "md5",
+            Self::Xxh32 => "xxh32",
+            Self::Xxh64 => "xxh64",
+            Self::Xxh3 => "xxh3",
+        }
+    }
+
+    /// The algorithm named `name`, if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "md5" => Self::Md5,
+            "xxh32" => Self::Xxh32,
+            "xxh64" => Self::Xxh64,
+            "xxh3" => Self::Xxh3,
+            _ => return None,
+        })
+    }
+
+    /// The length of the full digest in hex characters: the longest prefix.
+    #[must_use]
+    pub const fn max_len(self) -> u8 {
+        match self {
+            Self::Md5 => 32,
+            Self::Xxh32 => 8,
+            Self::Xxh64 | Self::Xxh3 => 16,
+        }
+    }
+
+    /// Writes the first `len` hex characters of the digest of `data` into `buf`, returning them.
+    /// `len` is clamped to [`HashAlg::max_len`].
+    #[inline]
+    pub(crate) fn write_hex_prefix<'b>(
+        self,
+        data: &[u8],
+        len: u8,
+        buf: &'b mut [u8; 32],
+    ) -> &'b [u8] {
+        let len = usize::from(len.min(self.max_len()));
+        let mut digest = [0u8; 16];
+        let digest: &[u8] = match self {
+            Self::Md5 => {
+                digest.copy_from_slice(&Md5::digest(data));
+                &digest
+            }
+            Self::Xxh32 => {
+                digest[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes());
+                &digest[..4]
+            }
+            Self::Xxh64 => {
+                digest[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes());
+                &digest[..8]
+            }
+            Self::Xxh3 => {
+                digest[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes());
+                &digest[..8]
+            }
+        };
+        for (i, out) in buf[..len].iter_mut().enumerate() {
+            let byte = digest[i / 2];
+            let nibble = if i % 2 == 0 { byte >> 4 } else { byte & 15 };
+            *out = HEX[usize::from(nibble)];
+        }
+        &buf[..len]
+    }
+
+    /// The first `len` hex characters of the digest of `data` (`len` clamped to
+    /// [`HashAlg::max_len`]).
+    #[must_use]
+    pub fn hex_prefix(self, data: &[u8], len: u8) -> String {
+        let mut buf = [0u8; 32];
+        let hex = self.write_hex_prefix(data, len, &mut buf);
+        hex.iter().map(|&b| char::from(b)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_prefixes_match_the_published_digests() {
+        // From the key-design facts: real MD5 values, not the illustrative ones.
+        for (input, want) in [
+            ("200001", "ee8f"),
+            ("200002", "7db8"),
+            ("200003", "5c74"),
+            ("200004", "797e"),
+            ("200005", "a210"),
+            ("10.10.0.1", "7e4a"),
+            ("000001", "04fc"),
+        ] {
+            assert_eq!(
+                HashAlg::Md5.hex_prefix(input.as_bytes(), 4),
+                want,
+                "md5({input})"
+            );
+        }
+        assert_eq!(
+            HashAlg::Md5.hex_prefix(b"", 32),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
+    }
+
+    #[test]
+    fn xxhash_prefixes_are_the_big_endian_hex_of_the_value() {
+        let v = xxhash_rust::xxh3::xxh3_64(b"200001");
+        assert_eq!(HashAlg::Xxh3.hex_prefix(b"200001", 16), format!("{v:016x}"));
+        let v = xxhash_rust::xxh64::xxh64(b"200001", 0);
+        assert_eq!(
+            HashAlg::Xxh64.hex_prefix(b"200001", 5),
+            format!("{v:016x}")[..5]
+        );
+        let v = xxhash_rust::xxh32::xxh32(b"200001", 0);
+        assert_eq!(HashAlg::Xxh32.hex_prefix(b"200001", 8), format!("{v:08x}"));
+        // Known value of the reference implementation: XXH32("", 0) = 02cc5d05.
+        assert_eq!(HashAlg::Xxh32.hex_prefix(b"", 8), "02cc5d05");
+    }
+}

@@ -1,0 +1,595 @@
+//! [`KeyWriter`] and [`KeyReader`]: the field-by-field engine under runtime layouts and derived keys.
+
+use crate::error::{Error, Result};
+use crate::num::{self, IntParse};
+use crate::spec::{FieldSpec, Kind, Order};
+use crate::text::{self, DESC_NONE, SOME_MARKER};
+
+/// The most field spans a bucket hash may cover.
+pub(crate) const MAX_SPANS: usize = 8;
+
+/// An integer that picks a bucket by `value % count` (`rem_euclid` for negative values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketValue {
+    /// An unsigned value.
+    Unsigned(u128),
+    /// A signed value.
+    Signed(i128),
+}
+
+macro_rules! bucket_value_from {
+    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
+        impl From<$t> for BucketValue {
+            #[inline]
+            fn from(v: $t) -> Self {
+                Self::$variant(v as $wide)
+            }
+        }
+    )*};
+}
+bucket_value_from!(Unsigned as u128: u8, u16, u32, u64, u128, usize);
+bucket_value_from!(Signed as i128: i8, i16, i32, i64, i128, isize);
+
+/// What a key's bucket is computed from, gathered while its fields are written or read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BucketSeed {
+    pub(crate) value: Option<BucketValue>,
+    pub(crate) spans: [(u32, u32); MAX_SPANS],
+    pub(crate) span_count: usize,
+}
+
+impl BucketSeed {
+    fn add_span(&mut self, start: usize, end: usize) {
+        if self.span_count < MAX_SPANS {
+            self.spans[self.span_count] = (start as u32, end as u32);
+        }
+        // Counted past the end so that the shape can refuse too many spans.
+        self.span_count += 1;
+    }
+}
+
+/// Writes the fields of one key, in order, into a `String`.
+///
+/// Obtained from [`KeyShape::encode_with`](crate::KeyShape::encode_with); each field is written
+/// by one call of a kind's method after [`KeyWriter::begin_field`]. Derived code and runtime
+/// layouts go through these same methods, which is why both produce the same bytes.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, Kind, KeyShape};
+///
+/// let shape = KeyShape::new(b',');
+/// let mut key = String::new();
+/// shape.encode_with(&mut key, |w| {
+///     w.begin_field();
+///     w.uint(&FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6), "device_id", 54)?;
+///     w.begin_field();
+///     w.str(&FieldSpec::new(Kind::Str), "seller_id", "a100")
+/// })?;
+/// assert_eq!(key, "000054,a100");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct KeyWriter<'a> {
+    out: &'a mut String,
+    delimiter: u8,
+    start: usize,
+    fields: usize,
+    pub(crate) seed: BucketSeed,
+}
+
+impl<'a> KeyWriter<'a> {
+    pub(crate) fn new(out: &'a mut String, delimiter: u8) -> Self {
+        let start = out.len();
+        Self {
+            out,
+            delimiter,
+            start,
+            fields: 0,
+            seed: BucketSeed::default(),
+        }
+    }
+
+    /// Starts the next field: writes the delimiter unless this is the first field.
+    #[inline]
+    pub fn begin_field(&mut self) {
+        if self.fields > 0 {
+            self.out.push(char::from(self.delimiter));
+        }
+        self.fields += 1;
+    }
+
+    /// The current length of the output, for [`KeyWriter::bucket_span`].
+    #[inline]
+    #[must_use]
+    pub fn position(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Declares that the bytes from `start` to the current position are hashed to pick the bucket.
+    #[inline]
+    pub fn bucket_span(&mut self, start: usize) {
+        let end = self.out.len();
+        self.seed.add_span(start - self.start, end - self.start);
+    }
+
+    /// Declares the integer whose `value % count` picks the bucket.
+    #[inline]
+    pub fn bucket_value(&mut self, value: impl Into<BucketValue>) {
+        self.seed.value = Some(value.into());
+    }
+
+    /// Writes an unsigned integer of up to 64 bits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`] when it does not fit the spec's width.
+    #[inline]
+    pub fn uint(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+        num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes an unsigned 128-bit integer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`] when it does not fit the spec's width.
+    pub fn uint128(&mut self, spec: &FieldSpec, field: &str, v: u128) -> Result<()> {
+        num::write_u128(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes a signed integer of up to 64 bits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`] when it does not fit the spec's width.
+    #[inline]
+    pub fn int(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
+        num::write_i64(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes a signed 128-bit integer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`] when it does not fit the spec's width.
+    pub fn int128(&mut self, spec: &FieldSpec, field: &str, v: i128) -> Result<()> {
+        num::write_i128(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes a string (plain, escaped or descending, as the spec says).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CharBelowDelimiter`] when a plain string holds a byte at or below the delimiter.
+    #[inline]
+    pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) -> Result<()> {
+        match spec.order() {
+            Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
+            Order::Asc if spec.is_escaped() => text::write_escaped(self.out, s),
+            Order::Asc => {
+                if let Some((offset, ch)) = text::first_at_or_below(s, self.delimiter) {
+                    return Err(Error::CharBelowDelimiter {
+                        field: field.to_owned(),
+                        ch,
+                        offset,
+                        delimiter: char::from(self.delimiter),
+                    });
+                }
+                self.out.push_str(s);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a byte string (hex, or descending).
+    pub fn bytes(&mut self, spec: &FieldSpec, b: &[u8]) {
+        match spec.order() {
+            Order::Asc => text::write_hex(self.out, b),
+            Order::Desc => text::write_desc_bytes(self.out, b),
+        }
+    }
+
+    /// Writes a boolean.
+    #[inline]
+    pub fn bool(&mut self, spec: &FieldSpec, b: bool) {
+        let one = b != spec.is_descending();
+        self.out.push(if one { '1' } else { '0' });
+    }
+
+    /// Writes a character.
+    pub fn char(&mut self, spec: &FieldSpec, c: char) {
+        let mut buf = [0u8; 4];
+        let s = c.encode_utf8(&mut buf);
+        match spec.order() {
+            Order::Asc => text::write_escaped(self.out, s),
+            Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
+        }
+    }
+
+    /// Writes `None` of an optional field (nothing when ascending, `~` when descending).
+    #[inline]
+    pub fn none(&mut self, spec: &FieldSpec) {
+        if spec.is_descending() {
+            self.out.push(char::from(DESC_NONE));
+        }
+    }
+
+    /// Writes what comes before `Some` of an optional field: the `=` marker when the value's own
+    /// form may be empty, else nothing.
+    #[inline]
+    pub fn some(&mut self, spec: &FieldSpec) {
+        if spec.inner_may_be_empty() {
+            self.out.push(char::from(SOME_MARKER));
+        }
+    }
+}
+
+/// Reads the fields of one key, in order, checking every byte.
+///
+/// Obtained from [`KeyShape::decode_with`](crate::KeyShape::decode_with); the mirror of
+/// [`KeyWriter`].
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, Kind, KeyShape};
+///
+/// let shape = KeyShape::new(b',');
+/// let (device, seller) = shape.decode_with("000054,a100", |r| {
+///     r.begin_field("device_id")?;
+///     let device = r.uint(&FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6), "device_id", u32::MAX.into())?;
+///     r.begin_field("seller_id")?;
+///     let seller = r.str(&FieldSpec::new(Kind::Str), "seller_id")?;
+///     Ok((device, seller))
+/// })?;
+/// assert_eq!((device, seller.as_str()), (54, "a100"));
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct KeyReader<'a> {
+    key: &'a str,
+    pos: usize,
+    natural_start: usize,
+    delimiter: u8,
+    fields: usize,
+    pub(crate) seed: BucketSeed,
+}
+
+impl<'a> KeyReader<'a> {
+    pub(crate) fn new(key: &'a str, natural_start: usize, delimiter: u8) -> Self {
+        Self {
+            key,
+            pos: natural_start,
+            natural_start,
+            delimiter,
+            fields: 0,
+            seed: BucketSeed::default(),
+        }
+    }
+
+    #[cold]
+    fn fault(&self, field: &str, at: usize, reason: impl Into<String>) -> Error {
+        Error::malformed(Some(field), at, reason)
+    }
+
+    /// Starts the next field: expects the delimiter unless this is the first field.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] when the key ends or holds another byte where the delimiter belongs.
+    #[inline]
+    pub fn begin_field(&mut self, field: &str) -> Result<()> {
+        if self.fields > 0 {
+            match self.key.as_bytes().get(self.pos) {
+                Some(&b) if b == self.delimiter => self.pos += 1,
+                Some(&b) => {
+                    return Err(self.fault(
+                        field,
+                        self.pos,
+                        format!(
+                            "expected the delimiter {:?} before this field, found {:?}",
+                            char::from(self.delimiter),
+                            self.key[self.pos..].chars().next().unwrap_or(char::from(b))
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(self.fault(field, self.pos, "key ends before this field"));
+                }
+            }
+        }
+        self.fields += 1;
+        Ok(())
+    }
+
+    /// The current read position, for [`KeyReader::bucket_span`].
+    #[inline]
+    #[must_use]
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Declares that the bytes from `start` to the current position were hashed to pick the bucket.
+    #[inline]
+    pub fn bucket_span(&mut self, start: usize) {
+        let end = self.pos;
+        self.seed
+            .add_span(start - self.natural_start, end - self.natural_start);
+    }
+
+    /// Declares the integer whose `value % count` picked the bucket.
+    #[inline]
+    pub fn bucket_value(&mut self, value: impl Into<BucketValue>) {
+        self.seed.value = Some(value.into());
+    }
+
+    /// Whether the whole key has been read.
+    #[inline]
+    #[must_use]
+    pub fn at_end(&self) -> bool {
+        self.pos == self.key.len()
+    }
+
+    pub(crate) fn finish(&self) -> Result<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(Error::malformed(
+                None,
+                self.pos,
+                format!(
+                    "unexpected text {:?} after the last field",
+                    &self.key[self.pos..]
+                ),
+            ))
+        }
+    }
+
+    /// Takes exactly `n` bytes.
+    #[inline]
+    fn take_fixed(&mut self, field: &str, n: usize) -> Result<&'a [u8]> {
+        let bytes = self.key.as_bytes();
+        match bytes.get(self.pos..self.pos + n) {
+            Some(text) => {
+                self.pos += n;
+                Ok(text)
+            }
+            None => Err(self.fault(
+                field,
+                self.pos,
+                format!("expected {n} characters, found {}", bytes.len() - self.pos),
+            )),
+        }
+    }
+
+    /// Takes the text up to the next delimiter (or the end).
+    #[inline]
+    fn take_until_delimiter(&mut self) -> (usize, &'a str) {
+        let start = self.pos;
+        let rest = &self.key.as_bytes()[start..];
+        let len = rest
+            .iter()
+            .position(|&b| b == self.delimiter)
+            .unwrap_or(rest.len());
+        self.pos += len;
+        // The delimiter is ASCII, so this cuts on a character boundary.
+        (start, &self.key[start..start + len])
+    }
+
+    fn int_error<T>(
+        &self,
+        field: &str,
+        start: usize,
+        spec: &FieldSpec,
+        parse: IntParse<T>,
+    ) -> Result<T> {
+        match parse {
+            IntParse::Value(v) => Ok(v),
+            IntParse::BadByte(at) => {
+                let b = self.key.as_bytes()[start + at];
+                let what = if matches!(spec.kind(), Kind::Int { .. }) && at == 0 {
+                    "the sign `0` or `-`"
+                } else {
+                    "a digit"
+                };
+                Err(self.fault(
+                    field,
+                    start + at,
+                    format!(
+                        "expected {what}, found {:?}",
+                        self.key[start + at..]
+                            .chars()
+                            .next()
+                            .unwrap_or(char::from(b))
+                    ),
+                ))
+            }
+            IntParse::OutOfRange(value) => Err(Error::ValueOutOfRange {
+                field: field.to_owned(),
+                value,
+                ty: spec.kind().name(),
+            }),
+        }
+    }
+
+    /// Reads an unsigned integer, at most `max`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for a short field or a non-digit; [`Error::ValueOutOfRange`] above `max`.
+    #[inline]
+    pub fn uint(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        let start = self.pos;
+        let text = self.take_fixed(field, usize::from(spec.width()))?;
+        self.int_error(
+            field,
+            start,
+            spec,
+            num::read_uint(text, spec.is_descending(), max),
+        )
+    }
+
+    /// Reads a signed integer in `[min, max]`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for a short field, a bad sign or a non-digit;
+    /// [`Error::ValueOutOfRange`] outside `[min, max]`.
+    #[inline]
+    pub fn int(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        let start = self.pos;
+        let text = self.take_fixed(field, usize::from(spec.width()))?;
+        self.int_error(
+            field,
+            start,
+            spec,
+            num::read_int(text, spec.is_descending(), min, max),
+        )
+    }
+
+    /// Reads a string.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for a byte the form cannot hold, a bad escape or bad descending text.
+    pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
+        match spec.order() {
+            Order::Desc => {
+                let bytes = self.desc_bytes(field)?;
+                String::from_utf8(bytes).map_err(|e| {
+                    self.fault(
+                        field,
+                        self.pos,
+                        format!("descending string is not UTF-8: {e}"),
+                    )
+                })
+            }
+            Order::Asc if spec.is_escaped() => {
+                let (start, text) = self.take_until_delimiter();
+                text::read_escaped(text).map_err(|(at, why)| self.fault(field, start + at, why))
+            }
+            Order::Asc => {
+                let (start, text) = self.take_until_delimiter();
+                if let Some((at, ch)) = text::first_at_or_below(text, self.delimiter) {
+                    return Err(self.fault(
+                        field,
+                        start + at,
+                        format!(
+                            "{ch:?} sorts below the delimiter {:?}, so no plain string holds it",
+                            char::from(self.delimiter)
+                        ),
+                    ));
+                }
+                Ok(text.to_owned())
+            }
+        }
+    }
+
+    fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {
+        let start = self.pos;
+        let (bytes, used) = text::read_desc_bytes(&self.key[start..])
+            .map_err(|(at, why)| self.fault(field, start + at, why))?;
+        self.pos += used;
+        Ok(bytes)
+    }
+
+    /// Reads a byte string.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for bad hex or bad descending text.
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
+        match spec.order() {
+            Order::Desc => self.desc_bytes(field),
+            Order::Asc => {
+                let (start, text) = self.take_until_delimiter();
+                text::read_hex(text).map_err(|(at, why)| self.fault(field, start + at, why))
+            }
+        }
+    }
+
+    /// Reads a boolean.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless the next byte is `0` or `1`.
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str) -> Result<bool> {
+        let start = self.pos;
+        let one = match self.take_fixed(field, 1)? {
+            b"0" => false,
+            b"1" => true,
+            _ => {
+                let found = self.key[start..].chars().next().unwrap_or('?');
+                self.pos = start;
+                return Err(self.fault(
+                    field,
+                    start,
+                    format!("expected `0` or `1`, found {found:?}"),
+                ));
+            }
+        };
+        Ok(one != spec.is_descending())
+    }
+
+    /// Reads a character.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless the field holds exactly one character in the field's form.
+    pub fn char(&mut self, spec: &FieldSpec, field: &str) -> Result<char> {
+        let start = self.pos;
+        let s = match spec.order() {
+            Order::Asc => {
+                let (start, text) = self.take_until_delimiter();
+                text::read_escaped(text).map_err(|(at, why)| self.fault(field, start + at, why))?
+            }
+            Order::Desc => String::from_utf8(self.desc_bytes(field)?)
+                .map_err(|_| self.fault(field, start, "descending character is not UTF-8"))?,
+        };
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(self.fault(
+                field,
+                start,
+                format!(
+                    "expected one character, found {} ({s:?})",
+                    s.chars().count()
+                ),
+            )),
+        }
+    }
+
+    /// Whether an optional field holds `None` (consuming it when it does).
+    #[inline]
+    pub fn none(&mut self, spec: &FieldSpec) -> bool {
+        let next = self.key.as_bytes().get(self.pos).copied();
+        if spec.is_descending() {
+            if next == Some(DESC_NONE) {
+                self.pos += 1;
+                return true;
+            }
+            false
+        } else {
+            next.is_none() || next == Some(self.delimiter)
+        }
+    }
+
+    /// Reads what comes before `Some` of an optional field (see [`KeyWriter::some`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] when the `=` marker is missing.
+    #[inline]
+    pub fn some(&mut self, spec: &FieldSpec, field: &str) -> Result<()> {
+        if spec.inner_may_be_empty() {
+            if self.key.as_bytes().get(self.pos) != Some(&SOME_MARKER) {
+                return Err(self.fault(field, self.pos, "expected `=` before an optional value"));
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,292 @@
+//! The typed side: [`KeyField`] for Rust types, [`PartitionKey`] and [`DecodeKey`] for whole keys.
+
+use crate::error::Result;
+use crate::io::{KeyReader, KeyWriter};
+use crate::layout::Layout;
+use crate::shape::KeyShape;
+use crate::spec::{FieldSpec, Kind};
+
+/// A Rust type that can be one field of a key.
+///
+/// Implemented for every integer type, `String`, `&str`, `Vec<u8>`, `&[u8]`, `bool`, `char` and
+/// `Option<T>` of those. `usize` and `isize` use the 64-bit forms on every platform, so keys do not
+/// depend on the machine that wrote them.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, KeyField, KeyShape};
+///
+/// let spec = FieldSpec::new(<u32 as KeyField>::KIND).with_width(6);
+/// let mut key = String::new();
+/// KeyShape::default().encode_with(&mut key, |w| {
+///     w.begin_field();
+///     54u32.encode_field(&spec, "device_id", w)
+/// })?;
+/// assert_eq!(key, "000054");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a key field",
+    label = "not an integer, String, &str, Vec<u8>, &[u8], bool, char or Option of one of them",
+    note = "a struct that derives `PartitionKey` can be spliced into another key as a field of its own"
+)]
+pub trait KeyField {
+    /// The field kind this type is written as.
+    const KIND: Kind;
+
+    /// Writes the value (the caller has already called [`KeyWriter::begin_field`]).
+    ///
+    /// # Errors
+    ///
+    /// What the kind's [`KeyWriter`] method returns: a value too wide for its width, a plain
+    /// string holding a byte at or below the delimiter.
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()>;
+}
+
+/// A [`KeyField`] that can also be read back (every one but the borrowed `&str` and `&[u8]`).
+pub trait DecodeField: KeyField + Sized {
+    /// Reads the value (the caller has already called [`KeyReader::begin_field`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position, or
+    /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange) for a number outside the type.
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
+}
+
+macro_rules! uint_field {
+    ($($t:ty => $bits:literal, $write:ident as $wide:ty),* $(,)?) => {$(
+        impl KeyField for $t {
+            const KIND: Kind = Kind::Uint { bits: $bits };
+            #[inline]
+            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                w.$write(spec, field, *self as $wide)
+            }
+        }
+        impl DecodeField for $t {
+            #[inline]
+            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                Ok(r.uint(spec, field, <$t>::MAX as u128)? as $t)
+            }
+        }
+    )*};
+}
+uint_field!(
+    u8 => 8, uint as u64,
+    u16 => 16, uint as u64,
+    u32 => 32, uint as u64,
+    u64 => 64, uint as u64,
+    usize => 64, uint as u64,
+    u128 => 128, uint128 as u128,
+);
+
+macro_rules! int_field {
+    ($($t:ty => $bits:literal, $write:ident as $wide:ty),* $(,)?) => {$(
+        impl KeyField for $t {
+            const KIND: Kind = Kind::Int { bits: $bits };
+            #[inline]
+            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                w.$write(spec, field, *self as $wide)
+            }
+        }
+        impl DecodeField for $t {
+            #[inline]
+            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                Ok(r.int(spec, field, <$t>::MIN as i128, <$t>::MAX as i128)? as $t)
+            }
+        }
+    )*};
+}
+int_field!(
+    i8 => 8, int as i64,
+    i16 => 16, int as i64,
+    i32 => 32, int as i64,
+    i64 => 64, int as i64,
+    isize => 64, int as i64,
+    i128 => 128, int128 as i128,
+);
+
+impl KeyField for str {
+    const KIND: Kind = Kind::Str;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.str(spec, field, self)
+    }
+}
+
+impl KeyField for String {
+    const KIND: Kind = Kind::Str;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.str(spec, field, self)
+    }
+}
+
+impl DecodeField for String {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.str(spec, field)
+    }
+}
+
+impl KeyField for [u8] {
+    const KIND: Kind = Kind::Bytes;
+    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, self);
+        Ok(())
+    }
+}
+
+impl KeyField for Vec<u8> {
+    const KIND: Kind = Kind::Bytes;
+    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, self);
+        Ok(())
+    }
+}
+
+impl DecodeField for Vec<u8> {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.bytes(spec, field)
+    }
+}
+
+impl KeyField for bool {
+    const KIND: Kind = Kind::Bool;
+    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bool(spec, *self);
+        Ok(())
+    }
+}
+
+impl DecodeField for bool {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.bool(spec, field)
+    }
+}
+
+impl KeyField for char {
+    const KIND: Kind = Kind::Char;
+    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.char(spec, *self);
+        Ok(())
+    }
+}
+
+impl DecodeField for char {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.char(spec, field)
+    }
+}
+
+impl<T: KeyField + ?Sized> KeyField for &T {
+    const KIND: Kind = T::KIND;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        (**self).encode_field(spec, field, w)
+    }
+}
+
+impl<T: KeyField> KeyField for Option<T> {
+    const KIND: Kind = T::KIND;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        match self {
+            None => {
+                w.none(spec);
+                Ok(())
+            }
+            Some(v) => {
+                w.some(spec);
+                v.encode_field(spec, field, w)
+            }
+        }
+    }
+}
+
+impl<T: DecodeField> DecodeField for Option<T> {
+    #[inline]
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        if r.none(spec) {
+            return Ok(None);
+        }
+        r.some(spec, field)?;
+        T::decode_field(spec, field, r).map(Some)
+    }
+}
+
+/// A type whose values are whole keys: what `#[derive(PartitionKey)]` implements.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{DecodeKey, PartitionKey};
+///
+/// #[derive(PartitionKey, Debug, PartialEq)]
+/// struct Card {
+///     #[pk(width = 6)]
+///     device_id: u32,
+///     seller_id: String,
+///     card_id: u64,
+/// }
+///
+/// let card = Card { device_id: 54, seller_id: "a100".into(), card_id: 6777 };
+/// let key = card.encode()?;
+/// assert_eq!(key, "000054,a100,00000000000000006777");
+/// assert_eq!(Card::decode(&key)?, card);
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+pub trait PartitionKey {
+    /// The key's delimiter, prefix and length limit.
+    const SHAPE: KeyShape;
+
+    /// The same layout as a runtime [`Layout`], for tools, docs and comparisons.
+    fn layout() -> Layout;
+
+    /// Writes this value's fields, each after [`KeyWriter::begin_field`], without the prefix: how
+    /// a key type is spliced inline as a field of another key.
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionKey::encode_into`].
+    fn write_fields(&self, w: &mut KeyWriter<'_>) -> Result<()>;
+
+    /// Appends the key to `out`, allocating only if `out` lacks room. On error `out` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide),
+    /// [`Error::CharBelowDelimiter`](crate::Error::CharBelowDelimiter),
+    /// [`Error::KeyTooLong`](crate::Error::KeyTooLong).
+    fn encode_into(&self, out: &mut String) -> Result<()>;
+
+    /// The key as a new `String`.
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionKey::encode_into`].
+    fn encode(&self) -> Result<String> {
+        let mut out = String::new();
+        self.encode_into(&mut out)?;
+        Ok(out)
+    }
+}
+
+/// A [`PartitionKey`] that can be read back from its key.
+pub trait DecodeKey: PartitionKey + Sized {
+    /// Reads this type's fields, each after [`KeyReader::begin_field`], without the prefix.
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodeKey::decode`].
+    fn read_fields(r: &mut KeyReader<'_>) -> Result<Self>;
+
+    /// Decodes a key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position,
+    /// [`Error::PrefixMismatch`](crate::Error::PrefixMismatch),
+    /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange).
+    fn decode(key: &str) -> Result<Self>;
+}

@@ -1,0 +1,1106 @@
+//! [`Layout`]: a key layout known at run time, built in code, parsed from a spec or loaded with serde.
+
+use std::fmt;
+use std::ops::Bound;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::hash::HashAlg;
+use crate::io::{BucketValue, KeyReader, KeyWriter, MAX_SPANS};
+use crate::range::{KeyRange, RangeBuilder};
+use crate::shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
+use crate::spec::{FieldSpec, Kind, Order};
+use crate::value::Value;
+
+/// One named field of a [`Layout`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldDef {
+    name: String,
+    spec: FieldSpec,
+}
+
+impl FieldDef {
+    /// The field's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How the field is written.
+    #[must_use]
+    pub const fn spec(&self) -> &FieldSpec {
+        &self.spec
+    }
+}
+
+/// Which fields pick the bucket of a bucketed layout.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum BucketFields {
+    None,
+    /// The index of the integer field whose value modulo the count is the bucket.
+    Modulo(usize),
+    /// The indices of the hashed fields; empty for the whole natural key.
+    Hash(Vec<usize>),
+}
+
+enum BucketRole {
+    None,
+    Value(BucketValue),
+    Span,
+}
+
+/// A key layout known at run time: named fields, a delimiter, an optional hash or bucket prefix
+/// and a length limit.
+///
+/// Build one in code with [`Layout::builder`], parse one from a short text spec with
+/// [`str::parse`], or load one with serde (JSON, TOML, ...). Keys are the same bytes as a
+/// `#[derive(PartitionKey)]` struct with the same layout writes: both go through [`KeyShape`].
+///
+/// # The text spec
+///
+/// Items separated by `;`. A field is `name: type` followed by modifiers; a setting is `key=value`.
+///
+/// | item | meaning |
+/// |---|---|
+/// | `name: u32`, `i64`, `str`, `bytes`, `bool`, `char` (any of `u8`..`u128`, `i8`..`i128`) | a field |
+/// | ` width=6` | an integer field's width in characters (default: the type's widest value) |
+/// | ` desc` | the field sorts descending |
+/// | ` escaped` | a `str` field in the escaped form, which accepts any string |
+/// | ` optional` | the field may be null (`None`), which sorts first |
+/// | `delimiter=','` | the delimiter (default `,`); `'\x01'` for a control character |
+/// | `max_len=1024` | the key length limit in bytes (default 1024) |
+/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it |
+/// | `buckets=16:mod(ts)`, `buckets=8:hash`, `buckets=8:hash(a,b):sep` | a bucket prefix by modulo of one integer field, or by hash of some fields (all by default) |
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Layout, Value};
+///
+/// let layout: Layout = "device_id: u32 width=6; seller_id: str; card_id: u64 width=6".parse()?;
+/// let key = layout.encode(&[54u32.into(), "a100".into(), 6777u64.into()])?;
+/// assert_eq!(key, "000054,a100,006777");
+/// assert_eq!(layout.decode(&key)?, vec![Value::Uint(54), Value::from("a100"), Value::Uint(6777)]);
+///
+/// let json = r#"{"fields": [{"name": "order_number", "type": "u64", "width": 6}],
+///                "prefix": {"kind": "hash", "algorithm": "md5", "len": 4}}"#;
+/// let hashed: Layout = serde_json::from_str(json).unwrap();
+/// assert_eq!(hashed.encode(&[200_001u64.into()])?, "ee8f200001");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "LayoutConfig", into = "LayoutConfig")]
+pub struct Layout {
+    fields: Vec<FieldDef>,
+    shape: KeyShape,
+    bucket: BucketFields,
+}
+
+/// Builds a [`Layout`] in code.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, Kind, Layout};
+///
+/// let layout = Layout::builder()
+///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
+///     .buckets_by_modulo(16, "ts", true)
+///     .build()?;
+/// assert_eq!(layout.encode(&[1_700_000_000_017u64.into()])?, "01,1700000000017");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct LayoutBuilder {
+    fields: Vec<FieldDef>,
+    delimiter: Option<char>,
+    max_len: Option<usize>,
+    prefix: Option<PrefixConfig>,
+}
+
+impl LayoutBuilder {
+    /// Adds a field.
+    pub fn field(mut self, name: impl Into<String>, spec: FieldSpec) -> Self {
+        self.fields.push(FieldDef {
+            name: name.into(),
+            spec,
+        });
+        self
+    }
+
+    /// Sets the delimiter (default `,`).
+    pub const fn delimiter(mut self, delimiter: char) -> Self {
+        self.delimiter = Some(delimiter);
+        self
+    }
+
+    /// Sets the key length limit in bytes (default 1024).
+    pub const fn max_len(mut self, max_len: usize) -> Self {
+        self.max_len = Some(max_len);
+        self
+    }
+
+    /// Adds a hash prefix: the first `len` hex characters of `alg` over the natural key.
+    pub fn hash_prefix(mut self, alg: HashAlg, len: u8, separator: bool) -> Self {
+        self.prefix = Some(PrefixConfig::Hash {
+            algorithm: alg,
+            len,
+            separator,
+        });
+        self
+    }
+
+    /// Adds a bucket prefix: `value % count` of the integer field `field`.
+    pub fn buckets_by_modulo(
+        mut self,
+        count: u32,
+        field: impl Into<String>,
+        separator: bool,
+    ) -> Self {
+        self.prefix = Some(PrefixConfig::Buckets {
+            count,
+            by: BucketBy::Modulo,
+            fields: vec![field.into()],
+            separator,
+        });
+        self
+    }
+
+    /// Adds a bucket prefix: `xxh3_64 % count` over the named fields' text (all fields if empty).
+    pub fn buckets_by_hash<S: Into<String>>(
+        mut self,
+        count: u32,
+        fields: impl IntoIterator<Item = S>,
+        separator: bool,
+    ) -> Self {
+        self.prefix = Some(PrefixConfig::Buckets {
+            count,
+            by: BucketBy::Hash,
+            fields: fields.into_iter().map(Into::into).collect(),
+            separator,
+        });
+        self
+    }
+
+    /// Checks everything and builds the layout.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLayout`] saying what cannot work: no fields, a duplicate or empty name,
+    /// a bad width, a delimiter that cannot order a field, a bad prefix.
+    pub fn build(self) -> Result<Layout> {
+        LayoutConfig {
+            delimiter: self.delimiter,
+            max_len: self.max_len,
+            prefix: self.prefix,
+            fields: self.fields.into_iter().map(FieldConfig::from).collect(),
+        }
+        .try_into()
+    }
+}
+
+impl Layout {
+    /// A builder for a layout.
+    pub fn builder() -> LayoutBuilder {
+        LayoutBuilder::default()
+    }
+
+    /// The fields, in key order.
+    #[must_use]
+    pub fn fields(&self) -> &[FieldDef] {
+        &self.fields
+    }
+
+    /// The delimiter, prefix and length limit.
+    #[must_use]
+    pub const fn shape(&self) -> &KeyShape {
+        &self.shape
+    }
+
+    /// Encodes one key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FieldCount`], [`Error::TypeMismatch`], [`Error::ValueOutOfRange`] for values that
+    /// do not fit the fields; [`Error::ValueTooWide`], [`Error::CharBelowDelimiter`],
+    /// [`Error::KeyTooLong`] as the key forms require.
+    pub fn encode(&self, values: &[Value]) -> Result<String> {
+        let mut out = String::new();
+        self.encode_into(values, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends one key to `out`; on error `out` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::encode`].
+    pub fn encode_into(&self, values: &[Value], out: &mut String) -> Result<()> {
+        if values.len() != self.fields.len() {
+            return Err(Error::FieldCount {
+                expected: self.fields.len(),
+                found: values.len(),
+            });
+        }
+        self.shape.encode_with(out, |w| {
+            for (i, (def, value)) in self.fields.iter().zip(values).enumerate() {
+                w.begin_field();
+                let start = w.position();
+                write_value(w, def, value)?;
+                match self.bucket_role(i, value) {
+                    BucketRole::Value(v) => w.bucket_value(v),
+                    BucketRole::Span => w.bucket_span(start),
+                    BucketRole::None => {}
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// What field `index`, holding `value`, contributes to the bucket.
+    fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
+        match &self.bucket {
+            BucketFields::Modulo(i) if *i == index => match *value {
+                Value::Uint(v) => BucketRole::Value(BucketValue::Unsigned(v)),
+                Value::Int(v) => BucketRole::Value(BucketValue::Signed(v)),
+                // A type mismatch was reported when the value was written.
+                _ => BucketRole::None,
+            },
+            BucketFields::Hash(fields) if fields.contains(&index) => BucketRole::Span,
+            _ => BucketRole::None,
+        }
+    }
+
+    /// Decodes one key back to its values: integers as [`Value::Uint`] / [`Value::Int`] by the
+    /// field's kind, a null optional as [`Value::Null`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] with the byte position for any text this layout would not write,
+    /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
+    /// outside its type.
+    pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
+        self.shape.decode_with(key, |r| {
+            let mut values = Vec::with_capacity(self.fields.len());
+            for (i, def) in self.fields.iter().enumerate() {
+                r.begin_field(&def.name)?;
+                let start = r.position();
+                let value = read_value(r, def)?;
+                match self.bucket_role(i, &value) {
+                    BucketRole::Value(v) => r.bucket_value(v),
+                    BucketRole::Span => r.bucket_span(start),
+                    BucketRole::None => {}
+                }
+                values.push(value);
+            }
+            Ok(values)
+        })
+    }
+
+    /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,
+    /// or one per bucket for a bucketed layout (just one when `prefix` includes the modulo field).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`] for a hash prefix; [`Error::FieldCount`] for more values than
+    /// fields; the errors of [`Layout::encode`] for the values.
+    pub fn prefix_ranges(&self, prefix: &[Value]) -> Result<Vec<KeyRange>> {
+        self.ranges(prefix, Bound::Unbounded, Bound::Unbounded)
+    }
+
+    /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose
+    /// next field lies within `lower` and `upper` (in value order, also for descending fields):
+    /// one range, or one per bucket for a bucketed layout.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::prefix_ranges`]; [`Error::FieldCount`] when bounds are given but `prefix`
+    /// already names every field.
+    pub fn ranges(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Result<Vec<KeyRange>> {
+        let bounded = !matches!((lower, upper), (Bound::Unbounded, Bound::Unbounded));
+        let most = self.fields.len() - usize::from(bounded);
+        if prefix.len() > most {
+            return Err(Error::FieldCount {
+                expected: most,
+                found: prefix.len(),
+            });
+        }
+        let mut builder = RangeBuilder::new(&self.shape)?;
+        for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
+            builder.equal(|w| {
+                w.begin_field();
+                write_value(w, def, value)?;
+                if let BucketRole::Value(v) = self.bucket_role(i, value) {
+                    w.bucket_value(v);
+                }
+                Ok(())
+            })?;
+        }
+        let Some(next) = self.fields.get(prefix.len()) else {
+            return Ok(builder.finish(Bound::Unbounded, Bound::Unbounded, false));
+        };
+        let encode_bound = |b: Bound<&Value>| -> Result<Bound<String>> {
+            Ok(match b {
+                Bound::Included(v) => Bound::Included(builder.bound(|w| write_value(w, next, v))?),
+                Bound::Excluded(v) => Bound::Excluded(builder.bound(|w| write_value(w, next, v))?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let (lower, upper) = (encode_bound(lower)?, encode_bound(upper)?);
+        Ok(builder.finish(
+            lower.as_ref().map(String::as_str),
+            upper.as_ref().map(String::as_str),
+            next.spec.is_descending(),
+        ))
+    }
+
+    /// The one key range of a layout without a bucket prefix (see [`Layout::ranges`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::ranges`], and [`Error::RangeUnsupported`] when the keys lie in several
+    /// buckets: use [`Layout::ranges`] and merge with [`KeyShape::merge_buckets`].
+    pub fn range(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Result<KeyRange> {
+        let mut ranges = self.ranges(prefix, lower, upper)?;
+        if ranges.len() != 1 {
+            return Err(Error::RangeUnsupported {
+                reason: format!(
+                    "the keys lie in {} buckets; use `ranges` and merge the reads with `merge_buckets`",
+                    ranges.len()
+                ),
+            });
+        }
+        Ok(ranges.remove(0))
+    }
+}
+
+#[cold]
+fn mismatch(def: &FieldDef, found: &Value) -> Error {
+    Error::TypeMismatch {
+        field: def.name.clone(),
+        expected: match def.spec.kind() {
+            Kind::Uint { .. } | Kind::Int { .. } => "an integer",
+            Kind::Str => "a string",
+            Kind::Bytes => "bytes",
+            Kind::Bool => "a boolean",
+            Kind::Char => "a character",
+        },
+        found: found.kind_name(),
+    }
+}
+
+#[cold]
+fn out_of_range(def: &FieldDef, value: impl ToString) -> Error {
+    Error::ValueOutOfRange {
+        field: def.name.clone(),
+        value: value.to_string(),
+        ty: def.spec.kind().name(),
+    }
+}
+
+fn uint_max(bits: u8) -> u128 {
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
+}
+
+fn int_bounds(bits: u8) -> (i128, i128) {
+    if bits >= 128 {
+        (i128::MIN, i128::MAX)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    }
+}
+
+fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
+    let spec = &def.spec;
+    let name = def.name.as_str();
+    if spec.is_optional() {
+        if value.is_null() {
+            w.none(spec);
+            return Ok(());
+        }
+        w.some(spec);
+    }
+    match (spec.kind(), value) {
+        (Kind::Uint { bits }, Value::Uint(_) | Value::Int(_)) => {
+            let v = match *value {
+                Value::Uint(v) => v,
+                Value::Int(v) => u128::try_from(v).map_err(|_| out_of_range(def, v))?,
+                _ => unreachable!("matched above"),
+            };
+            if v > uint_max(bits) {
+                return Err(out_of_range(def, v));
+            }
+            match u64::try_from(v) {
+                Ok(small) if bits <= 64 => w.uint(spec, name, small),
+                _ => w.uint128(spec, name, v),
+            }
+        }
+        (Kind::Int { bits }, Value::Uint(_) | Value::Int(_)) => {
+            let v = match *value {
+                Value::Int(v) => v,
+                Value::Uint(v) => i128::try_from(v).map_err(|_| out_of_range(def, v))?,
+                _ => unreachable!("matched above"),
+            };
+            let (min, max) = int_bounds(bits);
+            if v < min || v > max {
+                return Err(out_of_range(def, v));
+            }
+            match i64::try_from(v) {
+                Ok(small) if bits <= 64 => w.int(spec, name, small),
+                _ => w.int128(spec, name, v),
+            }
+        }
+        (Kind::Str, Value::Str(s)) => w.str(spec, name, s),
+        (Kind::Bytes, Value::Bytes(b)) => {
+            w.bytes(spec, b);
+            Ok(())
+        }
+        (Kind::Bool, Value::Bool(b)) => {
+            w.bool(spec, *b);
+            Ok(())
+        }
+        (Kind::Char, Value::Char(c)) => {
+            w.char(spec, *c);
+            Ok(())
+        }
+        _ => Err(mismatch(def, value)),
+    }
+}
+
+fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value> {
+    let spec = &def.spec;
+    let name = def.name.as_str();
+    if spec.is_optional() {
+        if r.none(spec) {
+            return Ok(Value::Null);
+        }
+        r.some(spec, name)?;
+    }
+    Ok(match spec.kind() {
+        Kind::Uint { bits } => Value::Uint(r.uint(spec, name, uint_max(bits))?),
+        Kind::Int { bits } => {
+            let (min, max) = int_bounds(bits);
+            Value::Int(r.int(spec, name, min, max)?)
+        }
+        Kind::Str => Value::Str(r.str(spec, name)?),
+        Kind::Bytes => Value::Bytes(r.bytes(spec, name)?),
+        Kind::Bool => Value::Bool(r.bool(spec, name)?),
+        Kind::Char => Value::Char(r.char(spec, name)?),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The serde form, which `LayoutBuilder` and the text spec also go through, so that every way in
+// is validated by one function.
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LayoutConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    delimiter: Option<char>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_len: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prefix: Option<PrefixConfig>,
+    fields: Vec<FieldConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+enum PrefixConfig {
+    Hash {
+        algorithm: HashAlg,
+        len: u8,
+        #[serde(default)]
+        separator: bool,
+    },
+    Buckets {
+        count: u32,
+        by: BucketBy,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<String>,
+        #[serde(default)]
+        separator: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldConfig {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    width: Option<u8>,
+    #[serde(default, skip_serializing_if = "is_asc")]
+    order: OrderConfig,
+    #[serde(default, skip_serializing_if = "is_false")]
+    escaped: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    optional: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OrderConfig {
+    #[default]
+    Asc,
+    Desc,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_asc(o: &OrderConfig) -> bool {
+    *o == OrderConfig::Asc
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl From<FieldDef> for FieldConfig {
+    fn from(def: FieldDef) -> Self {
+        let spec = def.spec;
+        Self {
+            ty: spec.kind().name().to_owned(),
+            width: (spec.kind().default_width() != Some(spec.width()) && spec.kind().is_integer())
+                .then_some(spec.width()),
+            order: match spec.order() {
+                Order::Asc => OrderConfig::Asc,
+                Order::Desc => OrderConfig::Desc,
+            },
+            escaped: spec.is_escaped(),
+            optional: spec.is_optional(),
+            name: def.name,
+        }
+    }
+}
+
+impl FieldConfig {
+    fn to_def(&self) -> Result<FieldDef> {
+        let kind = Kind::from_name(&self.ty).ok_or_else(|| {
+            Error::layout(
+                Some(&self.name),
+                format!(
+                    "unknown type {:?}; expected one of u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, str, bytes, bool, char",
+                    self.ty
+                ),
+            )
+        })?;
+        let mut spec = FieldSpec::new(kind);
+        if let Some(width) = self.width {
+            spec = spec.with_width(width);
+        }
+        if self.order == OrderConfig::Desc {
+            spec = spec.descending();
+        }
+        if self.escaped {
+            spec = spec.escaped();
+        }
+        if self.optional {
+            spec = spec.optional();
+        }
+        Ok(FieldDef {
+            name: self.name.clone(),
+            spec,
+        })
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::layout(
+            Some(name),
+            "a field name is letters, digits and `_`, and does not start with a digit",
+        ))
+    }
+}
+
+impl TryFrom<LayoutConfig> for Layout {
+    type Error = Error;
+
+    fn try_from(config: LayoutConfig) -> Result<Self> {
+        if config.fields.is_empty() {
+            return Err(Error::layout(None, "a layout needs at least one field"));
+        }
+        let delimiter = match config.delimiter {
+            None => DEFAULT_DELIMITER,
+            Some(c) => u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| {
+                Error::layout(
+                    None,
+                    format!("the delimiter must be an ASCII character, not {c:?}"),
+                )
+            })?,
+        };
+        let mut fields: Vec<FieldDef> = Vec::with_capacity(config.fields.len());
+        for field in &config.fields {
+            check_name(&field.name)?;
+            if fields.iter().any(|f| f.name == field.name) {
+                return Err(Error::layout(
+                    Some(&field.name),
+                    "the name is used by an earlier field",
+                ));
+            }
+            fields.push(field.to_def()?);
+        }
+        let index_of = |name: &str| -> Result<usize> {
+            fields.iter().position(|f| f.name == name).ok_or_else(|| {
+                Error::layout(
+                    None,
+                    format!("the bucket prefix names `{name}`, which is not a field"),
+                )
+            })
+        };
+        let (prefix, bucket) = match &config.prefix {
+            None => (Prefix::None, BucketFields::None),
+            Some(PrefixConfig::Hash {
+                algorithm,
+                len,
+                separator,
+            }) => (
+                Prefix::Hash {
+                    alg: *algorithm,
+                    len: *len,
+                    separator: *separator,
+                },
+                BucketFields::None,
+            ),
+            Some(PrefixConfig::Buckets {
+                count,
+                by,
+                fields: names,
+                separator,
+            }) => {
+                let bucket = match by {
+                    BucketBy::Modulo => {
+                        let [name] = names.as_slice() else {
+                            return Err(Error::layout(
+                                None,
+                                format!(
+                                    "a modulo bucket prefix names exactly one integer field, not {}",
+                                    names.len()
+                                ),
+                            ));
+                        };
+                        let i = index_of(name)?;
+                        let spec = fields[i].spec;
+                        if !spec.kind().is_integer() || spec.is_optional() {
+                            return Err(Error::layout(
+                                Some(name),
+                                "a modulo bucket prefix needs an integer field that is not optional",
+                            ));
+                        }
+                        BucketFields::Modulo(i)
+                    }
+                    BucketBy::Hash => {
+                        if names.len() > MAX_SPANS {
+                            return Err(Error::layout(
+                                None,
+                                format!(
+                                    "a bucket hash covers at most {MAX_SPANS} fields, not {}",
+                                    names.len()
+                                ),
+                            ));
+                        }
+                        let mut indices = names
+                            .iter()
+                            .map(|n| index_of(n))
+                            .collect::<Result<Vec<_>>>()?;
+                        indices.sort_unstable();
+                        indices.dedup();
+                        BucketFields::Hash(indices)
+                    }
+                };
+                (
+                    Prefix::Bucket {
+                        count: *count,
+                        by: *by,
+                        separator: *separator,
+                    },
+                    bucket,
+                )
+            }
+        };
+        let shape = KeyShape::new(delimiter)
+            .with_prefix(prefix)
+            .with_max_len(config.max_len.unwrap_or(DEFAULT_MAX_LEN));
+        shape.validate()?;
+        for def in &fields {
+            shape.check_field(&def.name, &def.spec)?;
+        }
+        Ok(Self {
+            fields,
+            shape,
+            bucket,
+        })
+    }
+}
+
+impl From<Layout> for LayoutConfig {
+    fn from(layout: Layout) -> Self {
+        let shape = layout.shape;
+        let names = |indices: &[usize]| -> Vec<String> {
+            indices
+                .iter()
+                .map(|&i| layout.fields[i].name.clone())
+                .collect()
+        };
+        let prefix = match shape.prefix() {
+            Prefix::None => None,
+            Prefix::Hash {
+                alg,
+                len,
+                separator,
+            } => Some(PrefixConfig::Hash {
+                algorithm: alg,
+                len,
+                separator,
+            }),
+            Prefix::Bucket {
+                count,
+                by,
+                separator,
+            } => Some(PrefixConfig::Buckets {
+                count,
+                by,
+                fields: match &layout.bucket {
+                    BucketFields::Modulo(i) => names(&[*i]),
+                    BucketFields::Hash(v) => names(v),
+                    BucketFields::None => Vec::new(),
+                },
+                separator,
+            }),
+        };
+        Self {
+            delimiter: (shape.delimiter() != DEFAULT_DELIMITER)
+                .then(|| char::from(shape.delimiter())),
+            max_len: (shape.max_len() != DEFAULT_MAX_LEN).then_some(shape.max_len()),
+            prefix,
+            fields: layout.fields.into_iter().map(FieldConfig::from).collect(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The text spec.
+
+struct SpecParser<'s> {
+    text: &'s str,
+}
+
+impl SpecParser<'_> {
+    fn err(&self, at: &str, reason: impl Into<String>) -> Error {
+        // `at` is a slice of `text`: its offset is the position.
+        let position = at.as_ptr() as usize - self.text.as_ptr() as usize;
+        Error::InvalidSpec {
+            position,
+            reason: reason.into(),
+        }
+    }
+
+    /// Splits on `;` outside single quotes.
+    fn items(&self) -> Vec<&str> {
+        let mut items = Vec::new();
+        let mut start = 0;
+        let mut quoted = false;
+        let mut escaped = false;
+        for (i, c) in self.text.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if quoted => escaped = true,
+                '\'' => quoted = !quoted,
+                ';' if !quoted => {
+                    items.push(&self.text[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items.push(&self.text[start..]);
+        items
+    }
+
+    fn parse(&self) -> Result<LayoutConfig> {
+        let mut config = LayoutConfig {
+            delimiter: None,
+            max_len: None,
+            prefix: None,
+            fields: Vec::new(),
+        };
+        for item in self.items() {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let field_colon = item.find(':');
+            let setting_eq = item.find('=');
+            match (field_colon, setting_eq) {
+                (Some(c), Some(e)) if e < c => self.setting(item, e, &mut config)?,
+                (None, Some(e)) => self.setting(item, e, &mut config)?,
+                (Some(c), _) => config.fields.push(self.field(item, c)?),
+                (None, None) => {
+                    return Err(self.err(
+                        item,
+                        format!("expected `name: type` or `setting=value`, found {item:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    fn number<T: FromStr>(&self, text: &str, what: &str) -> Result<T> {
+        text.trim()
+            .parse()
+            .map_err(|_| self.err(text, format!("expected {what}, found {:?}", text.trim())))
+    }
+
+    fn field(&self, item: &str, colon: usize) -> Result<FieldConfig> {
+        let name = item[..colon].trim();
+        let mut words = item[colon + 1..].split_whitespace();
+        let Some(ty) = words.next() else {
+            return Err(self.err(
+                &item[colon + 1..],
+                format!("field `{name}` needs a type after `:`"),
+            ));
+        };
+        if Kind::from_name(ty).is_none() {
+            return Err(self.err(
+                ty,
+                format!(
+                    "unknown type {ty:?}; expected u8..u128, i8..i128, str, bytes, bool or char"
+                ),
+            ));
+        }
+        let mut field = FieldConfig {
+            name: name.to_owned(),
+            ty: ty.to_owned(),
+            width: None,
+            order: OrderConfig::Asc,
+            escaped: false,
+            optional: false,
+        };
+        for word in words {
+            match word {
+                "desc" => field.order = OrderConfig::Desc,
+                "asc" => field.order = OrderConfig::Asc,
+                "escaped" => field.escaped = true,
+                "optional" => field.optional = true,
+                _ if word.starts_with("width=") => {
+                    field.width = Some(self.number(&word[6..], "a width from 1 to 40")?);
+                }
+                _ => {
+                    return Err(self.err(
+                        word,
+                        format!(
+                            "unknown modifier {word:?}; expected width=N, desc, escaped or optional"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(field)
+    }
+
+    fn setting(&self, item: &str, eq: usize, config: &mut LayoutConfig) -> Result<()> {
+        let key = item[..eq].trim();
+        let value = item[eq + 1..].trim();
+        match key {
+            "delimiter" => config.delimiter = Some(self.char_literal(value)?),
+            "max_len" => config.max_len = Some(self.number(value, "a length in bytes")?),
+            "hash" => {
+                let mut parts = value.split(':');
+                let alg = parts.next().unwrap_or_default();
+                let algorithm = HashAlg::from_name(alg).ok_or_else(|| {
+                    self.err(
+                        alg,
+                        format!("unknown hash {alg:?}; expected md5, xxh32, xxh64 or xxh3"),
+                    )
+                })?;
+                let len_text = parts
+                    .next()
+                    .ok_or_else(|| self.err(value, "expected `hash=ALG:LEN`, e.g. `hash=md5:4`"))?;
+                let len = self.number(len_text, "a prefix length in hex characters")?;
+                let separator = self.separator(parts.next())?;
+                config.prefix = Some(PrefixConfig::Hash {
+                    algorithm,
+                    len,
+                    separator,
+                });
+            }
+            "buckets" => {
+                let (count_text, rest) = value.split_once(':').ok_or_else(|| {
+                    self.err(
+                        value,
+                        "expected `buckets=N:mod(field)` or `buckets=N:hash(fields)`",
+                    )
+                })?;
+                let count = self.number(count_text, "a bucket count")?;
+                let (how, sep) = match rest.rsplit_once(':') {
+                    Some((how, sep)) if !sep.contains(')') => (how, Some(sep)),
+                    _ => (rest, None),
+                };
+                let (by, fields) = if let Some(inner) =
+                    how.strip_prefix("mod(").and_then(|s| s.strip_suffix(')'))
+                {
+                    (BucketBy::Modulo, vec![inner.trim().to_owned()])
+                } else if how == "hash" {
+                    (BucketBy::Hash, Vec::new())
+                } else if let Some(inner) =
+                    how.strip_prefix("hash(").and_then(|s| s.strip_suffix(')'))
+                {
+                    (
+                        BucketBy::Hash,
+                        inner.split(',').map(|s| s.trim().to_owned()).collect(),
+                    )
+                } else {
+                    return Err(self.err(
+                        how,
+                        format!("expected `mod(field)` or `hash(fields)`, found {how:?}"),
+                    ));
+                };
+                config.prefix = Some(PrefixConfig::Buckets {
+                    count,
+                    by,
+                    fields,
+                    separator: self.separator(sep)?,
+                });
+            }
+            _ => {
+                return Err(self.err(
+                    key,
+                    format!(
+                        "unknown setting {key:?}; expected delimiter, max_len, hash or buckets"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn separator(&self, word: Option<&str>) -> Result<bool> {
+        match word {
+            None => Ok(false),
+            Some("sep") => Ok(true),
+            Some(other) => Err(self.err(other, format!("expected `sep`, found {other:?}"))),
+        }
+    }
+
+    fn char_literal(&self, value: &str) -> Result<char> {
+        let inner = value
+            .strip_prefix('\'')
+            .and_then(|v| v.strip_suffix('\''))
+            .ok_or_else(|| self.err(value, "expected a quoted character, e.g. ','"))?;
+        let c = if let Some(hex) = inner.strip_prefix("\\x") {
+            u8::from_str_radix(hex, 16).ok().map(char::from)
+        } else {
+            match inner {
+                "\\t" => Some('\t'),
+                "\\\\" => Some('\\'),
+                "\\'" => Some('\''),
+                _ => {
+                    let mut chars = inner.chars();
+                    chars.next().filter(|_| chars.next().is_none())
+                }
+            }
+        };
+        c.ok_or_else(|| {
+            self.err(
+                value,
+                format!("expected one character or '\\xNN', found {value}"),
+            )
+        })
+    }
+}
+
+impl FromStr for Layout {
+    type Err = Error;
+
+    fn from_str(spec: &str) -> Result<Self> {
+        SpecParser { text: spec }.parse()?.try_into()
+    }
+}
+
+impl fmt::Display for Layout {
+    /// The text spec of this layout; it parses back to an equal layout.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = LayoutConfig::from(self.clone());
+        let mut items: Vec<String> = Vec::new();
+        for field in &config.fields {
+            let mut s = format!("{}: {}", field.name, field.ty);
+            if let Some(w) = field.width {
+                s.push_str(&format!(" width={w}"));
+            }
+            if field.order == OrderConfig::Desc {
+                s.push_str(" desc");
+            }
+            if field.escaped {
+                s.push_str(" escaped");
+            }
+            if field.optional {
+                s.push_str(" optional");
+            }
+            items.push(s);
+        }
+        if let Some(d) = config.delimiter {
+            let lit = match d {
+                '\'' | '\\' => format!("'\\{d}'"),
+                d if d.is_ascii_graphic() || d == ' ' => format!("'{d}'"),
+                d => format!("'\\x{:02x}'", u32::from(d)),
+            };
+            items.push(format!("delimiter={lit}"));
+        }
+        if let Some(m) = config.max_len {
+            items.push(format!("max_len={m}"));
+        }
+        let sep = |s: bool| if s { ":sep" } else { "" };
+        match &config.prefix {
+            None => {}
+            Some(PrefixConfig::Hash {
+                algorithm,
+                len,
+                separator,
+            }) => items.push(format!(
+                "hash={}:{len}{}",
+                algorithm.name(),
+                sep(*separator)
+            )),
+            Some(PrefixConfig::Buckets {
+                count,
+                by,
+                fields,
+                separator,
+            }) => {
+                let how = match (by, fields.is_empty()) {
+                    (BucketBy::Modulo, _) => format!("mod({})", fields.join(",")),
+                    (BucketBy::Hash, true) => "hash".to_owned(),
+                    (BucketBy::Hash, false) => format!("hash({})", fields.join(",")),
+                };
+                items.push(format!("buckets={count}:{how}{}", sep(*separator)));
+            }
+        }
+        f.write_str(&items.join("; "))
+    }
+}

@@ -1,0 +1,214 @@
+//! Key ranges: the `[start, end)` string ranges a store's range read takes.
+
+use std::ops::Bound;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bucket::bucket_of_value;
+use crate::error::{Error, Result};
+use crate::io::{BucketSeed, KeyWriter};
+use crate::shape::{BucketBy, KeyShape, Prefix};
+
+/// A range of keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound (a
+/// store's `INF_MAX`). Both are plain strings, ready for a store's range read.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Layout, Value};
+/// use std::ops::Bound;
+///
+/// let layout: Layout = "device_id: u32 width=6; seller_id: str; card_id: u64 width=6".parse()?;
+/// // All keys with a DeviceID in [15, 100):
+/// let range = layout.range(&[], Bound::Included(&Value::from(15u32)), Bound::Excluded(&Value::from(100u32)))?;
+/// assert_eq!(range.start, "000015");
+/// assert_eq!(range.end.as_deref(), Some("000100"));
+/// assert!(range.contains("000054,a100,006777"));
+/// assert!(!range.contains("000167,a101,283408"));
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct KeyRange {
+    /// The first key in the range (inclusive).
+    pub start: String,
+    /// The first key after the range (exclusive), or `None` for no upper bound.
+    pub end: Option<String>,
+}
+
+impl KeyRange {
+    /// Whether `key` lies in the range.
+    #[must_use]
+    pub fn contains(&self, key: &str) -> bool {
+        key >= self.start.as_str() && self.end.as_deref().is_none_or(|end| key < end)
+    }
+
+    /// Whether the range holds no key at all.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.end
+            .as_deref()
+            .is_some_and(|end| end <= self.start.as_str())
+    }
+}
+
+/// The smallest string above every string that starts with `s`, or `None` for `""`.
+/// Only used on text whose last byte is ASCII below 0x7F (a delimiter or a digit), so the
+/// increment never overflows (the mistake of incrementing a 0xFF byte cannot happen here).
+fn after_all_starting_with(s: &str) -> Option<String> {
+    let last = *s.as_bytes().last()?;
+    debug_assert!(last < 0x7f);
+    let mut out = s[..s.len() - 1].to_owned();
+    out.push(char::from(last + 1));
+    Some(out)
+}
+
+/// Builds the key ranges for "leading fields equal to these values, next field within these
+/// bounds": one range, or one per bucket for a bucketed shape.
+///
+/// Runtime layouts and derived keys both use it; each equality field and each bound is written by
+/// a closure with the same [`KeyWriter`] calls as encoding, so ranges match keys byte for byte.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, Kind, KeyShape, RangeBuilder};
+/// use std::ops::Bound;
+///
+/// let shape = KeyShape::new(b',');
+/// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+/// let mut b = RangeBuilder::new(&shape)?;
+/// b.equal(|w| { w.begin_field(); w.uint(&device, "device_id", 54) })?;
+/// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, false);
+/// assert_eq!(ranges[0].start, "000054");
+/// assert_eq!(ranges[0].end.as_deref(), Some("000054-"));
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RangeBuilder<'s> {
+    shape: &'s KeyShape,
+    natural: String,
+    fields: usize,
+    seed: BucketSeed,
+}
+
+impl<'s> RangeBuilder<'s> {
+    /// A builder for `shape`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`] for a hash prefix, which scatters the natural order.
+    pub fn new(shape: &'s KeyShape) -> Result<Self> {
+        if let Prefix::Hash { alg, .. } = shape.prefix() {
+            return Err(Error::RangeUnsupported {
+                reason: format!(
+                    "a {} hash prefix scatters keys that are next to each other, so no range of keys holds \
+                     a range of values; read single keys, or use a bucket prefix, which keeps ranges",
+                    alg.name()
+                ),
+            });
+        }
+        Ok(Self {
+            shape,
+            natural: String::new(),
+            fields: 0,
+            seed: BucketSeed::default(),
+        })
+    }
+
+    /// Adds an equality condition on the next field(s): `body` writes them as when encoding
+    /// (each preceded by [`KeyWriter::begin_field`]).
+    ///
+    /// # Errors
+    ///
+    /// Whatever `body` returns.
+    pub fn equal(&mut self, body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>) -> Result<()> {
+        let len = self.natural.len();
+        if self.fields > 0 {
+            self.natural.push(char::from(self.shape.delimiter()));
+        }
+        let mut w = KeyWriter::new(&mut self.natural, self.shape.delimiter());
+        let result = body(&mut w);
+        if w.seed.value.is_some() {
+            self.seed.value = w.seed.value;
+        }
+        if result.is_err() {
+            self.natural.truncate(len);
+        }
+        result?;
+        self.fields += 1;
+        Ok(())
+    }
+
+    /// Encodes one bound of the field after the equality fields, as [`RangeBuilder::finish`] takes it.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `body` returns.
+    pub fn bound(&self, body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>) -> Result<String> {
+        let mut s = String::new();
+        let mut w = KeyWriter::new(&mut s, self.shape.delimiter());
+        body(&mut w)?;
+        Ok(s)
+    }
+
+    /// The ranges: `lower` and `upper` bound the *values* of the field after the equality fields
+    /// (as written by [`RangeBuilder::bound`]); `descending` says whether that field sorts
+    /// descending, in which case the bounds swap ends in key order.
+    ///
+    /// A modulo bucket whose field is among the equality fields gives one range; otherwise a
+    /// bucketed shape gives one range per bucket, in bucket order.
+    #[must_use]
+    pub fn finish(self, lower: Bound<&str>, upper: Bound<&str>, descending: bool) -> Vec<KeyRange> {
+        let (lower, upper) = if descending {
+            (upper, lower)
+        } else {
+            (lower, upper)
+        };
+        let d = char::from(self.shape.delimiter());
+        let after = char::from(self.shape.delimiter() + 1);
+        let (start, end) = if matches!((lower, upper), (Bound::Unbounded, Bound::Unbounded)) {
+            let end = (self.fields > 0).then(|| format!("{}{after}", self.natural));
+            (self.natural.clone(), end)
+        } else {
+            let p = if self.fields > 0 {
+                format!("{}{d}", self.natural)
+            } else {
+                String::new()
+            };
+            let start = match lower {
+                Bound::Included(e) => format!("{p}{e}"),
+                Bound::Excluded(e) => format!("{p}{e}{after}"),
+                Bound::Unbounded => p.clone(),
+            };
+            let end = match upper {
+                Bound::Excluded(e) => Some(format!("{p}{e}")),
+                Bound::Included(e) => Some(format!("{p}{e}{after}")),
+                Bound::Unbounded => after_all_starting_with(&p),
+            };
+            (start, end)
+        };
+        let Prefix::Bucket { count, by, .. } = self.shape.prefix() else {
+            return vec![KeyRange { start, end }];
+        };
+        let one = match (by, self.seed.value) {
+            (BucketBy::Modulo, Some(v)) => Some(bucket_of_value(v, count)),
+            _ => None,
+        };
+        let buckets = match one {
+            Some(b) => b..b + 1,
+            None => 0..count,
+        };
+        buckets
+            .map(|b| {
+                let pfx = self.shape.bucket_prefix(b);
+                KeyRange {
+                    start: format!("{pfx}{start}"),
+                    end: match &end {
+                        Some(e) => Some(format!("{pfx}{e}")),
+                        None => after_all_starting_with(&pfx),
+                    },
+                }
+            })
+            .collect()
+    }
+}

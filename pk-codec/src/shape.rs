@@ -1,0 +1,533 @@
+//! [`KeyShape`]: the delimiter, prefix and length limit of a key, and the one engine that encodes
+//! and decodes keys for runtime layouts and derived types alike.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bucket::{MergeSorted, bucket_of_hash, bucket_of_value, bucket_width, merge_sorted_by};
+use crate::error::{Error, Result};
+use crate::hash::HashAlg;
+use crate::io::{BucketSeed, KeyReader, KeyWriter, MAX_SPANS};
+use crate::spec::FieldSpec;
+
+/// The stores' limit on a String primary-key column: 1 KB.
+pub const DEFAULT_MAX_LEN: usize = 1024;
+
+/// The default delimiter, `,`: it sorts below every byte the field forms write.
+pub const DEFAULT_DELIMITER: u8 = b',';
+
+/// What a bucket number is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BucketBy {
+    /// `value % count` of one integer field (the time-bucket pattern: `timestamp % 16`).
+    Modulo,
+    /// `xxh3_64(encoded fields) % count` of some fields (all of them by default).
+    Hash,
+}
+
+/// A prefix spliced in front of the natural key to spread load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prefix {
+    /// No prefix: keys sort in natural order.
+    None,
+    /// The first `len` hex characters of a hash of the natural key. Point lookups recompute it;
+    /// range reads over the natural order are no longer possible.
+    Hash {
+        /// The hash function.
+        alg: HashAlg,
+        /// How many hex characters, 1 to [`HashAlg::max_len`].
+        len: u8,
+        /// Whether the delimiter follows the prefix (`ee8f,200001` rather than `ee8f200001`).
+        separator: bool,
+    },
+    /// A bucket number `0..count`, zero-padded to the width of `count - 1`. Range reads become one
+    /// range read per bucket, merged back with [`KeyShape::merge_buckets`].
+    Bucket {
+        /// How many buckets, at least 1.
+        count: u32,
+        /// What picks the bucket.
+        by: BucketBy,
+        /// Whether the delimiter follows the bucket number.
+        separator: bool,
+    },
+}
+
+impl Prefix {
+    /// The prefix's length in bytes, separator included.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        match *self {
+            Self::None => 0,
+            Self::Hash { len, separator, .. } => len as usize + separator as usize,
+            Self::Bucket {
+                count, separator, ..
+            } => bucket_width(count) as usize + separator as usize,
+        }
+    }
+
+    /// Whether there is no prefix.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        matches!(self, Self::None)
+    }
+}
+
+/// The parts of a key layout that are not fields: delimiter, prefix and length limit.
+///
+/// Its [`encode_with`](KeyShape::encode_with) and [`decode_with`](KeyShape::decode_with) run the
+/// fields' writer or reader between the prefix and the length check: runtime [`Layout`]s and
+/// `#[derive(PartitionKey)]` both go through them.
+///
+/// [`Layout`]: crate::Layout
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, HashAlg, Kind, KeyShape, Prefix};
+///
+/// let shape = KeyShape::new(b',').with_prefix(Prefix::Hash { alg: HashAlg::Md5, len: 4, separator: false });
+/// let order = FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6);
+/// let mut key = String::new();
+/// shape.encode_with(&mut key, |w| {
+///     w.begin_field();
+///     w.uint(&order, "order_number", 200_001)
+/// })?;
+/// assert_eq!(key, "ee8f200001");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyShape {
+    delimiter: u8,
+    prefix: Prefix,
+    max_len: usize,
+}
+
+impl Default for KeyShape {
+    fn default() -> Self {
+        Self::new(DEFAULT_DELIMITER)
+    }
+}
+
+impl KeyShape {
+    /// A shape with this delimiter, no prefix and the default 1024-byte limit.
+    #[must_use]
+    pub const fn new(delimiter: u8) -> Self {
+        Self {
+            delimiter,
+            prefix: Prefix::None,
+            max_len: DEFAULT_MAX_LEN,
+        }
+    }
+
+    /// The same shape with a prefix.
+    #[must_use]
+    pub const fn with_prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// The same shape with another limit on the key's length in bytes.
+    #[must_use]
+    pub const fn with_max_len(mut self, max_len: usize) -> Self {
+        self.max_len = max_len;
+        self
+    }
+
+    /// The delimiter.
+    #[must_use]
+    pub const fn delimiter(&self) -> u8 {
+        self.delimiter
+    }
+
+    /// The prefix.
+    #[must_use]
+    pub const fn prefix(&self) -> Prefix {
+        self.prefix
+    }
+
+    /// The limit on a key's length in bytes.
+    #[must_use]
+    pub const fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Checks the shape on its own: the delimiter, the prefix's parameters, the limit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLayout`] saying what cannot work.
+    pub fn validate(&self) -> Result<()> {
+        let d = self.delimiter;
+        if !d.is_ascii() {
+            return Err(Error::layout(
+                None,
+                format!("the delimiter must be an ASCII character, not byte {d:#04x}"),
+            ));
+        }
+        if d.is_ascii_alphanumeric() {
+            return Err(Error::layout(
+                None,
+                format!(
+                    "the delimiter {:?} is a letter or digit, which field values hold; use punctuation below `-`, such as `,`",
+                    char::from(d)
+                ),
+            ));
+        }
+        match self.prefix {
+            Prefix::None => {}
+            Prefix::Hash { alg, len, .. } => {
+                if len == 0 || len > alg.max_len() {
+                    return Err(Error::layout(
+                        None,
+                        format!(
+                            "a {} prefix takes 1 to {} hex characters, not {len}",
+                            alg.name(),
+                            alg.max_len()
+                        ),
+                    ));
+                }
+            }
+            Prefix::Bucket { count, .. } => {
+                if count == 0 {
+                    return Err(Error::layout(
+                        None,
+                        "a bucket prefix needs at least 1 bucket",
+                    ));
+                }
+            }
+        }
+        if self.max_len <= self.prefix.len() {
+            return Err(Error::layout(
+                None,
+                format!(
+                    "a key limit of {} bytes leaves no room after the {}-byte prefix",
+                    self.max_len,
+                    self.prefix.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that this shape's delimiter keeps `spec`'s order: it must sort below every byte of
+    /// the field's variable-length forms (fixed-width forms never meet the delimiter in a
+    /// comparison, and plain strings are checked value by value).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLayout`] naming `field`.
+    pub fn check_field(&self, field: &str, spec: &FieldSpec) -> Result<()> {
+        spec.validate(field)?;
+        match spec.delimiter_floor() {
+            Some(floor) if self.delimiter >= floor => Err(Error::layout(
+                Some(field),
+                format!(
+                    "the delimiter {:?} does not sort below {:?}, which this {} field can hold, so a \
+                     shorter value would not sort before a longer one; use a delimiter below {:?}, such as `,`",
+                    char::from(self.delimiter),
+                    char::from(floor),
+                    spec.kind().name(),
+                    char::from(floor),
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Encodes one key into `out` (appending): the prefix, then the fields that `body` writes,
+    /// then the prefix's value and the length check. On error `out` is left as it was.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `body` returns; [`Error::KeyTooLong`] over the limit; [`Error::InvalidLayout`]
+    /// when a modulo bucket's field was never declared with [`KeyWriter::bucket_value`].
+    #[inline]
+    pub fn encode_with(
+        &self,
+        out: &mut String,
+        body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let base = out.len();
+        let prefix_len = self.prefix.len();
+        if prefix_len > 0 {
+            // A placeholder of the right length, overwritten once the natural key is known.
+            out.extend(std::iter::repeat_n('0', prefix_len));
+            if self.has_separator() {
+                out.pop();
+                out.push(char::from(self.delimiter));
+            }
+        }
+        let mut writer = KeyWriter::new(out, self.delimiter);
+        let written = body(&mut writer);
+        let seed = writer.seed;
+        if let Err(e) = written.and_then(|()| self.fill_prefix(out, base, &seed)) {
+            out.truncate(base);
+            return Err(e);
+        }
+        let len = out.len() - base;
+        if len > self.max_len {
+            out.truncate(base);
+            return Err(Error::KeyTooLong {
+                len,
+                limit: self.max_len,
+            });
+        }
+        Ok(())
+    }
+
+    fn has_separator(&self) -> bool {
+        matches!(
+            self.prefix,
+            Prefix::Hash {
+                separator: true,
+                ..
+            } | Prefix::Bucket {
+                separator: true,
+                ..
+            }
+        )
+    }
+
+    /// The prefix text for the key whose natural part is `natural`, into `buf`.
+    fn compute_prefix<'b>(
+        &self,
+        natural: &str,
+        seed: &BucketSeed,
+        buf: &'b mut [u8; 32],
+    ) -> Result<&'b [u8]> {
+        match self.prefix {
+            Prefix::None => Ok(&buf[..0]),
+            Prefix::Hash { alg, len, .. } => Ok(alg.write_hex_prefix(natural.as_bytes(), len, buf)),
+            Prefix::Bucket { count, by, .. } => {
+                let bucket = match by {
+                    BucketBy::Modulo => match seed.value {
+                        Some(v) => bucket_of_value(v, count),
+                        None => {
+                            return Err(Error::layout(
+                                None,
+                                "a modulo bucket prefix needs the value of its integer field, and none was given",
+                            ));
+                        }
+                    },
+                    BucketBy::Hash => bucket_of_hash(self.hash_spans(natural, seed)?, count),
+                };
+                Ok(write_bucket(bucket, bucket_width(count), buf))
+            }
+        }
+    }
+
+    fn hash_spans(&self, natural: &str, seed: &BucketSeed) -> Result<u64> {
+        use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+        let bytes = natural.as_bytes();
+        match seed.span_count {
+            0 => Ok(xxh3_64(bytes)),
+            1 => {
+                let (s, e) = seed.spans[0];
+                Ok(xxh3_64(&bytes[s as usize..e as usize]))
+            }
+            n if n > MAX_SPANS => Err(Error::layout(
+                None,
+                format!("a bucket hash covers at most {MAX_SPANS} fields, not {n}"),
+            )),
+            n => {
+                let mut hasher = Xxh3::new();
+                for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
+                    if i > 0 {
+                        hasher.update(&[self.delimiter]);
+                    }
+                    hasher.update(&bytes[s as usize..e as usize]);
+                }
+                Ok(hasher.digest())
+            }
+        }
+    }
+
+    fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
+        if self.prefix.is_empty() {
+            return Ok(());
+        }
+        let natural_start = base + self.prefix.len();
+        let mut buf = [0u8; 32];
+        let text = self.compute_prefix(&out[natural_start..], seed, &mut buf)?;
+        // Hex digits and decimal digits: ASCII, the placeholder's length.
+        let text = std::str::from_utf8(text).unwrap_or_default();
+        out.replace_range(base..base + text.len(), text);
+        Ok(())
+    }
+
+    /// The natural key of `key`: the key without its prefix (checked for form, not for value).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] when the prefix is short or holds a byte it cannot.
+    pub fn split_prefix<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
+        let bytes = key.as_bytes();
+        let (digits, allowed): (usize, fn(u8) -> bool) = match self.prefix {
+            Prefix::None => return Ok(("", key)),
+            Prefix::Hash { len, .. } => {
+                (usize::from(len), |b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            }
+            Prefix::Bucket { count, .. } => {
+                (usize::from(bucket_width(count)), |b| b.is_ascii_digit())
+            }
+        };
+        let what = if matches!(self.prefix, Prefix::Hash { .. }) {
+            "a lower-case hex digit of the hash prefix"
+        } else {
+            "a digit of the bucket number"
+        };
+        for i in 0..digits {
+            match bytes.get(i) {
+                Some(&b) if allowed(b) => {}
+                Some(_) => {
+                    let found = key[i..].chars().next().unwrap_or('?');
+                    return Err(Error::malformed(
+                        None,
+                        i,
+                        format!("expected {what}, found {found:?}"),
+                    ));
+                }
+                None => {
+                    return Err(Error::malformed(
+                        None,
+                        i,
+                        format!("key ends inside its {digits}-character prefix"),
+                    ));
+                }
+            }
+        }
+        let mut natural = digits;
+        if self.has_separator() {
+            if bytes.get(digits) != Some(&self.delimiter) {
+                return Err(Error::malformed(
+                    None,
+                    digits,
+                    format!(
+                        "expected the delimiter {:?} after the prefix",
+                        char::from(self.delimiter)
+                    ),
+                ));
+            }
+            natural += 1;
+        }
+        Ok((&key[..digits], &key[natural..]))
+    }
+
+    /// The bucket number of a bucketed key (checked for form, not recomputed).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`] when the shape has no bucket prefix; [`Error::Malformed`] for a
+    /// bad prefix or a bucket number not below the count.
+    pub fn bucket_of_key(&self, key: &str) -> Result<u32> {
+        let Prefix::Bucket { count, .. } = self.prefix else {
+            return Err(Error::RangeUnsupported {
+                reason: "this layout has no bucket prefix".to_owned(),
+            });
+        };
+        let (digits, _) = self.split_prefix(key)?;
+        let bucket: u32 = digits.parse().unwrap_or(u32::MAX);
+        if bucket >= count {
+            return Err(Error::malformed(
+                None,
+                0,
+                format!("bucket {digits} is not below the bucket count {count}"),
+            ));
+        }
+        Ok(bucket)
+    }
+
+    /// Decodes one key: checks the prefix's form, runs `body` over the natural key, checks that
+    /// nothing is left, then recomputes the prefix and compares.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] with the byte position for any text this shape and `body` would not
+    /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives.
+    #[inline]
+    pub fn decode_with<T>(
+        &self,
+        key: &str,
+        body: impl FnOnce(&mut KeyReader<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let (prefix, natural) = self.split_prefix(key)?;
+        let natural_start = key.len() - natural.len();
+        let mut reader = KeyReader::new(key, natural_start, self.delimiter);
+        let value = body(&mut reader)?;
+        reader.finish()?;
+        if !self.prefix.is_empty() {
+            let mut buf = [0u8; 32];
+            let expected = self.compute_prefix(natural, &reader.seed, &mut buf)?;
+            if expected != prefix.as_bytes() {
+                return Err(Error::PrefixMismatch {
+                    found: prefix.to_owned(),
+                    expected: String::from_utf8_lossy(expected).into_owned(),
+                });
+            }
+        }
+        Ok(value)
+    }
+
+    /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket prefix).
+    #[must_use]
+    pub fn bucket_prefix(&self, bucket: u32) -> String {
+        match self.prefix {
+            Prefix::Bucket {
+                count, separator, ..
+            } => {
+                let mut buf = [0u8; 32];
+                let digits = write_bucket(bucket, bucket_width(count), &mut buf);
+                let mut s: String = digits.iter().map(|&b| char::from(b)).collect();
+                if separator {
+                    s.push(char::from(self.delimiter));
+                }
+                s
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// Merges per-bucket streams of keys (or rows, through `key_of`), each sorted, into one stream
+    /// in natural-key order: the read side of a bucket prefix.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Layout;
+    ///
+    /// let layout: Layout = "buckets=4:mod(ts); ts: u64 width=4".parse()?;
+    /// // What four range reads, one per bucket, would return:
+    /// let per_bucket: Vec<Vec<String>> = (0..4)
+    ///     .map(|b| (0..12u64).filter(|t| t % 4 == b).map(|t| layout.encode(&[t.into()]).unwrap()).collect())
+    ///     .collect();
+    /// let merged: Vec<String> = layout.shape().merge_buckets(per_bucket, |k: &String| k.as_str()).collect();
+    /// let times: Vec<u64> = merged.iter().map(|k| layout.decode(k).unwrap()[0].as_u64().unwrap()).collect();
+    /// assert_eq!(times, (0..12).collect::<Vec<_>>());
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn merge_buckets<S, T, F>(
+        &self,
+        streams: impl IntoIterator<Item = S>,
+        key_of: F,
+    ) -> MergeSorted<S::IntoIter, impl FnMut(&T, &T) -> std::cmp::Ordering>
+    where
+        S: IntoIterator<Item = T>,
+        F: Fn(&T) -> &str,
+    {
+        let skip = self.prefix.len();
+        merge_sorted_by(streams, move |a: &T, b: &T| {
+            let (x, y) = (key_of(a), key_of(b));
+            x.get(skip..).unwrap_or(x).cmp(y.get(skip..).unwrap_or(y))
+        })
+    }
+}
+
+fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
+    let width = usize::from(width);
+    let mut v = bucket;
+    for slot in buf[..width].iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    &buf[..width]
+}

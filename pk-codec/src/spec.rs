@@ -1,0 +1,317 @@
+//! The per-field format description shared by runtime layouts and derived keys.
+
+use crate::error::{Error, Result};
+
+/// The type of a key field, which decides its text form.
+///
+/// | kind | ascending form | descending form |
+/// |---|---|---|
+/// | `u8`..`u128` | decimal, zero-padded to the width | nines' complement of the ascending digits |
+/// | `i8`..`i128` | `0` + digits for v ≥ 0, `-` + nines' complement of \|v\|-1 for v < 0 | the ascending form of `-1 - v` |
+/// | `str` | the string itself; every byte must sort above the delimiter | inverted hex (`a`..`p`), ended by `z` |
+/// | `str escaped` | bytes ≤ `-` written as `-` + two lower-case hex digits | as `str` |
+/// | `bytes` | lower-case hex | as `str` |
+/// | `bool` | `0` / `1` | `1` / `0` |
+/// | `char` | as a one-character escaped string | as `str` |
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::Kind;
+///
+/// assert_eq!(Kind::Uint { bits: 32 }.default_width(), Some(10));
+/// assert_eq!(Kind::Int { bits: 64 }.default_width(), Some(20));
+/// assert_eq!(Kind::Str.default_width(), None);
+/// assert_eq!(Kind::Int { bits: 8 }.name(), "i8");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    /// An unsigned integer of 8, 16, 32, 64 or 128 bits.
+    Uint {
+        /// The width of the integer type in bits.
+        bits: u8,
+    },
+    /// A signed integer of 8, 16, 32, 64 or 128 bits.
+    Int {
+        /// The width of the integer type in bits.
+        bits: u8,
+    },
+    /// A UTF-8 string.
+    Str,
+    /// A byte string.
+    Bytes,
+    /// A boolean.
+    Bool,
+    /// A Unicode scalar value.
+    Char,
+}
+
+impl Kind {
+    /// The type's name as written in a spec (`u32`, `i64`, `str`, `bytes`, `bool`, `char`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Uint { bits: 8 } => "u8",
+            Self::Uint { bits: 16 } => "u16",
+            Self::Uint { bits: 32 } => "u32",
+            Self::Uint { bits: 64 } => "u64",
+            Self::Uint { .. } => "u128",
+            Self::Int { bits: 8 } => "i8",
+            Self::Int { bits: 16 } => "i16",
+            Self::Int { bits: 32 } => "i32",
+            Self::Int { bits: 64 } => "i64",
+            Self::Int { .. } => "i128",
+            Self::Str => "str",
+            Self::Bytes => "bytes",
+            Self::Bool => "bool",
+            Self::Char => "char",
+        }
+    }
+
+    /// The kind named `name` in a spec, if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "u8" => Self::Uint { bits: 8 },
+            "u16" => Self::Uint { bits: 16 },
+            "u32" => Self::Uint { bits: 32 },
+            "u64" => Self::Uint { bits: 64 },
+            "u128" => Self::Uint { bits: 128 },
+            "i8" => Self::Int { bits: 8 },
+            "i16" => Self::Int { bits: 16 },
+            "i32" => Self::Int { bits: 32 },
+            "i64" => Self::Int { bits: 64 },
+            "i128" => Self::Int { bits: 128 },
+            "str" => Self::Str,
+            "bytes" => Self::Bytes,
+            "bool" => Self::Bool,
+            "char" => Self::Char,
+            _ => return None,
+        })
+    }
+
+    /// The width that holds every value of an integer type: the digits of its largest value,
+    /// plus one sign character for signed types. `None` for the other kinds.
+    #[must_use]
+    pub const fn default_width(self) -> Option<u8> {
+        match self {
+            Self::Uint { bits } => Some(crate::num::uint_default_width(bits)),
+            Self::Int { bits } => Some(crate::num::int_default_width(bits)),
+            _ => None,
+        }
+    }
+
+    /// Whether the kind is an integer, so takes a width.
+    #[must_use]
+    pub const fn is_integer(self) -> bool {
+        matches!(self, Self::Uint { .. } | Self::Int { .. })
+    }
+}
+
+/// The order a field sorts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Order {
+    /// Smallest value first (the default).
+    #[default]
+    Asc,
+    /// Largest value first, e.g. newest-first timestamps.
+    Desc,
+}
+
+/// How one field is written: its kind, width, order and options.
+///
+/// Built with `const fn`s, so derived code holds its specs as constants.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{FieldSpec, Kind};
+///
+/// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+/// assert_eq!(device.width(), 6);
+/// let ts = FieldSpec::new(Kind::Uint { bits: 64 }).descending();
+/// assert!(ts.is_descending());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldSpec {
+    kind: Kind,
+    width: u8,
+    order: Order,
+    escaped: bool,
+    optional: bool,
+}
+
+/// The widest integer field, in characters (a `u128` needs 39 digits, an `i128` 40 characters).
+pub const MAX_WIDTH: u8 = 40;
+
+impl FieldSpec {
+    /// An ascending field of `kind`, at the kind's default width.
+    #[must_use]
+    pub const fn new(kind: Kind) -> Self {
+        let width = match kind.default_width() {
+            Some(w) => w,
+            None => 0,
+        };
+        Self {
+            kind,
+            width,
+            order: Order::Asc,
+            escaped: false,
+            optional: false,
+        }
+    }
+
+    /// The same field with a declared width in characters (integers only; checked by
+    /// [`FieldSpec::validate`]).
+    #[must_use]
+    pub const fn with_width(mut self, width: u8) -> Self {
+        self.width = width;
+        self
+    }
+
+    /// The same field in descending order.
+    #[must_use]
+    pub const fn descending(mut self) -> Self {
+        self.order = Order::Desc;
+        self
+    }
+
+    /// The same field with the given order.
+    #[must_use]
+    pub const fn with_order(mut self, order: Order) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// The same string field in escaped form, which accepts any string.
+    #[must_use]
+    pub const fn escaped(mut self) -> Self {
+        self.escaped = true;
+        self
+    }
+
+    /// The same field, optional: `None` sorts before every value (after, when descending).
+    #[must_use]
+    pub const fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+
+    /// The field's kind.
+    #[must_use]
+    pub const fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The width in characters of an integer field (0 for other kinds).
+    #[must_use]
+    pub const fn width(&self) -> u8 {
+        self.width
+    }
+
+    /// The field's order.
+    #[must_use]
+    pub const fn order(&self) -> Order {
+        self.order
+    }
+
+    /// Whether the field sorts descending.
+    #[must_use]
+    pub const fn is_descending(&self) -> bool {
+        matches!(self.order, Order::Desc)
+    }
+
+    /// Whether a string field uses the escaped form.
+    #[must_use]
+    pub const fn is_escaped(&self) -> bool {
+        self.escaped
+    }
+
+    /// Whether the field is optional.
+    #[must_use]
+    pub const fn is_optional(&self) -> bool {
+        self.optional
+    }
+
+    /// Whether the field always has the same length (integers and booleans, not optional).
+    #[must_use]
+    pub const fn is_fixed_width(&self) -> bool {
+        !self.optional && matches!(self.kind, Kind::Uint { .. } | Kind::Int { .. } | Kind::Bool)
+    }
+
+    /// Whether the non-optional form of this field can be the empty string (ascending strings and
+    /// byte strings), so that an optional field needs a marker before `Some`.
+    #[must_use]
+    pub(crate) const fn inner_may_be_empty(&self) -> bool {
+        matches!(self.order, Order::Asc) && matches!(self.kind, Kind::Str | Kind::Bytes)
+    }
+
+    /// Checks the spec on its own: a width on a non-integer, a width out of range, `escaped` on a
+    /// non-string.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLayout`] naming `field` and the problem.
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self.kind {
+            Kind::Uint { bits } | Kind::Int { bits } => {
+                if !matches!(bits, 8 | 16 | 32 | 64 | 128) {
+                    return Err(Error::layout(
+                        Some(field),
+                        format!("integers have 8, 16, 32, 64 or 128 bits, not {bits}"),
+                    ));
+                }
+                let min = if matches!(self.kind, Kind::Int { .. }) {
+                    2
+                } else {
+                    1
+                };
+                if self.width < min || self.width > MAX_WIDTH {
+                    return Err(Error::layout(
+                        Some(field),
+                        format!(
+                            "width {} is out of range: a {} field takes {min} to {MAX_WIDTH} characters",
+                            self.width,
+                            self.kind.name()
+                        ),
+                    ));
+                }
+            }
+            _ if self.width != 0 => {
+                return Err(Error::layout(
+                    Some(field),
+                    format!(
+                        "width applies to integer fields, not to {}",
+                        self.kind.name()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if self.escaped && !matches!(self.kind, Kind::Str) {
+            return Err(Error::layout(
+                Some(field),
+                format!("escaped applies to str fields, not to {}", self.kind.name()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The lowest byte a variable-length form of this field can hold, which the delimiter must
+    /// sort below so that a shorter value followed by the delimiter sorts before a longer one.
+    /// `None` when there is nothing to check when the layout is built: fixed-width fields never
+    /// compare their bytes against a delimiter, and plain strings are checked value by value.
+    #[must_use]
+    pub(crate) const fn delimiter_floor(&self) -> Option<u8> {
+        match (self.kind, self.order) {
+            (Kind::Uint { .. } | Kind::Bool, _) if self.optional => Some(b'0'),
+            (Kind::Int { .. }, _) if self.optional => Some(b'-'),
+            (Kind::Uint { .. } | Kind::Int { .. } | Kind::Bool, _) => None,
+            (Kind::Str, Order::Asc) if !self.escaped => None,
+            (Kind::Str | Kind::Char, Order::Asc) => Some(b'-'),
+            (Kind::Bytes, Order::Asc) => Some(b'0'),
+            (_, Order::Desc) => Some(b'a'),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! String, byte-string, boolean and character forms.
+//!
+//! - Plain strings are written as they are; every byte must sort above the delimiter.
+//! - Escaped strings write every byte `<= b'-'` (control characters, space, `!"#$%&'()*+,-`) as
+//!   `-` followed by two lower-case hex digits, and every other byte as it is. Since `-` sorts below
+//!   every byte written as it is, and the hex digits keep the escaped bytes in order, the form keeps
+//!   byte order; since it holds no byte below `-`, a delimiter below `-` ends it.
+//! - Byte strings are lower-case hex.
+//! - Descending strings and byte strings write each byte as two inverted hex digits (nibble `n` as
+//!   `b'p' - n`, so `a`..`p`) and end with `z`, which sorts above them: a shorter value, a prefix of
+//!   a longer one, then sorts after it, as descending order wants.
+
+/// The escape character of the escaped string form, and the highest byte it escapes.
+pub(crate) const ESCAPE: u8 = b'-';
+/// The terminator of descending strings and byte strings.
+pub(crate) const DESC_END: u8 = b'z';
+/// The key text of `None` in a descending optional field: above every descending form.
+pub(crate) const DESC_NONE: u8 = b'~';
+/// The marker before `Some` in an ascending optional field whose value may be empty.
+pub(crate) const SOME_MARKER: u8 = b'=';
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The first byte of `s` at or below `delimiter`, with its offset.
+#[inline]
+pub(crate) fn first_at_or_below(s: &str, delimiter: u8) -> Option<(usize, char)> {
+    let bytes = s.as_bytes();
+    let at = bytes.iter().position(|&b| b <= delimiter)?;
+    // Bytes at or below an ASCII delimiter are ASCII, hence a whole character.
+    Some((at, char::from(bytes[at])))
+}
+
+/// Writes `s` in the escaped form.
+pub(crate) fn write_escaped(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b <= ESCAPE {
+            // `s[run..i]` ends before an ASCII byte, so on a character boundary.
+            out.push_str(&s[run..i]);
+            out.push(char::from(ESCAPE));
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+            run = i + 1;
+        }
+    }
+    out.push_str(&s[run..]);
+}
+
+/// Writes `bytes` as lower-case hex.
+pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+}
+
+/// Writes `bytes` in the descending form, terminator included.
+pub(crate) fn write_desc_bytes(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2 + 1);
+    for &b in bytes {
+        out.push(char::from(b'p' - (b >> 4)));
+        out.push(char::from(b'p' - (b & 15)));
+    }
+    out.push(char::from(DESC_END));
+}
+
+/// Why a variable-length field's text does not decode: the offset in the field and a reason.
+pub(crate) type FieldFault = (usize, String);
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes an escaped string field (the text between delimiters).
+pub(crate) fn read_escaped(text: &str) -> Result<String, FieldFault> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b > ESCAPE {
+            i += 1;
+            continue;
+        }
+        if b != ESCAPE {
+            return Err((
+                i,
+                format!(
+                    "byte {:?} must be escaped in an escaped string",
+                    char::from(b)
+                ),
+            ));
+        }
+        out.push_str(&text[run..i]);
+        let pair = bytes.get(i + 1..i + 3).ok_or_else(|| {
+            (
+                i,
+                "escape `-` must be followed by two hex digits".to_owned(),
+            )
+        })?;
+        let (Some(hi), Some(lo)) = (hex_value(pair[0]), hex_value(pair[1])) else {
+            return Err((
+                i,
+                "escape `-` must be followed by two lower-case hex digits".to_owned(),
+            ));
+        };
+        let value = hi << 4 | lo;
+        if value > ESCAPE {
+            return Err((
+                i,
+                format!(
+                    "escape `-{}{}` stands for {:?}, which is written as it is",
+                    char::from(pair[0]),
+                    char::from(pair[1]),
+                    char::from(value)
+                ),
+            ));
+        }
+        out.push(char::from(value));
+        i += 3;
+        run = i;
+    }
+    out.push_str(&text[run..]);
+    Ok(out)
+}
+
+/// Decodes a lower-case hex field.
+pub(crate) fn read_hex(text: &str) -> Result<Vec<u8>, FieldFault> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 2 != 0 {
+        return Err((bytes.len(), "hex needs an even number of digits".to_owned()));
+    }
+    bytes
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(i, pair)| match (hex_value(pair[0]), hex_value(pair[1])) {
+            (Some(hi), Some(lo)) => Ok(hi << 4 | lo),
+            (None, _) => Err((
+                2 * i,
+                format!("{:?} is not a lower-case hex digit", char::from(pair[0])),
+            )),
+            (_, None) => Err((
+                2 * i + 1,
+                format!("{:?} is not a lower-case hex digit", char::from(pair[1])),
+            )),
+        })
+        .collect()
+}
+
+/// Reads a descending byte string from the start of `text`; returns the bytes and the length of
+/// the text it took (terminator included).
+pub(crate) fn read_desc_bytes(text: &str) -> Result<(Vec<u8>, usize), FieldFault> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        match bytes.get(i) {
+            Some(&DESC_END) => return Ok((out, i + 1)),
+            None => return Err((i, "descending value has no `z` terminator".to_owned())),
+            Some(_) => {}
+        }
+        let nibble = |at: usize| -> Result<u8, FieldFault> {
+            match bytes.get(at) {
+                Some(&b @ b'a'..=b'p') => Ok(b'p' - b),
+                Some(&b) => Err((
+                    at,
+                    format!("{:?} is not a descending digit (a to p)", char::from(b)),
+                )),
+                None => Err((at, "descending value ends inside a byte".to_owned())),
+            }
+        };
+        out.push(nibble(i)? << 4 | nibble(i + 1)?);
+        i += 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaped_form_escapes_only_low_bytes() {
+        let mut s = String::new();
+        write_escaped(&mut s, "a,b c-d.é\0");
+        assert_eq!(s, "a-2cb-20c-2dd.é-00");
+        assert_eq!(read_escaped(&s).unwrap(), "a,b c-d.é\0");
+    }
+
+    #[test]
+    fn escaped_decode_rejects_non_canonical_escapes() {
+        assert_eq!(read_escaped("a-41").unwrap_err().0, 1);
+        assert_eq!(read_escaped("a-2").unwrap_err().0, 1);
+        assert_eq!(read_escaped("a-2C").unwrap_err().0, 1);
+        assert_eq!(read_escaped("a b").unwrap_err().0, 1);
+    }
+
+    #[test]
+    fn descending_bytes_invert_order_and_round_trip() {
+        let enc = |b: &[u8]| {
+            let mut s = String::new();
+            write_desc_bytes(&mut s, b);
+            s
+        };
+        assert_eq!(enc(b""), "z");
+        assert_eq!(enc(b"\x00\xff"), "ppaaz");
+        assert!(enc(b"ab") < enc(b"a"));
+        assert!(enc(b"b") < enc(b"ab"));
+        assert_eq!(read_desc_bytes("ppaaz,rest").unwrap(), (vec![0, 255], 5));
+        assert_eq!(read_desc_bytes("pp").unwrap_err().0, 2);
+        assert_eq!(read_desc_bytes("pqz").unwrap_err().0, 1);
+    }
+
+    #[test]
+    fn hex_round_trips_and_reports_offsets() {
+        let mut s = String::new();
+        write_hex(&mut s, &[0, 0xab, 0xff]);
+        assert_eq!(s, "00abff");
+        assert_eq!(read_hex(&s).unwrap(), vec![0, 0xab, 0xff]);
+        assert_eq!(read_hex("0g").unwrap_err().0, 1);
+        assert_eq!(read_hex("AB").unwrap_err().0, 0);
+        assert_eq!(read_hex("abc").unwrap_err().0, 3);
+    }
+}
