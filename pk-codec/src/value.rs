@@ -1,7 +1,5 @@
 //! [`Value`]: one field's value for runtime layouts.
 
-use serde::{Deserialize, Serialize};
-
 /// One field's value, for layouts known only at run time.
 ///
 /// Values of one kind order as their Rust types do, and [`Value::Null`] (an optional field's
@@ -18,8 +16,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(Value::from(None::<u32>), Value::Null);
 /// assert!(Value::Null < Value::Uint(0));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     /// `None` of an optional field.
     Null,

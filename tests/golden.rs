@@ -1,0 +1,307 @@
+//! Golden keys: `tests/golden/keys.jsonl` pins the key format byte for byte.
+//!
+//! Each line is one layout spec, one row of values and the key this version writes for them. The
+//! test checks that every line still encodes to its key and its key still decodes to its values,
+//! so a key written today decodes the same way in every later version.
+//!
+//! Changing the file is changing the key format. To add cases, add them to [`cases`] and run
+//! `PK_CODEC_BLESS=1 cargo test --test golden`, which rewrites the file; review the diff: existing
+//! lines must not change unless the format change is deliberate and documented.
+
+use std::fmt::Write as _;
+
+use pk_codec::{Layout, Value};
+use serde_json::json;
+
+const GOLDEN: &str = include_str!("golden/keys.jsonl");
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/keys.jsonl");
+
+fn v(x: impl Into<Value>) -> Value {
+    x.into()
+}
+
+/// Every field form, order, option and prefix, at their boundaries.
+fn cases() -> Vec<(&'static str, Vec<Vec<Value>>)> {
+    let ints = |bits: u32| -> Vec<Vec<Value>> {
+        let (min, max) = if bits == 128 {
+            (i128::MIN, i128::MAX)
+        } else {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        };
+        [min, -1, 0, 1, max]
+            .into_iter()
+            .map(|x| vec![Value::Int(x)])
+            .collect()
+    };
+    let uints = |bits: u32| -> Vec<Vec<Value>> {
+        let max = if bits == 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        };
+        [0, 1, max]
+            .into_iter()
+            .map(|x| vec![Value::Uint(x)])
+            .collect()
+    };
+    let strs = || -> Vec<Vec<Value>> {
+        ["", "a", "a100", "a1001", "é€😀", "x-y.z/_"]
+            .into_iter()
+            .map(|s| vec![v(s)])
+            .collect()
+    };
+    let any_strs = || -> Vec<Vec<Value>> {
+        [
+            "",
+            "a,b",
+            "a b",
+            "-",
+            "\0\u{1}",
+            "tab\there",
+            "10.10.0.1",
+            "é",
+        ]
+        .into_iter()
+        .map(|s| vec![v(s)])
+        .collect()
+    };
+    let bytes = || -> Vec<Vec<Value>> {
+        [&b""[..], b"\x00", b"\xff\x00\x7f"]
+            .into_iter()
+            .map(|b| vec![v(b)])
+            .collect()
+    };
+    let card = |d: u32, s: &str, c: u64| vec![v(d), v(s), v(c)];
+    vec![
+        ("v: u8", uints(8)),
+        ("v: u16", uints(16)),
+        ("v: u32", uints(32)),
+        ("v: u64", uints(64)),
+        ("v: u128", uints(128)),
+        ("v: u64 desc", uints(64)),
+        (
+            "v: u32 width=6",
+            vec![vec![v(0u32)], vec![v(54u32)], vec![v(999_999u32)]],
+        ),
+        (
+            "v: u32 width=6 desc",
+            vec![vec![v(0u32)], vec![v(54u32)], vec![v(999_999u32)]],
+        ),
+        ("v: i8", ints(8)),
+        ("v: i16", ints(16)),
+        ("v: i32", ints(32)),
+        ("v: i64", ints(64)),
+        ("v: i128", ints(128)),
+        ("v: i64 desc", ints(64)),
+        (
+            "v: i32 width=5",
+            vec![
+                vec![v(-10_000i32)],
+                vec![v(-1i32)],
+                vec![v(0i32)],
+                vec![v(9_999i32)],
+            ],
+        ),
+        ("v: str", strs()),
+        ("v: str desc", strs()),
+        ("v: str escaped", any_strs()),
+        ("v: str escaped desc", any_strs()),
+        ("v: bytes", bytes()),
+        ("v: bytes desc", bytes()),
+        ("v: bool", vec![vec![v(false)], vec![v(true)]]),
+        ("v: bool desc", vec![vec![v(false)], vec![v(true)]]),
+        ("v: char", vec![vec![v('a')], vec![v(',')], vec![v('😀')]]),
+        (
+            "v: char desc",
+            vec![vec![v('a')], vec![v(',')], vec![v('😀')]],
+        ),
+        (
+            "v: u32 optional; w: str optional",
+            vec![
+                vec![Value::Null, Value::Null],
+                vec![v(7u32), v("")],
+                vec![v(7u32), v("x")],
+            ],
+        ),
+        (
+            "v: i16 optional desc; w: bytes optional",
+            vec![vec![Value::Null, Value::Null], vec![v(-7i16), v(&b""[..])]],
+        ),
+        (
+            "v: str escaped optional; w: bool optional desc",
+            vec![vec![Value::Null, Value::Null], vec![v(""), v(true)]],
+        ),
+        (
+            "device_id: u32 width=6; seller_id: str; card_id: u64 width=4",
+            vec![
+                card(16, "a100", 6666),
+                card(54, "a100", 6777),
+                card(54, "a1001", 6777),
+                card(167, "a101", 2834),
+            ],
+        ),
+        (
+            "device_id: u32 width=6; seller_id: str; card_id: u64",
+            vec![card(54, "a100", 6777)],
+        ),
+        (
+            "device_id: u32 width=6; seller_id: str; delimiter=' '",
+            vec![vec![v(54u32), v("a100")]],
+        ),
+        (
+            "device_id: u32 width=6; seller_id: str escaped; delimiter='\\x01'",
+            vec![vec![v(54u32), v("a,100")]],
+        ),
+        (
+            "device_id: u32 width=6; card_id: u64 width=6; delimiter=':'",
+            vec![vec![v(54u32), v(6777u64)]],
+        ),
+        (
+            "order_number: u64 width=6; hash=md5:4",
+            (200_001..=200_005u64).map(|n| vec![v(n)]).collect(),
+        ),
+        (
+            "order_number: u64 width=6; hash=md5:4:sep",
+            vec![vec![v(200_001u64)]],
+        ),
+        (
+            "order_number: u64 width=6; hash=md5:32:sep",
+            vec![vec![v(200_001u64)]],
+        ),
+        (
+            "order_number: u64 width=6; hash=xxh32:8",
+            vec![vec![v(200_001u64)]],
+        ),
+        (
+            "order_number: u64 width=6; hash=xxh64:16:sep",
+            vec![vec![v(200_001u64)]],
+        ),
+        (
+            "order_number: u64 width=6; hash=xxh3:4",
+            vec![vec![v(200_001u64)], vec![v(200_002u64)]],
+        ),
+        ("ip: str; hash=md5:4:sep", vec![vec![v("10.10.0.1")]]),
+        (
+            "ts: u64 width=13; buckets=16:mod(ts):sep",
+            vec![vec![v(1_700_000_000_000u64)], vec![v(1_700_000_000_017u64)]],
+        ),
+        (
+            "ts: i64; buckets=16:mod(ts)",
+            vec![vec![v(-1i64)], vec![v(33i64)]],
+        ),
+        (
+            "a: u32; b: str; buckets=8:hash",
+            vec![vec![v(1u32), v("x")], vec![v(2u32), v("x")]],
+        ),
+        (
+            "a: u32; b: str; c: u8; buckets=100:hash(a,c):sep",
+            vec![vec![v(1u32), v("x"), v(3u8)], vec![v(1u32), v("y"), v(3u8)]],
+        ),
+    ]
+}
+
+fn value_json(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Uint(x) => json!({ "uint": x.to_string() }),
+        Value::Int(x) => json!({ "int": x.to_string() }),
+        Value::Str(s) => json!({ "str": s }),
+        Value::Bytes(b) => {
+            json!({ "bytes": b.iter().fold(String::new(), |mut s, b| { let _ = write!(s, "{b:02x}"); s }) })
+        }
+        Value::Bool(b) => json!({ "bool": b }),
+        Value::Char(c) => json!({ "char": c.to_string() }),
+        other => panic!("no golden form for {other:?}"),
+    }
+}
+
+fn value_from_json(j: &serde_json::Value) -> Value {
+    if j.is_null() {
+        return Value::Null;
+    }
+    let (tag, x) = j
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .expect("a tagged value");
+    let text = || x.as_str().expect("a string");
+    match tag.as_str() {
+        "uint" => Value::Uint(text().parse().unwrap()),
+        "int" => Value::Int(text().parse().unwrap()),
+        "str" => Value::Str(text().to_owned()),
+        "bytes" => Value::Bytes(
+            (0..text().len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&text()[i..i + 2], 16).unwrap())
+                .collect(),
+        ),
+        "bool" => Value::Bool(x.as_bool().unwrap()),
+        "char" => Value::Char(text().chars().next().unwrap()),
+        other => panic!("unknown tag {other}"),
+    }
+}
+
+fn render() -> String {
+    let mut out = String::new();
+    for (spec, rows) in cases() {
+        let layout: Layout = spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"));
+        for row in rows {
+            let key = layout
+                .encode(&row)
+                .unwrap_or_else(|e| panic!("`{spec}` {row:?}: {e}"));
+            let line = json!({ "layout": spec, "values": row.iter().map(value_json).collect::<Vec<_>>(), "key": key });
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_keys_encode_and_decode_unchanged() {
+    if std::env::var_os("PK_CODEC_BLESS").is_some() {
+        std::fs::write(PATH, render()).expect("write the golden file");
+        return;
+    }
+    let mut lines = 0;
+    for (n, line) in GOLDEN.lines().enumerate() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let spec = entry["layout"].as_str().unwrap();
+        let layout: Layout = spec
+            .parse()
+            .unwrap_or_else(|e| panic!("line {}: `{spec}`: {e}", n + 1));
+        let values: Vec<Value> = entry["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(value_from_json)
+            .collect();
+        let key = entry["key"].as_str().unwrap();
+        assert_eq!(
+            layout.encode(&values).unwrap(),
+            key,
+            "line {}: `{spec}` now encodes {values:?} differently",
+            n + 1
+        );
+        assert_eq!(
+            layout.decode(key).unwrap(),
+            values,
+            "line {}: `{spec}` now decodes {key:?} differently",
+            n + 1
+        );
+        lines += 1;
+    }
+    assert!(lines >= 100, "the golden file lost lines: {lines}");
+}
+
+#[test]
+fn golden_file_covers_every_case() {
+    if std::env::var_os("PK_CODEC_BLESS").is_some() {
+        return;
+    }
+    assert_eq!(
+        GOLDEN,
+        render(),
+        "tests/golden/keys.jsonl differs from the cases in tests/golden.rs: a case was added or the format changed; \
+         run with PK_CODEC_BLESS=1 and review the diff"
+    );
+}
