@@ -17,6 +17,7 @@
 /// assert!(Value::Null < Value::Uint(0));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Value {
     /// `None` of an optional field.
     Null,
