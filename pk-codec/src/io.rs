@@ -80,6 +80,7 @@ pub struct KeyWriter<'a> {
 }
 
 impl<'a> KeyWriter<'a> {
+    #[inline]
     pub(crate) fn new(out: &'a mut String, delimiter: u8) -> Self {
         let start = out.len();
         Self {
@@ -258,6 +259,7 @@ pub struct KeyReader<'a> {
 }
 
 impl<'a> KeyReader<'a> {
+    #[inline]
     pub(crate) fn new(key: &'a str, natural_start: usize, delimiter: u8) -> Self {
         Self {
             key,
@@ -282,26 +284,29 @@ impl<'a> KeyReader<'a> {
     #[inline]
     pub fn begin_field(&mut self, field: &str) -> Result<()> {
         if self.fields > 0 {
-            match self.key.as_bytes().get(self.pos) {
-                Some(&b) if b == self.delimiter => self.pos += 1,
-                Some(&b) => {
-                    return Err(self.fault(
-                        field,
-                        self.pos,
-                        format!(
-                            "expected the delimiter {:?} before this field, found {:?}",
-                            char::from(self.delimiter),
-                            self.key[self.pos..].chars().next().unwrap_or(char::from(b))
-                        ),
-                    ));
-                }
-                None => {
-                    return Err(self.fault(field, self.pos, "key ends before this field"));
-                }
+            if self.key.as_bytes().get(self.pos) != Some(&self.delimiter) {
+                return Err(self.no_delimiter(field));
             }
+            self.pos += 1;
         }
         self.fields += 1;
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn no_delimiter(&self, field: &str) -> Error {
+        match self.key[self.pos..].chars().next() {
+            Some(found) => self.fault(
+                field,
+                self.pos,
+                format!(
+                    "expected the delimiter {:?} before this field, found {found:?}",
+                    char::from(self.delimiter)
+                ),
+            ),
+            None => self.fault(field, self.pos, "key ends before this field"),
+        }
     }
 
     /// The current read position, for [`KeyReader::bucket_span`].
@@ -332,6 +337,7 @@ impl<'a> KeyReader<'a> {
         self.pos == self.key.len()
     }
 
+    #[inline]
     pub(crate) fn finish(&self) -> Result<()> {
         if self.at_end() {
             Ok(())
@@ -422,6 +428,43 @@ impl<'a> KeyReader<'a> {
     #[inline]
     pub fn uint(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         let start = self.pos;
+        let width = usize::from(spec.width());
+        if let Some(text) = self.key.as_bytes().get(start..start + width)
+            && let Some(v) = num::parse_u64_fast(text, spec.is_descending())
+            && u128::from(v) <= max
+        {
+            self.pos += width;
+            return Ok(u128::from(v));
+        }
+        self.uint_slow(spec, field, max)
+    }
+
+    /// Reads an unsigned integer of up to 64 bits, at most `max`: [`KeyReader::uint`] for the
+    /// types that fit a `u64`, without 128-bit arithmetic on the way.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::uint`].
+    #[inline]
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
+        let start = self.pos;
+        let width = usize::from(spec.width());
+        if let Some(text) = self.key.as_bytes().get(start..start + width)
+            && let Some(v) = num::parse_u64_fast(text, spec.is_descending())
+            && v <= max
+        {
+            self.pos += width;
+            return Ok(v);
+        }
+        // Any failure: the slow path says what is wrong (its value, if any, is at most `max`).
+        self.uint_slow(spec, field, u128::from(max))
+            .map(|v| v as u64)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        let start = self.pos;
         let text = self.take_fixed(field, usize::from(spec.width()))?;
         self.int_error(
             field,
@@ -439,6 +482,31 @@ impl<'a> KeyReader<'a> {
     /// [`Error::ValueOutOfRange`] outside `[min, max]`.
     #[inline]
     pub fn int(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        let start = self.pos;
+        let width = usize::from(spec.width());
+        if let Some(text) = self.key.as_bytes().get(start..start + width)
+            && let Some((&sign, digits)) = text.split_first()
+            && (sign == b'0' || sign == b'-')
+            && let Some(m) = num::parse_u64_fast(digits, sign == b'-')
+        {
+            // v = m for v >= 0, v = -(m + 1) for v < 0; then undo the descending `!v`.
+            let v = if sign == b'-' {
+                -i128::from(m) - 1
+            } else {
+                i128::from(m)
+            };
+            let v = if spec.is_descending() { !v } else { v };
+            if v >= min && v <= max {
+                self.pos += width;
+                return Ok(v);
+            }
+        }
+        self.int_slow(spec, field, min, max)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
         let start = self.pos;
         let text = self.take_fixed(field, usize::from(spec.width()))?;
         self.int_error(

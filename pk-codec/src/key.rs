@@ -56,7 +56,7 @@ pub trait DecodeField: KeyField + Sized {
 }
 
 macro_rules! uint_field {
-    ($($t:ty => $bits:literal, $write:ident as $wide:ty),* $(,)?) => {$(
+    ($($t:ty => $bits:literal, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
         impl KeyField for $t {
             const KIND: Kind = Kind::Uint { bits: $bits };
             #[inline]
@@ -67,18 +67,18 @@ macro_rules! uint_field {
         impl DecodeField for $t {
             #[inline]
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-                Ok(r.uint(spec, field, <$t>::MAX as u128)? as $t)
+                Ok(r.$read(spec, field, <$t>::MAX as $rwide)? as $t)
             }
         }
     )*};
 }
 uint_field!(
-    u8 => 8, uint as u64,
-    u16 => 16, uint as u64,
-    u32 => 32, uint as u64,
-    u64 => 64, uint as u64,
-    usize => 64, uint as u64,
-    u128 => 128, uint128 as u128,
+    u8 => 8, uint as u64, uint64 as u64,
+    u16 => 16, uint as u64, uint64 as u64,
+    u32 => 32, uint as u64, uint64 as u64,
+    u64 => 64, uint as u64, uint64 as u64,
+    usize => 64, uint as u64, uint64 as u64,
+    u128 => 128, uint128 as u128, uint as u128,
 );
 
 macro_rules! int_field {

@@ -258,9 +258,12 @@ impl KeyShape {
             }
         }
         let mut writer = KeyWriter::new(out, self.delimiter);
-        let written = body(&mut writer);
-        let seed = writer.seed;
-        if let Err(e) = written.and_then(|()| self.fill_prefix(out, base, &seed)) {
+        let mut written = body(&mut writer);
+        if !self.prefix.is_empty() && written.is_ok() {
+            let seed = writer.seed;
+            written = self.fill_prefix(out, base, &seed);
+        }
+        if let Err(e) = written {
             out.truncate(base);
             return Err(e);
         }
@@ -360,7 +363,15 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::Malformed`] when the prefix is short or holds a byte it cannot.
+    #[inline]
     pub fn split_prefix<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
+        if self.prefix.is_empty() {
+            return Ok(("", key));
+        }
+        self.split_prefix_slow(key)
+    }
+
+    fn split_prefix_slow<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
         let bytes = key.as_bytes();
         let (digits, allowed): (usize, fn(u8) -> bool) = match self.prefix {
             Prefix::None => return Ok(("", key)),
