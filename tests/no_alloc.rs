@@ -1,0 +1,125 @@
+//! Encoding into a buffer that already has room allocates nothing.
+//!
+//! A counting global allocator counts the allocations made by the current thread only, so tests
+//! running in parallel do not disturb each other.
+
+use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+use std::cell::Cell;
+
+use pk_codec::{FieldSpec, KeyShape, Kind, Layout, Prefix, Value};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the counter is a
+// const-initialised thread-local `Cell`, which never allocates.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// How many allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+const DEVICE: FieldSpec = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+const SELLER: FieldSpec = FieldSpec::new(Kind::Str);
+const U64: FieldSpec = FieldSpec::new(Kind::Uint { bits: 64 });
+const I64_DESC: FieldSpec = FieldSpec::new(Kind::Int { bits: 64 }).descending();
+
+fn card(shape: &KeyShape, out: &mut String) {
+    shape
+        .encode_with(out, |w| {
+            w.begin_field();
+            w.uint(&DEVICE, "device_id", 54)?;
+            w.begin_field();
+            w.str(&SELLER, "seller_id", "a1001")?;
+            w.begin_field();
+            w.uint(&U64, "card_id", 6777)?;
+            w.begin_field();
+            w.int(&I64_DESC, "ts", -1_700_000_000_000)
+        })
+        .unwrap();
+}
+
+#[test]
+fn encoding_with_the_codec_into_a_buffer_with_room_allocates_nothing() {
+    let shapes = [
+        KeyShape::new(b','),
+        KeyShape::new(b',').with_prefix(Prefix::Hash {
+            alg: pk_codec::HashAlg::Md5,
+            len: 4,
+            separator: true,
+        }),
+        KeyShape::new(b',').with_prefix(Prefix::Hash {
+            alg: pk_codec::HashAlg::Xxh3,
+            len: 8,
+            separator: false,
+        }),
+        KeyShape::new(b',').with_prefix(Prefix::Bucket {
+            count: 16,
+            by: pk_codec::BucketBy::Hash,
+            separator: true,
+        }),
+    ];
+    for shape in shapes {
+        let mut out = String::with_capacity(256);
+        // The buffer has room: no allocation, however many keys go through it.
+        let n = allocations(|| {
+            for _ in 0..100 {
+                out.clear();
+                card(&shape, &mut out);
+            }
+        });
+        assert_eq!(n, 0, "{shape:?} allocated {n} times for {out:?}");
+        // A buffer without room does allocate: the counter works.
+        let mut empty = String::new();
+        assert!(allocations(|| card(&shape, &mut empty)) > 0);
+    }
+}
+
+#[test]
+fn encoding_with_a_runtime_layout_into_a_buffer_with_room_allocates_nothing() {
+    let layout: Layout = "device_id: u32 width=6; seller_id: str escaped; card_id: u64; flag: bool optional; buckets=16:mod(card_id):sep"
+        .parse()
+        .unwrap();
+    let values = vec![
+        Value::from(54u32),
+        Value::from("a,1001"),
+        Value::from(6777u64),
+        Value::Null,
+    ];
+    let mut out = String::with_capacity(256);
+    let n = allocations(|| {
+        for _ in 0..100 {
+            out.clear();
+            layout.encode_into(&values, &mut out).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "allocated {n} times for {out:?}");
+    assert_eq!(out, "09,000054,a-2c1001,00000000000000006777,");
+}
