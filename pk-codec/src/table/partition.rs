@@ -1,9 +1,12 @@
 //! Partitions (ranges of the partition key), the choice of split points, and split-point
 //! computation for a sample of keys (pre-splitting before an import).
 
+use std::cell::Cell as StdCell;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::{Result, TableError};
 use super::schema::{Cell, PkValue, PrimaryKey};
@@ -45,7 +48,10 @@ impl PartData {
 }
 
 /// One range `[lower, upper)` of the partition key, with its rows and load counters.
+///
+/// Aligned to two cache lines so that writers to neighbouring partitions do not share one.
 #[derive(Debug)]
+#[repr(align(128))]
 pub(crate) struct Partition {
     pub(crate) id: u64,
     pub(crate) lower: PkValue,
@@ -101,6 +107,89 @@ impl Partition {
             });
         }
         s.push(v.clone());
+    }
+}
+
+/// Number of copies of the partition map; a power of two.
+const SHARDS: usize = 8;
+
+/// One copy of the partition map, on its own cache lines.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard(RwLock<Vec<Arc<Partition>>>);
+
+/// The partitions in key order (the first starts at INF_MIN, the last ends at INF_MAX).
+///
+/// Every thread reads its own copy under that copy's read lock, so that threads working on
+/// different partitions never write to a shared cache line (one shared read-write lock made two
+/// writer threads slower than one). Splits and merges take every copy's write lock, in order,
+/// and change all copies alike: holding any read lock therefore pins the whole map.
+#[derive(Debug)]
+pub(crate) struct PartitionMap {
+    shards: Box<[Shard]>,
+}
+
+/// The write side of [`PartitionMap`]: every copy locked.
+pub(crate) struct MapWrite<'a> {
+    guards: Vec<RwLockWriteGuard<'a, Vec<Arc<Partition>>>>,
+}
+
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: StdCell<usize> = const { StdCell::new(usize::MAX) };
+    }
+    SHARD.with(|s| {
+        let mut i = s.get();
+        if i == usize::MAX {
+            i = NEXT.fetch_add(1, Relaxed) % SHARDS;
+            s.set(i);
+        }
+        i
+    })
+}
+
+impl PartitionMap {
+    pub(crate) fn new(parts: Vec<Arc<Partition>>) -> Self {
+        Self {
+            shards: (0..SHARDS)
+                .map(|_| Shard(RwLock::new(parts.clone())))
+                .collect(),
+        }
+    }
+
+    /// This thread's copy, read-locked.
+    #[inline]
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Vec<Arc<Partition>>> {
+        self.shards[shard_index()]
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every copy, write-locked.
+    pub(crate) fn write(&self) -> MapWrite<'_> {
+        MapWrite {
+            guards: self
+                .shards
+                .iter()
+                .map(|s| s.0.write().unwrap_or_else(PoisonError::into_inner))
+                .collect(),
+        }
+    }
+}
+
+impl MapWrite<'_> {
+    /// The partitions.
+    pub(crate) fn parts(&self) -> &[Arc<Partition>] {
+        &self.guards[0]
+    }
+
+    /// Replaces partitions `range` with `with` in every copy.
+    pub(crate) fn splice(&mut self, range: Range<usize>, with: &[Arc<Partition>]) {
+        for g in &mut self.guards {
+            g.splice(range.clone(), with.iter().cloned());
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use super::load::{
 };
 use super::options::TableOptions;
 use super::partition::{
-    PartData, Partition, StoredRow, WriteLoad, load_split_point, size_split_point,
+    PartData, Partition, PartitionMap, StoredRow, WriteLoad, load_split_point, size_split_point,
 };
 use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
@@ -71,7 +71,7 @@ pub struct Table {
     policy: VersionPolicy,
     clock: Arc<dyn Clock>,
     /// Partitions in key order; the first starts at INF_MIN, the last ends at INF_MAX.
-    map: RwLock<Vec<Arc<Partition>>>,
+    map: PartitionMap,
     /// Pre-split points: never merged away.
     pinned: Vec<PkValue>,
     next_id: AtomicU64,
@@ -173,7 +173,7 @@ impl Table {
             },
             pinned: options.pre_split.clone(),
             next_id: AtomicU64::new(map.len() as u64),
-            map: RwLock::new(map),
+            map: PartitionMap::new(map),
             sample_every: u64::from(options.load_sample_every),
             window_ms,
             current_window: AtomicI64::new(now.div_euclid(window_ms)),
@@ -208,13 +208,14 @@ impl Table {
     /// Number of partitions now.
     #[must_use]
     pub fn partition_count(&self) -> usize {
-        read(&self.map).len()
+        self.map.read().len()
     }
 
     /// The partitions' `[lower, upper)` ranges of the partition key, in order.
     #[must_use]
     pub fn partition_bounds(&self) -> Vec<(PkValue, PkValue)> {
-        read(&self.map)
+        self.map
+            .read()
             .iter()
             .map(|p| (p.lower.clone(), p.upper.clone()))
             .collect()
@@ -223,7 +224,8 @@ impl Table {
     /// Rows stored (expired rows count until they are dropped by a write or [`Table::compact`]).
     #[must_use]
     pub fn stored_rows(&self) -> usize {
-        read(&self.map)
+        self.map
+            .read()
             .iter()
             .map(|p| read(&p.data).rows.len())
             .sum()
@@ -284,7 +286,7 @@ impl Table {
     /// it, and splits the partition afterwards when it crossed a threshold.
     #[inline]
     fn write_with<R>(&self, key: PrimaryKey, f: impl FnOnce(&mut PartData, PrimaryKey) -> R) -> R {
-        let map = read(&self.map);
+        let map = self.map.read();
         let p = &map[index_of(&map, key.partition_value())];
         let mut data = write(&p.data);
         debug_assert!(!data.retired && p.contains(key.partition_value()));
@@ -351,7 +353,7 @@ impl Table {
         options.check()?;
         let now = self.tick();
         let live_from = self.policy.live_from_seconds(now);
-        let map = read(&self.map);
+        let map = self.map.read();
         let p = &map[index_of(&map, key.partition_value())];
         let data = read(&p.data);
         let row = data.rows.get(key).and_then(|r| {
@@ -612,7 +614,7 @@ impl Table {
             Direction::Forward => {
                 let mut lo = req.start.clone();
                 loop {
-                    let map = read(&self.map);
+                    let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
                     let (stop, took) = scan.take(
@@ -632,7 +634,7 @@ impl Table {
             Direction::Backward => {
                 let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
                 loop {
-                    let map = read(&self.map);
+                    let map = self.map.read();
                     let i = match &hi {
                         Included(k) => index_of(&map, k.partition_value()),
                         Excluded(k) => map
@@ -714,7 +716,7 @@ impl Table {
     /// Drops expired cells, and rows left with none, from every partition.
     pub fn compact(&self) {
         let live_from = self.policy.live_from_seconds(self.tick());
-        let map = read(&self.map);
+        let map = self.map.read();
         for p in map.iter() {
             let mut data = write(&p.data);
             let mut freed = 0u64;
@@ -810,7 +812,7 @@ impl Table {
             if w <= old {
                 return;
             }
-            let parts: Vec<Arc<Partition>> = read(&self.map).clone();
+            let parts: Vec<Arc<Partition>> = self.map.read().clone();
             let mut records = Vec::new();
             for p in &parts {
                 let mut data = write(&p.data);
@@ -834,9 +836,9 @@ impl Table {
     /// Splits partition `id` (starting at `lower`) if it still needs it.
     #[cold]
     fn split(&self, id: u64, lower: &PkValue, kind: SplitKind) {
-        let mut map = write(&self.map);
-        let i = index_of(&map, lower);
-        let part = Arc::clone(&map[i]);
+        let mut map = self.map.write();
+        let i = index_of(map.parts(), lower);
+        let part = Arc::clone(&map.parts()[i]);
         if part.id != id {
             return; // already split or merged by someone else
         }
@@ -899,7 +901,7 @@ impl Table {
         let id = self.next_id.fetch_add(2, Relaxed);
         let left = Arc::new(Partition::new(id, part.lower.clone(), point.clone(), left));
         let right = Arc::new(Partition::new(id + 1, point, part.upper.clone(), right));
-        map.splice(i..=i, [left, right]);
+        map.splice(i..i + 1, &[left, right]);
         drop(data);
         drop(map);
         self.splits.fetch_add(1, Relaxed);
@@ -917,10 +919,10 @@ impl Table {
         let max_ops = self.options.effective_merge_ops();
         let window = self.current_window.load(Relaxed);
         let mut records = Vec::new();
-        let mut map = write(&self.map);
+        let mut map = self.map.write();
         let mut i = 0;
-        while i + 1 < map.len() {
-            let (a, b) = (Arc::clone(&map[i]), Arc::clone(&map[i + 1]));
+        while i + 1 < map.parts().len() {
+            let (a, b) = (Arc::clone(&map.parts()[i]), Arc::clone(&map.parts()[i + 1]));
             let cold = a.last_window_ops.load(Relaxed) <= max_ops
                 && b.last_window_ops.load(Relaxed) <= max_ops;
             if !cold || self.pinned.binary_search(&b.lower).is_ok() {
@@ -956,7 +958,7 @@ impl Table {
             );
             drop(da);
             drop(db);
-            map.splice(i..=i + 1, [Arc::new(m)]);
+            map.splice(i..i + 2, &[Arc::new(m)]);
             self.merges.fetch_add(1, Relaxed);
         }
         drop(map);
@@ -970,7 +972,7 @@ impl Table {
     pub fn load_records(&self) -> Vec<PartitionWindow> {
         let mut out = lock(&self.log).records.clone();
         let window = self.current_window.load(Relaxed);
-        for p in read(&self.map).iter() {
+        for p in self.map.read().iter() {
             let data = read(&p.data);
             let rec = window_record(p, &data, window);
             if rec.load.ops() > 0 {
@@ -997,7 +999,7 @@ impl Table {
     #[must_use]
     pub fn report(&self) -> LoadReport {
         let records = self.load_records();
-        let parts: Vec<Arc<Partition>> = read(&self.map).clone();
+        let parts: Vec<Arc<Partition>> = self.map.read().clone();
         let (partitions_at, mut hot) = {
             let log = lock(&self.log);
             (log.partitions_at.clone(), log.hot.clone())

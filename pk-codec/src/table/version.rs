@@ -183,38 +183,37 @@ impl VersionPolicy {
             .saturating_sub(self.max_version_offset_seconds)
             .max(self.live_from_seconds(now_ms));
         let max_s = now_s.saturating_add(self.max_version_offset_seconds);
-        let mut cells = Vec::with_capacity(attrs.len());
-        for a in attrs {
+        // Check everything first, then convert in place (the allocation is reused).
+        for a in &attrs {
             check_column_name(&a.name)?;
             let len = a.value.size();
             if len > MAX_ATTRIBUTE_BYTES {
                 return Err(TableError::AttributeTooLarge {
-                    column: a.name,
+                    column: a.name.clone(),
                     len,
                     max: MAX_ATTRIBUTE_BYTES,
                 });
             }
-            let version = match a.version {
-                None => now_ms,
-                Some(v) => {
-                    let s = v.div_euclid(1000);
-                    if s < min_s || s >= max_s {
-                        return Err(TableError::VersionOutOfRange {
-                            column: a.name,
-                            version: v,
-                            min_seconds: min_s,
-                            max_seconds: max_s,
-                        });
-                    }
-                    v
+            if let Some(v) = a.version {
+                let s = v.div_euclid(1000);
+                if s < min_s || s >= max_s {
+                    return Err(TableError::VersionOutOfRange {
+                        column: a.name.clone(),
+                        version: v,
+                        min_seconds: min_s,
+                        max_seconds: max_s,
+                    });
                 }
-            };
-            cells.push(Cell {
-                name: a.name,
-                version,
-                value: a.value,
-            });
+            }
         }
+        let mut cells: Vec<Cell> = attrs
+            .into_iter()
+            .map(|a| Cell {
+                name: a.name,
+                version: a.version.unwrap_or(now_ms),
+                value: a.value,
+            })
+            .collect();
         if cells.len() > 1 {
             normalize(&mut cells, self.max_versions);
         }
