@@ -48,8 +48,9 @@ impl Default for HeatmapOptions {
 /// Load over key space (bands of the partition key, top = lowest keys) and time (columns of
 /// load windows).
 ///
-/// A partition's load is spread evenly over the finest key ranges (between any two split points
-/// ever seen) that it covered at the time.
+/// A partition's load in a window is spread evenly over the finest key ranges (between any two
+/// split points ever seen) that it covered at the time, narrowed to those between the lowest
+/// and highest sampled keys of the window.
 ///
 /// # Examples
 ///
@@ -131,8 +132,16 @@ impl Heatmap {
             if value == 0.0 {
                 continue;
             }
-            let from = bounds.partition_point(|b| *b < r.lower);
-            let to = bounds.partition_point(|b| *b < r.upper).max(from + 1);
+            // The finest ranges the partition covered, narrowed to the sampled keys if any.
+            let idx = |v: &PkValue| bounds.partition_point(|b| b <= v).saturating_sub(1);
+            let lo = idx(&r.lower);
+            let hi = bounds.partition_point(|b| *b < r.upper).max(lo + 1);
+            let from = r.sampled_low.as_ref().map_or(lo, idx).clamp(lo, hi - 1);
+            let to = r
+                .sampled_high
+                .as_ref()
+                .map_or(hi, |v| idx(v) + 1)
+                .clamp(from + 1, hi);
             let col = usize::try_from(r.window - w0).unwrap_or(0) / per_column;
             #[allow(clippy::cast_precision_loss)]
             let share = value / (to - from) as f64;

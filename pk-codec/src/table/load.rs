@@ -43,6 +43,10 @@ pub struct PartitionWindow {
     pub upper: PkValue,
     /// What it served.
     pub load: Load,
+    /// Lowest partition-key value among the window's sampled operations.
+    pub sampled_low: Option<PkValue>,
+    /// Highest partition-key value among the window's sampled operations.
+    pub sampled_high: Option<PkValue>,
     /// Rows it held at the end.
     pub rows: u64,
     /// Bytes it held at the end.
@@ -381,6 +385,8 @@ mod tests {
                 writes,
                 ..Load::default()
             },
+            sampled_low: None,
+            sampled_high: None,
             rows: 0,
             bytes: 0,
         }

@@ -406,6 +406,11 @@ impl From<i64> for PrimaryKey {
         Self(vec![PkValue::Integer(i)])
     }
 }
+impl From<&[u8]> for PrimaryKey {
+    fn from(b: &[u8]) -> Self {
+        Self(vec![PkValue::Binary(b.to_vec())])
+    }
+}
 impl From<PkValue> for PrimaryKey {
     fn from(v: PkValue) -> Self {
         Self(vec![v])

@@ -857,7 +857,7 @@ impl Table {
                 }
             }
             SplitKind::Load => {
-                let mut samples = std::mem::take(&mut *lock(&part.samples));
+                let mut samples = lock(&part.samples).clone();
                 let (point, h) = load_split_point(&mut samples);
                 hot = h;
                 match (point, &hot) {
@@ -1068,6 +1068,10 @@ impl Table {
 
 /// A record of a partition's open-window load, without resetting it.
 fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
+    let (low, high) = {
+        let s = lock(&p.samples);
+        (s.iter().min().cloned(), s.iter().max().cloned())
+    };
     PartitionWindow {
         window,
         partition: p.id,
@@ -1080,6 +1084,8 @@ fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow
             bytes_read: p.bytes_read.load(Relaxed),
             bytes_written: data.window.bytes_written,
         },
+        sampled_low: low,
+        sampled_high: high,
         rows: data.rows.len() as u64,
         bytes: data.bytes,
     }
