@@ -114,11 +114,15 @@ fn concurrent_writers_and_splits_lose_nothing() {
     let mut model: BTreeMap<String, i64> = BTreeMap::new();
     for w in 0..THREADS {
         for i in 0..PER_THREAD {
-            model.insert(format!("d{:05}-{w}", i * 7 % PER_THREAD), w * PER_THREAD + i);
+            model.insert(
+                format!("d{:05}-{w}", i * 7 % PER_THREAD),
+                w * PER_THREAD + i,
+            );
         }
     }
     let forward = scan(&t, true, 5_000);
-    let (disjoint, shared): (Vec<_>, Vec<_>) = forward.iter().partition(|(k, _)| k.starts_with('d'));
+    let (disjoint, shared): (Vec<_>, Vec<_>) =
+        forward.iter().partition(|(k, _)| k.starts_with('d'));
     let want: Vec<(String, i64)> = model.into_iter().collect();
     assert_eq!(disjoint.into_iter().cloned().collect::<Vec<_>>(), want);
     // Each shared key once, holding one writer's value.
@@ -136,7 +140,10 @@ fn concurrent_writers_and_splits_lose_nothing() {
     backward.reverse();
     assert_eq!(backward, forward);
     for (k, v) in forward.iter().step_by(97) {
-        let row = t.get(&k.as_str().into(), &ReadOptions::default()).unwrap().unwrap();
+        let row = t
+            .get(&k.as_str().into(), &ReadOptions::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(row.value("v"), Some(&Value::Integer(*v)));
     }
     let report = t.report();

@@ -23,7 +23,10 @@ fn put_replaces_the_whole_row() {
     t.put("k", vec![Attribute::new("a", 1), Attribute::new("b", 2)])
         .unwrap();
     t.put("k", vec![Attribute::new("c", 3)]).unwrap();
-    let row = t.get(&"k".into(), &ReadOptions::default()).unwrap().unwrap();
+    let row = t
+        .get(&"k".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(row.cells.len(), 1);
     assert_eq!(row.value("c"), Some(&Value::Integer(3)));
     assert_eq!(row.value("a"), None);
@@ -42,7 +45,10 @@ fn get_reads_some_columns() {
     )
     .unwrap();
     let row = t
-        .get(&"k".into(), &ReadOptions::default().columns(["c", "a", "zz"]))
+        .get(
+            &"k".into(),
+            &ReadOptions::default().columns(["c", "a", "zz"]),
+        )
         .unwrap()
         .unwrap();
     let names: Vec<&str> = row.cells.iter().map(|c| c.name.as_str()).collect();
@@ -56,7 +62,11 @@ fn update_puts_and_deletes_columns() {
     // On a missing row, an update creates it...
     t.update("k", vec![UpdateOp::Put(Attribute::new("a", 1))])
         .unwrap();
-    assert!(t.get(&"k".into(), &ReadOptions::default()).unwrap().is_some());
+    assert!(
+        t.get(&"k".into(), &ReadOptions::default())
+            .unwrap()
+            .is_some()
+    );
     // ...unless it only deletes.
     t.update("none", vec![UpdateOp::DeleteColumn("a".into())])
         .unwrap();
@@ -69,13 +79,19 @@ fn update_puts_and_deletes_columns() {
         ],
     )
     .unwrap();
-    let row = t.get(&"k".into(), &ReadOptions::default()).unwrap().unwrap();
+    let row = t
+        .get(&"k".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(row.value("a"), None);
     assert_eq!(row.value("b"), Some(&Value::Integer(2)));
     // Deleting the last column leaves a key-only row.
     t.update("k", vec![UpdateOp::DeleteColumn("b".into())])
         .unwrap();
-    let row = t.get(&"k".into(), &ReadOptions::default()).unwrap().unwrap();
+    let row = t
+        .get(&"k".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
     assert!(row.cells.is_empty());
     assert_eq!(
         t.update("k", vec![UpdateOp::DeleteColumn("no way".into())]),
@@ -324,8 +340,13 @@ fn range_reads_resume_from_next_start_across_partitions() {
     let want: Vec<String> = ('c'..='n').rev().map(String::from).collect();
     assert_eq!(got, want);
     // A limit that ends exactly at the last row gives no next start.
-    let r = t.get_range(&RangeRequest::forward("n", "z").limit(3)).unwrap();
-    assert_eq!((keys(&r.rows), r.next_start), (vec!["n".into(), "o".into(), "p".into()], None));
+    let r = t
+        .get_range(&RangeRequest::forward("n", "z").limit(3))
+        .unwrap();
+    assert_eq!(
+        (keys(&r.rows), r.next_start),
+        (vec!["n".into(), "o".into(), "p".into()], None)
+    );
 }
 
 #[test]
@@ -340,7 +361,10 @@ fn a_response_holds_at_most_5000_rows() {
     let r = t.get_range(&all().limit(6000)).unwrap();
     assert_eq!(r.rows.len(), MAX_RANGE_ROWS);
     let r = t
-        .get_range(&RangeRequest::backward(PrimaryKey::inf_max(1), PrimaryKey::inf_min(1)))
+        .get_range(&RangeRequest::backward(
+            PrimaryKey::inf_max(1),
+            PrimaryKey::inf_min(1),
+        ))
         .unwrap();
     assert_eq!(r.next_start, Some("k00002".into()));
 }

@@ -11,7 +11,8 @@ const T0: i64 = 1_700_000_000_000;
 
 fn table(options: TableOptions) -> (Table, ManualClock) {
     let clock = ManualClock::new(T0);
-    let t = Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
+    let t =
+        Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
     (t, clock)
 }
 
@@ -35,8 +36,11 @@ fn partitions_split_by_size_between_key_values() {
     let (t, _) = table(TableOptions::default().split_size_bytes(1_000).no_merge());
     for i in 0..200 {
         // 4 + 1 + 8 + 20 = 33 bytes a row.
-        t.put(format!("k{i:03}"), vec![Attribute::new("v", "x".repeat(20))])
-            .unwrap();
+        t.put(
+            format!("k{i:03}"),
+            vec![Attribute::new("v", "x".repeat(20))],
+        )
+        .unwrap();
     }
     let report = t.report();
     assert!(report.partitions >= 7, "{}", report.partitions);
@@ -50,7 +54,9 @@ fn partitions_split_by_size_between_key_values() {
     assert_eq!(bounds.last().unwrap().1, PkValue::InfMax);
     for w in bounds.windows(2) {
         assert_eq!(w[0].1, w[1].0);
-        let PkValue::String(s) = &w[1].0 else { panic!() };
+        let PkValue::String(s) = &w[1].0 else {
+            panic!()
+        };
         assert!(s.starts_with('k'));
     }
     assert_eq!(all_keys(&t, 1).len(), 200);
@@ -66,12 +72,8 @@ fn one_key_value_is_never_split() {
         PkColumn::new("seq", PkType::Integer),
     ])
     .unwrap();
-    let t = Table::with_clock(
-        schema,
-        TableOptions::default().split_size_bytes(500),
-        clock,
-    )
-    .unwrap();
+    let t =
+        Table::with_clock(schema, TableOptions::default().split_size_bytes(500), clock).unwrap();
     for i in 0..100 {
         t.put(vec!["hot".into(), i.into()], vec![Attribute::new("v", 1)])
             .unwrap();
@@ -84,7 +86,10 @@ fn one_key_value_is_never_split() {
     assert_eq!(t.partition_bounds()[1].0, PkValue::from("hot"));
     assert_eq!(report.oversized_key_values.len(), 1);
     let o = &report.oversized_key_values[0];
-    assert_eq!((o.value.clone(), o.rows, o.bytes), ("hot".into(), 100, 100 * (3 + 8 + 1 + 8 + 8)));
+    assert_eq!(
+        (o.value.clone(), o.rows, o.bytes),
+        ("hot".into(), 100, 100 * (3 + 8 + 1 + 8 + 8))
+    );
     assert!(report.summary().contains("oversized key value \"hot\""));
     assert_eq!(all_keys(&t, 2).len(), 101);
 }
@@ -169,8 +174,11 @@ fn small_cold_neighbours_merge_again() {
             .merge_below(250, 0),
     );
     for i in 0..100 {
-        t.put(format!("k{i:03}"), vec![Attribute::new("v", "x".repeat(20))])
-            .unwrap();
+        t.put(
+            format!("k{i:03}"),
+            vec![Attribute::new("v", "x".repeat(20))],
+        )
+        .unwrap();
     }
     let split = t.partition_count();
     assert!(split > 3);
@@ -193,8 +201,11 @@ fn small_cold_neighbours_merge_again() {
 fn merges_keep_hysteresis_below_the_split_size() {
     let (t, clock) = table(TableOptions::default().split_size_bytes(1_000));
     for i in 0..100 {
-        t.put(format!("k{i:03}"), vec![Attribute::new("v", "x".repeat(20))])
-            .unwrap();
+        t.put(
+            format!("k{i:03}"),
+            vec![Attribute::new("v", "x".repeat(20))],
+        )
+        .unwrap();
     }
     let n = t.partition_count();
     for _ in 0..3 {
@@ -225,7 +236,9 @@ fn pre_split_points_are_kept() {
 
 #[test]
 fn split_points_for_a_sample_of_keys() {
-    let sample: Vec<PkValue> = (0..1000).map(|i| format!("{:04}", i * 7 % 1000).into()).collect();
+    let sample: Vec<PkValue> = (0..1000)
+        .map(|i| format!("{:04}", i * 7 % 1000).into())
+        .collect();
     let points = split_points_even(sample.clone(), 4).unwrap();
     assert_eq!(points, vec!["0250".into(), "0500".into(), "0750".into()]);
     let points = split_points_by_size(sample.iter().map(|v| (v.clone(), 10)), 2_500).unwrap();
@@ -245,7 +258,12 @@ fn split_points_for_a_sample_of_keys() {
         })
     );
     // A value never straddles a point, even when heavy.
-    let sample = vec![("a".into(), 5), ("b".into(), 100), ("b".into(), 100), ("c".into(), 5)];
+    let sample = vec![
+        ("a".into(), 5),
+        ("b".into(), 100),
+        ("b".into(), 100),
+        ("c".into(), 5),
+    ];
     assert_eq!(
         split_points_by_size(sample, 50).unwrap(),
         vec![PkValue::from("b"), "c".into()]
@@ -266,7 +284,10 @@ fn the_report_shows_skew_per_window() {
         clock.set(T0 + (w + 1) * 1000);
     }
     let r = even.report();
-    assert_eq!((r.partitions, r.partitions_with_writes, r.writes), (4, 4, 12));
+    assert_eq!(
+        (r.partitions, r.partitions_with_writes, r.writes),
+        (4, 4, 12)
+    );
     assert!((r.hottest_share - 0.25).abs() < 1e-9);
     assert!((r.max_over_mean - 1.0).abs() < 1e-9);
     assert!((r.mean_partitions_written_per_window - 4.0).abs() < 1e-9);
@@ -305,8 +326,11 @@ fn reads_are_counted() {
     t.put("a", vec![Attribute::new("v", "xyz")]).unwrap();
     t.get(&"a".into(), &ReadOptions::default()).unwrap();
     t.get(&"b".into(), &ReadOptions::default()).unwrap();
-    t.get_range(&RangeRequest::forward(PrimaryKey::inf_min(1), PrimaryKey::inf_max(1)))
-        .unwrap();
+    t.get_range(&RangeRequest::forward(
+        PrimaryKey::inf_min(1),
+        PrimaryKey::inf_max(1),
+    ))
+    .unwrap();
     let rec = t.load_records();
     assert_eq!(rec.len(), 1);
     assert_eq!(rec[0].load.reads, 3);

@@ -167,7 +167,10 @@ fn attributes_are_checked() {
     );
     // A refused put leaves the row as it was.
     let row = t.get(&"a".into(), &Default::default()).unwrap().unwrap();
-    assert_eq!(row.value("blob").map(Value::size), Some(MAX_ATTRIBUTE_BYTES));
+    assert_eq!(
+        row.value("blob").map(Value::size),
+        Some(MAX_ATTRIBUTE_BYTES)
+    );
     // Every attribute type is stored.
     t.put(
         "types",
@@ -180,7 +183,10 @@ fn attributes_are_checked() {
         ],
     )
     .unwrap();
-    let row = t.get(&"types".into(), &Default::default()).unwrap().unwrap();
+    let row = t
+        .get(&"types".into(), &Default::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(row.value("d"), Some(&Value::Double(0.5)));
     assert_eq!(row.value("b"), Some(&Value::Boolean(true)));
     assert_eq!(row.value("x"), Some(&Value::Binary(vec![1, 2])));
@@ -274,6 +280,10 @@ fn errors_read_well() {
         event: 3,
         source: Box::new(e),
     };
-    assert!(wrapped.to_string().starts_with("event 3 failed: primary-key"));
+    assert!(
+        wrapped
+            .to_string()
+            .starts_with("event 3 failed: primary-key")
+    );
     assert!(std::error::Error::source(&wrapped).is_some());
 }

@@ -11,7 +11,8 @@ const DAY: i64 = 86_400;
 
 fn table(options: TableOptions) -> (Table, ManualClock) {
     let clock = ManualClock::new(NOW);
-    let t = Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
+    let t =
+        Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
     (t, clock)
 }
 
@@ -29,7 +30,10 @@ fn a_version_defaults_to_the_clock() {
     clock.advance(1_234);
     t.update("k", vec![UpdateOp::Put(Attribute::new("b", 2))])
         .unwrap();
-    let row = t.get(&"k".into(), &ReadOptions::default()).unwrap().unwrap();
+    let row = t
+        .get(&"k".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(
         row.cells,
         vec![
@@ -51,21 +55,35 @@ fn a_version_defaults_to_the_clock() {
 fn max_versions_keeps_the_newest() {
     let (t, _) = table(TableOptions::default().max_versions(3));
     let v = |ms: i64, x: i64| UpdateOp::Put(Attribute::new("a", x).with_version(NOW + ms));
-    t.update("k", vec![v(1, 1), v(2, 2), v(3, 3), v(4, 4)]).unwrap();
+    t.update("k", vec![v(1, 1), v(2, 2), v(3, 3), v(4, 4)])
+        .unwrap();
     let all = ReadOptions::default().max_versions(10);
     assert_eq!(
         versions(&t, "k", &all),
-        vec![(NOW + 4, 4.into()), (NOW + 3, 3.into()), (NOW + 2, 2.into())]
+        vec![
+            (NOW + 4, 4.into()),
+            (NOW + 3, 3.into()),
+            (NOW + 2, 2.into())
+        ]
     );
     // An older version than the kept ones is unreadable at once.
     t.update("k", vec![v(0, 0)]).unwrap();
     assert_eq!(versions(&t, "k", &all).len(), 3);
     // Default reads return the newest only; max_versions(2) the two newest.
-    assert_eq!(versions(&t, "k", &ReadOptions::default()), vec![(NOW + 4, 4.into())]);
-    assert_eq!(versions(&t, "k", &ReadOptions::default().max_versions(2)).len(), 2);
+    assert_eq!(
+        versions(&t, "k", &ReadOptions::default()),
+        vec![(NOW + 4, 4.into())]
+    );
+    assert_eq!(
+        versions(&t, "k", &ReadOptions::default().max_versions(2)).len(),
+        2
+    );
     // Rewriting a version replaces its value.
     t.update("k", vec![v(4, 40)]).unwrap();
-    assert_eq!(versions(&t, "k", &ReadOptions::default()), vec![(NOW + 4, 40.into())]);
+    assert_eq!(
+        versions(&t, "k", &ReadOptions::default()),
+        vec![(NOW + 4, 40.into())]
+    );
     // Delete one version, then the column.
     t.update(
         "k",
@@ -75,8 +93,12 @@ fn max_versions_keeps_the_newest() {
         }],
     )
     .unwrap();
-    assert_eq!(versions(&t, "k", &ReadOptions::default()), vec![(NOW + 3, 3.into())]);
-    t.update("k", vec![UpdateOp::DeleteColumn("a".into())]).unwrap();
+    assert_eq!(
+        versions(&t, "k", &ReadOptions::default()),
+        vec![(NOW + 3, 3.into())]
+    );
+    t.update("k", vec![UpdateOp::DeleteColumn("a".into())])
+        .unwrap();
     assert_eq!(versions(&t, "k", &all), vec![]);
 }
 
@@ -143,9 +165,15 @@ fn written_versions_lie_within_the_offset() {
         max_seconds: NOW_S + DAY,
     };
     assert_eq!(put((NOW_S - DAY) * 1000), Ok(()));
-    assert_eq!(put((NOW_S - DAY) * 1000 - 1), Err(refused((NOW_S - DAY) * 1000 - 1)));
+    assert_eq!(
+        put((NOW_S - DAY) * 1000 - 1),
+        Err(refused((NOW_S - DAY) * 1000 - 1))
+    );
     assert_eq!(put((NOW_S + DAY) * 1000 - 1), Ok(()));
-    assert_eq!(put((NOW_S + DAY) * 1000), Err(refused((NOW_S + DAY) * 1000)));
+    assert_eq!(
+        put((NOW_S + DAY) * 1000),
+        Err(refused((NOW_S + DAY) * 1000))
+    );
 }
 
 #[test]
@@ -176,12 +204,19 @@ fn expired_data_is_invisible_and_dropped() {
     t.put("keyonly", vec![]).unwrap();
     clock.advance(DAY * 1000);
     // Exactly TTL seconds old: still live.
-    assert!(t.get(&"old".into(), &ReadOptions::default()).unwrap().is_some());
+    assert!(
+        t.get(&"old".into(), &ReadOptions::default())
+            .unwrap()
+            .is_some()
+    );
     clock.advance(1000);
     t.put("new", vec![Attribute::new("a", 2)]).unwrap();
     assert_eq!(t.get(&"old".into(), &ReadOptions::default()), Ok(None));
     let all = t
-        .get_range(&RangeRequest::forward(PrimaryKey::inf_min(1), PrimaryKey::inf_max(1)))
+        .get_range(&RangeRequest::forward(
+            PrimaryKey::inf_min(1),
+            PrimaryKey::inf_max(1),
+        ))
         .unwrap();
     let keys: Vec<String> = all.rows.iter().map(|r| r.key.to_string()).collect();
     assert_eq!(keys, ["keyonly", "new"]);
@@ -194,18 +229,17 @@ fn expired_data_is_invisible_and_dropped() {
     clock.advance((DAY + 1) * 1000);
     t.update("gone", vec![UpdateOp::Put(Attribute::new("c", 3))])
         .unwrap();
-    let row = t.get(&"gone".into(), &ReadOptions::default()).unwrap().unwrap();
+    let row = t
+        .get(&"gone".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(row.cells.len(), 1);
     assert_eq!(row.value("c"), Some(&Value::Integer(3)));
 }
 
 #[test]
 fn expired_versions_leave_newer_ones() {
-    let (t, clock) = table(
-        TableOptions::default()
-            .ttl_seconds(DAY)
-            .max_versions(2),
-    );
+    let (t, clock) = table(TableOptions::default().ttl_seconds(DAY).max_versions(2));
     t.update(
         "k",
         vec![
@@ -231,7 +265,10 @@ fn any_clock_can_be_injected() {
     .unwrap();
     assert_eq!(t.now_ms(), 42_000);
     t.put("k", vec![Attribute::new("a", 1)]).unwrap();
-    assert_eq!(versions(&t, "k", &ReadOptions::default()), vec![(42_000, 1.into())]);
+    assert_eq!(
+        versions(&t, "k", &ReadOptions::default()),
+        vec![(42_000, 1.into())]
+    );
     let system = Table::single_string_key("pk", TableOptions::default()).unwrap();
     assert!(system.now_ms() > NOW);
     let manual = ManualClock::new(5);
