@@ -115,7 +115,7 @@ impl Heatmap {
         let windows = if records.is_empty() {
             0
         } else {
-            usize::try_from(w1 - w0 + 1).unwrap_or(usize::MAX)
+            usize::try_from(w1.saturating_sub(w0).saturating_add(1)).unwrap_or(usize::MAX)
         };
         let columns = options.max_columns.clamp(1, windows.max(1));
         let per_column = windows.div_ceil(columns).max(1);
@@ -142,7 +142,8 @@ impl Heatmap {
                 .as_ref()
                 .map_or(hi, |v| idx(v) + 1)
                 .clamp(from + 1, hi);
-            let col = usize::try_from(r.window - w0).unwrap_or(0) / per_column;
+            let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
+                .min(columns - 1);
             #[allow(clippy::cast_precision_loss)]
             let share = value / (to - from) as f64;
             for i in from..to {
@@ -158,7 +159,10 @@ impl Heatmap {
             metric: options.metric,
             bands: band_starts,
             columns_ms: (0..columns)
-                .map(|c| (start + (c * per_column) as i64) * window_ms)
+                .map(|c| {
+                    let offset = i64::try_from(c * per_column).unwrap_or(i64::MAX);
+                    start.saturating_add(offset).saturating_mul(window_ms)
+                })
                 .collect(),
             cells,
             max,

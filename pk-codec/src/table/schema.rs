@@ -1,5 +1,6 @@
 //! Schema, primary keys and attribute values, with the store's limits.
 
+use std::cmp::Ordering;
 use std::fmt;
 
 use serde::Serialize;
@@ -238,7 +239,7 @@ pub fn check_column_name(name: &str) -> Result<()> {
 /// assert!(PkValue::InfMin < PkValue::from(i64::MIN));
 /// assert!(PkValue::from("\u{10FFFF}") < PkValue::InfMax);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum PkValue {
     /// Lower than any value (range bounds only).
     InfMin,
@@ -252,7 +253,39 @@ pub enum PkValue {
     InfMax,
 }
 
+impl Ord for PkValue {
+    /// Written out (rather than derived) so that it inlines into the row map's searches.
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::String(a), Self::String(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Self::Integer(a), Self::Integer(b)) => a.cmp(b),
+            (Self::Binary(a), Self::Binary(b)) => a.as_slice().cmp(b.as_slice()),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for PkValue {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl PkValue {
+    /// Order of the variants: INF_MIN, integers, strings, binaries, INF_MAX.
+    #[inline]
+    fn rank(&self) -> u8 {
+        match self {
+            Self::InfMin => 0,
+            Self::Integer(_) => 1,
+            Self::String(_) => 2,
+            Self::Binary(_) => 3,
+            Self::InfMax => 4,
+        }
+    }
+
     /// The name of the value's type, for messages.
     #[must_use]
     pub fn type_name(&self) -> &'static str {
@@ -336,8 +369,29 @@ impl From<&[u8]> for PkValue {
 /// assert_eq!(a.partition_value(), b.partition_value());
 /// assert!(PrimaryKey::new(vec![PkValue::InfMin]) < b);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct PrimaryKey(pub Vec<PkValue>);
+
+impl Ord for PrimaryKey {
+    /// Column by column, then by length (lexicographic); written out so that it inlines.
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        for (a, b) in self.0.iter().zip(&other.0) {
+            match a.cmp(b) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+        }
+        self.0.len().cmp(&other.0.len())
+    }
+}
+
+impl PartialOrd for PrimaryKey {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl PrimaryKey {
     /// A key from its column values.

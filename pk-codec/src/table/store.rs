@@ -409,20 +409,22 @@ impl Table {
         let live_from = self.policy.live_from_seconds(now);
         let mut changes = Vec::with_capacity(ops.len());
         for op in ops {
-            changes.push(match op {
-                UpdateOp::Put(a) => {
-                    let mut c = self.policy.cells_from_attributes(vec![a], now)?;
-                    Change::Put(c.pop().ok_or(TableError::InvalidLimit)?)
-                }
+            match op {
+                UpdateOp::Put(a) => changes.extend(
+                    self.policy
+                        .cells_from_attributes(vec![a], now)?
+                        .into_iter()
+                        .map(Change::Put),
+                ),
                 UpdateOp::DeleteColumn(n) => {
                     check_column_name(&n)?;
-                    Change::DeleteColumn(n)
+                    changes.push(Change::DeleteColumn(n));
                 }
                 UpdateOp::DeleteVersion { name, version } => {
                     check_column_name(&name)?;
-                    Change::DeleteVersion(name, version)
+                    changes.push(Change::DeleteVersion(name, version));
                 }
-            });
+            }
         }
         let max_versions = self.policy.max_versions;
         self.write_with(key, move |data, key| {
