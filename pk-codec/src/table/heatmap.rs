@@ -243,42 +243,56 @@ fn draw(
     root.fill(&WHITE)?;
     let cols = map.columns_ms.len().max(1);
     let bands = map.bands.len().max(1);
+    let first_ms = map.columns_ms.first().copied().unwrap_or(0);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("load ({:?}) by key and time", map.metric),
-            ("sans-serif", 16),
+            format!(
+                "{:?} by key band (top: lowest keys) and time; brightest cell = {:.0}",
+                map.metric, map.max
+            ),
+            ("sans-serif", 15),
         )
         .margin(8)
-        .x_label_area_size(28)
+        .x_label_area_size(34)
         .y_label_area_size(110)
-        .build_cartesian_2d(0usize..cols, 0usize..bands)?;
+        .build_cartesian_2d(0usize..cols, (0usize..bands - 1).into_segmented())?;
     let labels: Vec<String> = map.bands.iter().map(|b| label(b, 14)).collect();
     let starts = map.columns_ms.clone();
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc("time (s)")
+        .x_desc("seconds from the first window")
         .x_labels(8)
-        .y_labels(bands.min(16))
+        .y_labels(bands.min(24))
         .x_label_formatter(&|c| {
-            starts
-                .get(*c)
-                .map_or(String::new(), |ms| format!("{}", ms.div_euclid(1000)))
+            starts.get(*c).map_or(String::new(), |ms| {
+                format!("{}", ms.saturating_sub(first_ms).div_euclid(1000))
+            })
         })
-        .y_label_formatter(&|b| {
+        .y_label_formatter(&|v| match v {
             // Band 0 (lowest keys) is drawn at the top.
-            bands
-                .checked_sub(b + 1)
+            SegmentValue::CenterOf(y) | SegmentValue::Exact(y) => bands
+                .checked_sub(y + 1)
                 .and_then(|i| labels.get(i))
                 .cloned()
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            SegmentValue::Last => String::new(),
         })
         .draw()?;
     chart.draw_series(map.cells.iter().enumerate().flat_map(|(b, row)| {
         let y = bands - 1 - b;
         row.iter().enumerate().map(move |(c, v)| {
             let t = if map.max > 0.0 { v / map.max } else { 0.0 };
-            Rectangle::new([(c, y), (c + 1, y + 1)], heat(t).filled())
+            // The integer range is inclusive: `bands` segments, the last one closed by `Last`.
+            let top = if y + 1 == bands {
+                SegmentValue::Last
+            } else {
+                SegmentValue::Exact(y + 1)
+            };
+            Rectangle::new(
+                [(c, SegmentValue::Exact(y)), (c + 1, top)],
+                heat(t).filled(),
+            )
         })
     }))?;
     root.present()?;

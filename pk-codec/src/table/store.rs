@@ -1106,3 +1106,50 @@ fn take_window(p: &Partition, data: &mut PartData, window: i64) -> PartitionWind
     lock(&p.samples).clear();
     rec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_key_is_the_lowest_key_of_a_value() {
+        let k = bound_key(&"m".into(), 3);
+        assert_eq!(
+            k.values(),
+            [PkValue::from("m"), PkValue::InfMin, PkValue::InfMin]
+        );
+        assert!(k < PrimaryKey::new(vec!["m".into(), i64::MIN.into(), "".into()]));
+        assert!(k > PrimaryKey::new(vec!["l".into(), PkValue::InfMax, PkValue::InfMax]));
+    }
+
+    #[test]
+    fn key_only_rows_stay_visible_expired_ones_do_not() {
+        let cell = |version| Cell {
+            name: "a".into(),
+            version,
+            value: 1.into(),
+        };
+        let row = |cells| StoredRow { cells, size: 0 };
+        assert!(visible(&row(vec![]), i64::MAX));
+        assert!(visible(&row(vec![cell(5_000)]), 5));
+        assert!(!visible(&row(vec![cell(4_999)]), 5));
+    }
+
+    #[test]
+    fn index_of_finds_the_partition_holding_a_value() {
+        let parts: Vec<Arc<Partition>> = [
+            (PkValue::InfMin, PkValue::from("g")),
+            ("g".into(), "p".into()),
+            ("p".into(), PkValue::InfMax),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (l, u))| Arc::new(Partition::new(i as u64, l, u, PartData::default())))
+        .collect();
+        assert_eq!(index_of(&parts, &"a".into()), 0);
+        assert_eq!(index_of(&parts, &"g".into()), 1);
+        assert_eq!(index_of(&parts, &"oz".into()), 1);
+        assert_eq!(index_of(&parts, &PkValue::InfMax), 2);
+        assert_eq!(index_of(&parts, &PkValue::InfMin), 0);
+    }
+}
