@@ -81,8 +81,11 @@
 //!
 //! Every operation takes `&self`. Each partition has its own lock, and each thread reads its
 //! own copy of the partition map, so writers to different partitions do not wait for each
-//! other. A split or merge locks the map and the partitions concerned for a moment; a range
-//! read moves partition by partition, so rows come in order, each once, while splits happen.
+//! other; writers to the same partition take turns, so to load in parallel, pre-split the
+//! table (or set split thresholds low enough) that the writers' keys fall in different
+//! partitions. A split or merge locks the map and the partitions concerned for a moment; a
+//! range read moves partition by partition, so rows come in order, each once, while splits
+//! happen.
 //!
 //! # What the model leaves out
 //!
@@ -90,6 +93,27 @@
 //! [`Table::compact`]. Load splits decide from a sample of operations (one in
 //! [`TableOptions::load_sample_every`]). There is no persistence, no secondary index and no
 //! conditional write.
+//!
+//! [`LoadReport::capacity`]: crate::table::LoadReport::capacity
+//! [`LoadReport`]: crate::table::LoadReport
+//! [`ManualClock`]: crate::table::ManualClock
+//! [`ReadOptions`]: crate::table::ReadOptions
+//! [`Table::batch_write`]: crate::table::Table::batch_write
+//! [`Table::compact`]: crate::table::Table::compact
+//! [`Table::delete`]: crate::table::Table::delete
+//! [`Table::get_range`]: crate::table::Table::get_range
+//! [`Table::get`]: crate::table::Table::get
+//! [`Table::heatmap`]: crate::table::Table::heatmap
+//! [`Table::put`]: crate::table::Table::put
+//! [`Table::replay`]: crate::table::Table::replay
+//! [`Table::update`]: crate::table::Table::update
+//! [`TableError`]: crate::table::TableError
+//! [`TableOptions::load_sample_every`]: crate::table::TableOptions::load_sample_every
+//! [`TableOptions::pre_split`]: crate::table::TableOptions::pre_split
+//! [`UpdateOp`]: crate::table::UpdateOp
+//! [`split_points_by_size`]: crate::table::split_points_by_size
+//! [`split_points_even`]: crate::table::split_points_even
+
 mod error;
 mod heatmap;
 mod load;
