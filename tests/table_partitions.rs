@@ -2,7 +2,7 @@
 //! the heatmap.
 
 use pk_codec::table::{
-    Attribute, HeatmapOptions, ManualClock, Metric, PkColumn, PkType, PkValue, PrimaryKey,
+    Attribute, Clock, HeatmapOptions, ManualClock, Metric, PkColumn, PkType, PkValue, PrimaryKey,
     RangeRequest, ReadOptions, Schema, Table, TableError, TableOptions, compare_designs,
     split_points_by_size, split_points_even,
 };
@@ -386,4 +386,39 @@ fn reports_serialize_to_json() {
     assert!(json.contains("efficiency"));
     let json = serde_json::to_string(&t.load_records()).unwrap();
     assert!(json.contains("bytes_written"));
+}
+
+#[test]
+fn replay_advances_the_clock_and_names_the_failing_event() {
+    let (t, clock) = table(TableOptions::default().load_window_ms(10_000));
+    let events = vec![
+        ("a", vec![Attribute::new("n", 1)], T0 + 5_000),
+        ("b", vec![Attribute::new("n", 2)], T0 + 25_000),
+        ("c", vec![Attribute::new("bad name", 3)], T0 + 30_000),
+        ("d", vec![Attribute::new("n", 4)], T0 + 40_000),
+    ];
+    assert_eq!(
+        t.replay(&clock, events),
+        Err(TableError::Replay {
+            event: 2,
+            source: Box::new(TableError::InvalidColumnName {
+                name: "bad name".into(),
+                reason: "only letters, digits and '_' are allowed"
+            })
+        })
+    );
+    assert_eq!(clock.now_ms(), T0 + 30_000);
+    let row = t
+        .get(&"b".into(), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.cells[0].version, T0 + 25_000);
+    assert_eq!(t.get(&"d".into(), &ReadOptions::default()), Ok(None));
+    let windows: Vec<i64> = t.report().windows.iter().map(|w| w.start_ms).collect();
+    // The two gets above count in the window of T0 + 30 s.
+    assert_eq!(windows, vec![T0, T0 + 20_000, T0 + 30_000]);
+    let stats = t
+        .replay(&clock, [("e", vec![Attribute::new("n", 5)], T0 + 50_000)])
+        .unwrap();
+    assert_eq!((stats.events, stats.bytes), (1, 1 + 1 + 8 + 8));
 }

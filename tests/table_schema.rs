@@ -242,6 +242,43 @@ fn options_are_checked() {
         }
     );
     assert_eq!(
+        err(TableOptions::default().split_load_ops(0)),
+        TableError::InvalidOption {
+            option: "split_load_ops",
+            value: 0,
+            reason: "must be above 0"
+        }
+    );
+    assert_eq!(
+        err(TableOptions::default()
+            .split_load_ops(100)
+            .merge_below(1, 51)),
+        TableError::InvalidOption {
+            option: "merge_load_ops",
+            value: 51,
+            reason: "must be at most half of split_load_ops"
+        }
+    );
+    // Without merges, merge thresholds are not checked.
+    assert!(
+        Table::new(
+            s(),
+            TableOptions::default()
+                .split_size_bytes(10)
+                .merge_below(100, 0)
+                .no_merge()
+        )
+        .is_ok()
+    );
+    assert_eq!(
+        err(TableOptions::default().load_sample_every(0)),
+        TableError::InvalidOption {
+            option: "load_sample_every",
+            value: 0,
+            reason: "must be at least 1"
+        }
+    );
+    assert_eq!(
         err(TableOptions::default().load_window_ms(0)),
         TableError::InvalidOption {
             option: "load_window_ms",
