@@ -123,10 +123,11 @@ impl Schema {
     /// Checks a key for a write or a point read: right arity, right types, no INF, sizes.
     #[inline]
     pub(crate) fn check_row_key(&self, key: &PrimaryKey) -> Result<()> {
-        if key.0.len() != self.columns.len() {
-            return Err(arity(self.columns.len(), key.0.len()));
+        let values = key.values();
+        if values.len() != self.columns.len() {
+            return Err(arity(self.columns.len(), values.len()));
         }
-        for (v, c) in key.0.iter().zip(&self.columns) {
+        for (v, c) in values.iter().zip(&self.columns) {
             check_value(v, c, false)?;
         }
         Ok(())
@@ -134,10 +135,11 @@ impl Schema {
 
     /// Checks a range bound: like a row key, but INF_MIN / INF_MAX are allowed.
     pub(crate) fn check_bound(&self, key: &PrimaryKey) -> Result<()> {
-        if key.0.len() != self.columns.len() {
-            return Err(arity(self.columns.len(), key.0.len()));
+        let values = key.values();
+        if values.len() != self.columns.len() {
+            return Err(arity(self.columns.len(), values.len()));
         }
-        for (v, c) in key.0.iter().zip(&self.columns) {
+        for (v, c) in values.iter().zip(&self.columns) {
             check_value(v, c, true)?;
         }
         Ok(())
@@ -357,7 +359,8 @@ impl From<&[u8]> for PkValue {
 
 /// A whole primary key: one value per schema column, partition key first.
 ///
-/// Keys order column by column (the store's row order).
+/// Keys order column by column (the store's row order). A one-column key keeps its value
+/// inline, so that the row map compares it with one pointer hop, as a map of strings would.
 ///
 /// # Examples
 ///
@@ -367,23 +370,40 @@ impl From<&[u8]> for PkValue {
 /// let a = PrimaryKey::new(vec!["dev1".into(), 7.into()]);
 /// let b = PrimaryKey::from("dev1");
 /// assert_eq!(a.partition_value(), b.partition_value());
+/// assert_eq!(a.values().len(), 2);
 /// assert!(PrimaryKey::new(vec![PkValue::InfMin]) < b);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct PrimaryKey(pub Vec<PkValue>);
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PrimaryKey(Repr);
+
+/// The storage of a key. Invariant: `Many` never holds exactly one value (so that derived
+/// equality and hashing agree with the values).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    One(PkValue),
+    Many(Vec<PkValue>),
+}
 
 impl Ord for PrimaryKey {
     /// Column by column, then by length (lexicographic); written out so that it inlines.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        for (a, b) in self.0.iter().zip(&other.0) {
-            match a.cmp(b) {
-                Ordering::Equal => {}
-                o => return o,
-            }
+        match (&self.0, &other.0) {
+            (Repr::One(a), Repr::One(b)) => a.cmp(b),
+            _ => cmp_columns(self.values(), other.values()),
         }
-        self.0.len().cmp(&other.0.len())
     }
+}
+
+/// Lexicographic order of several columns (kept out of line so that `cmp` stays small).
+fn cmp_columns(a: &[PkValue], b: &[PkValue]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match x.cmp(y) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 impl PartialOrd for PrimaryKey {
@@ -393,49 +413,74 @@ impl PartialOrd for PrimaryKey {
     }
 }
 
+impl Serialize for PrimaryKey {
+    /// As the sequence of its values.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.values().serialize(serializer)
+    }
+}
+
 impl PrimaryKey {
     /// A key from its column values.
     #[must_use]
-    pub fn new(values: Vec<PkValue>) -> Self {
-        Self(values)
+    pub fn new(mut values: Vec<PkValue>) -> Self {
+        if values.len() == 1
+            && let Some(v) = values.pop()
+        {
+            return Self(Repr::One(v));
+        }
+        Self(Repr::Many(values))
     }
 
     /// The column values.
     #[must_use]
+    #[inline]
     pub fn values(&self) -> &[PkValue] {
-        &self.0
+        match &self.0 {
+            Repr::One(v) => std::slice::from_ref(v),
+            Repr::Many(v) => v,
+        }
+    }
+
+    /// The column values, owned.
+    #[must_use]
+    pub fn into_values(self) -> Vec<PkValue> {
+        match self.0 {
+            Repr::One(v) => vec![v],
+            Repr::Many(v) => v,
+        }
     }
 
     /// The partition-key value (the first column), `InfMin` for an empty key.
     #[must_use]
     #[inline]
     pub fn partition_value(&self) -> &PkValue {
-        self.0.first().unwrap_or(&PkValue::InfMin)
+        self.values().first().unwrap_or(&PkValue::InfMin)
     }
 
     /// A key of `columns` columns all `INF_MIN` (the lowest key).
     #[must_use]
     pub fn inf_min(columns: usize) -> Self {
-        Self(vec![PkValue::InfMin; columns])
+        Self::new(vec![PkValue::InfMin; columns])
     }
 
     /// A key of `columns` columns all `INF_MAX` (the highest key).
     #[must_use]
     pub fn inf_max(columns: usize) -> Self {
-        Self(vec![PkValue::InfMax; columns])
+        Self::new(vec![PkValue::InfMax; columns])
     }
 
     /// Bytes the key takes in the size accounting.
     #[must_use]
     #[inline]
     pub fn size(&self) -> usize {
-        self.0.iter().map(PkValue::size).sum()
+        self.values().iter().map(PkValue::size).sum()
     }
 }
 
 impl fmt::Display for PrimaryKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.0.iter().enumerate() {
+        for (i, v) in self.values().iter().enumerate() {
             if i > 0 {
                 f.write_str(" | ")?;
             }
@@ -447,32 +492,32 @@ impl fmt::Display for PrimaryKey {
 
 impl From<&str> for PrimaryKey {
     fn from(s: &str) -> Self {
-        Self(vec![PkValue::from(s)])
+        Self(Repr::One(PkValue::from(s)))
     }
 }
 impl From<String> for PrimaryKey {
     fn from(s: String) -> Self {
-        Self(vec![PkValue::String(s)])
+        Self(Repr::One(PkValue::String(s)))
     }
 }
 impl From<i64> for PrimaryKey {
     fn from(i: i64) -> Self {
-        Self(vec![PkValue::Integer(i)])
+        Self(Repr::One(PkValue::Integer(i)))
     }
 }
 impl From<&[u8]> for PrimaryKey {
     fn from(b: &[u8]) -> Self {
-        Self(vec![PkValue::Binary(b.to_vec())])
+        Self(Repr::One(PkValue::Binary(b.to_vec())))
     }
 }
 impl From<PkValue> for PrimaryKey {
     fn from(v: PkValue) -> Self {
-        Self(vec![v])
+        Self(Repr::One(v))
     }
 }
 impl From<Vec<PkValue>> for PrimaryKey {
     fn from(v: Vec<PkValue>) -> Self {
-        Self(v)
+        Self::new(v)
     }
 }
 
@@ -654,6 +699,26 @@ mod tests {
         );
         assert!(check_column_name("é").is_err());
         assert!(check_column_name("").is_err());
+    }
+
+    #[test]
+    fn one_column_keys_are_the_same_however_built() {
+        use std::collections::hash_map::DefaultHasher;
+        use std::hash::{Hash, Hasher};
+        let hash = |k: &PrimaryKey| {
+            let mut h = DefaultHasher::new();
+            k.hash(&mut h);
+            h.finish()
+        };
+        let a = PrimaryKey::new(vec!["k".into()]);
+        let b = PrimaryKey::from("k");
+        assert_eq!(a, b);
+        assert_eq!(hash(&a), hash(&b));
+        assert_eq!(a.cmp(&b), Ordering::Equal);
+        assert_eq!(b.clone().into_values(), vec![PkValue::from("k")]);
+        let two = PrimaryKey::new(vec!["k".into(), 1.into()]);
+        assert!(a < two);
+        assert!(PrimaryKey::new(vec![]) < a);
     }
 
     #[test]

@@ -766,7 +766,7 @@ fn bound_key(v: &PkValue, n: usize) -> PrimaryKey {
     let mut k = Vec::with_capacity(n);
     k.push(v.clone());
     k.resize(n, PkValue::InfMin);
-    PrimaryKey(k)
+    PrimaryKey::new(k)
 }
 
 fn count_read(p: &Partition, rows: (u64, u64)) {

@@ -20,10 +20,15 @@ pub trait Clock: Send + Sync {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    #[inline]
     fn now_ms(&self) -> i64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        // Seconds and milliseconds apart: `as_millis` works in u128, a cost on every write.
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| {
+            i64::try_from(d.as_secs())
+                .unwrap_or(i64::MAX / 1000)
+                .saturating_mul(1000)
+                .saturating_add(i64::from(d.subsec_millis()))
+        })
     }
 }
 
