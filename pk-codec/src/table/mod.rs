@@ -79,9 +79,9 @@
 //!
 //! # Threads
 //!
-//! Every operation takes `&self`. Each partition has its own lock, and each thread reads its
-//! own copy of the partition map, so writers to different partitions do not wait for each
-//! other; writers to the same partition take turns, so to load in parallel, pre-split the
+//! Every operation takes `&self`. Each partition has its own lock, and threads read the
+//! partition map from one of several copies (chosen per thread), so writers to different
+//! partitions do not wait for each other; writers to the same partition take turns, so to load in parallel, pre-split the
 //! table (or set split thresholds low enough) that the writers' keys fall in different
 //! partitions. A split or merge locks the map and the partitions concerned for a moment; a
 //! range read moves partition by partition, so rows come in order, each once, while splits

@@ -120,8 +120,9 @@ struct Shard(RwLock<Vec<Arc<Partition>>>);
 
 /// The partitions in key order (the first starts at INF_MIN, the last ends at INF_MAX).
 ///
-/// Every thread reads its own copy under that copy's read lock, so that threads working on
-/// different partitions never write to a shared cache line (one shared read-write lock made two
+/// Each thread reads one copy (picked round-robin when the thread first uses a table) under
+/// that copy's read lock, so that a few threads working on different partitions do not write
+/// to a shared cache line (one shared read-write lock made two
 /// writer threads slower than one). Splits and merges take every copy's write lock, in order,
 /// and change all copies alike: holding any read lock therefore pins the whole map.
 #[derive(Debug)]
