@@ -84,6 +84,9 @@ mod spec;
 mod text;
 mod value;
 
+/// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
+pub mod table;
+
 pub use bucket::{MergeSorted, merge_sorted_by};
 pub use error::{Error, Result};
 pub use hash::HashAlg;

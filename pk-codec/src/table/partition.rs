@@ -1,0 +1,382 @@
+//! Partitions (ranges of the partition key), the choice of split points, and split-point
+//! computation for a sample of keys (pre-splitting before an import).
+
+use std::cell::Cell as StdCell;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::error::{Result, TableError};
+use super::schema::{Cell, PkValue, PrimaryKey};
+
+/// A stored row: cells ordered by (name, newest first), and its accounted size.
+#[derive(Debug, Clone)]
+pub(crate) struct StoredRow {
+    pub(crate) cells: Vec<Cell>,
+    /// Key + cells, in bytes.
+    pub(crate) size: u64,
+}
+
+/// Writes of the current load window, kept under the partition's write lock.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WriteLoad {
+    pub(crate) writes: u64,
+    pub(crate) bytes_written: u64,
+}
+
+/// What a partition's lock guards.
+#[derive(Debug, Default)]
+pub(crate) struct PartData {
+    /// Set when the partition was split or merged away: the caller must look it up again.
+    pub(crate) retired: bool,
+    pub(crate) rows: BTreeMap<PrimaryKey, StoredRow>,
+    pub(crate) bytes: u64,
+    pub(crate) window: WriteLoad,
+    pub(crate) total_writes: u64,
+}
+
+impl PartData {
+    /// Whether every row shares one partition-key value (such a partition cannot split).
+    pub(crate) fn single_value(&self) -> bool {
+        match (self.rows.first_key_value(), self.rows.last_key_value()) {
+            (Some((a, _)), Some((b, _))) => a.partition_value() == b.partition_value(),
+            _ => true,
+        }
+    }
+}
+
+/// One range `[lower, upper)` of the partition key, with its rows and load counters.
+///
+/// Aligned to two cache lines so that writers to neighbouring partitions do not share one.
+#[derive(Debug)]
+#[repr(align(128))]
+pub(crate) struct Partition {
+    pub(crate) id: u64,
+    pub(crate) lower: PkValue,
+    pub(crate) upper: PkValue,
+    pub(crate) data: RwLock<PartData>,
+    /// Reads of the current window (readers hold only the read lock, so these are atomic).
+    pub(crate) reads: AtomicU64,
+    pub(crate) rows_read: AtomicU64,
+    pub(crate) bytes_read: AtomicU64,
+    pub(crate) total_reads: AtomicU64,
+    /// Operations of the last closed window (for merge decisions).
+    pub(crate) last_window_ops: AtomicU64,
+    /// A load split was tried in this window: do not try again until the next one.
+    pub(crate) load_split_tried: AtomicBool,
+    /// Partition-key values of sampled operations in this window.
+    pub(crate) samples: Mutex<Vec<PkValue>>,
+}
+
+/// Most samples a partition keeps per window; past it every other one is dropped.
+const MAX_SAMPLES: usize = 4096;
+
+impl Partition {
+    pub(crate) fn new(id: u64, lower: PkValue, upper: PkValue, data: PartData) -> Self {
+        Self {
+            id,
+            lower,
+            upper,
+            data: RwLock::new(data),
+            reads: AtomicU64::new(0),
+            rows_read: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+            total_reads: AtomicU64::new(0),
+            last_window_ops: AtomicU64::new(0),
+            load_split_tried: AtomicBool::new(false),
+            samples: Mutex::new(Vec::new()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, v: &PkValue) -> bool {
+        self.lower <= *v && *v < self.upper
+    }
+
+    /// Records one sampled operation on partition-key value `v`.
+    #[cold]
+    pub(crate) fn sample(&self, v: &PkValue) {
+        let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        if s.len() >= MAX_SAMPLES {
+            let mut i = 0;
+            s.retain(|_| {
+                i += 1;
+                i % 2 == 0
+            });
+        }
+        s.push(v.clone());
+    }
+}
+
+/// Number of copies of the partition map; a power of two.
+const SHARDS: usize = 8;
+
+/// One copy of the partition map, on its own cache lines.
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard(RwLock<Vec<Arc<Partition>>>);
+
+/// The partitions in key order (the first starts at INF_MIN, the last ends at INF_MAX).
+///
+/// Each thread reads one copy (picked round-robin when the thread first uses a table) under
+/// that copy's read lock, so that a few threads working on different partitions do not write
+/// to a shared cache line (one shared read-write lock made two
+/// writer threads slower than one). Splits and merges take every copy's write lock, in order,
+/// and change all copies alike: holding any read lock therefore pins the whole map.
+#[derive(Debug)]
+pub(crate) struct PartitionMap {
+    shards: Box<[Shard]>,
+}
+
+/// The write side of [`PartitionMap`]: every copy locked.
+pub(crate) struct MapWrite<'a> {
+    guards: Vec<RwLockWriteGuard<'a, Vec<Arc<Partition>>>>,
+}
+
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: StdCell<usize> = const { StdCell::new(usize::MAX) };
+    }
+    SHARD.with(|s| {
+        let mut i = s.get();
+        if i == usize::MAX {
+            i = NEXT.fetch_add(1, Relaxed) % SHARDS;
+            s.set(i);
+        }
+        i
+    })
+}
+
+impl PartitionMap {
+    pub(crate) fn new(parts: Vec<Arc<Partition>>) -> Self {
+        Self {
+            shards: (0..SHARDS)
+                .map(|_| Shard(RwLock::new(parts.clone())))
+                .collect(),
+        }
+    }
+
+    /// This thread's copy, read-locked.
+    #[inline]
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Vec<Arc<Partition>>> {
+        self.shards[shard_index()]
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every copy, write-locked.
+    pub(crate) fn write(&self) -> MapWrite<'_> {
+        MapWrite {
+            guards: self
+                .shards
+                .iter()
+                .map(|s| s.0.write().unwrap_or_else(PoisonError::into_inner))
+                .collect(),
+        }
+    }
+}
+
+impl MapWrite<'_> {
+    /// The partitions.
+    pub(crate) fn parts(&self) -> &[Arc<Partition>] {
+        &self.guards[0]
+    }
+
+    /// Replaces partitions `range` with `with` in every copy.
+    pub(crate) fn splice(&mut self, range: Range<usize>, with: &[Arc<Partition>]) {
+        for g in &mut self.guards {
+            g.splice(range.clone(), with.iter().cloned());
+        }
+    }
+}
+
+/// Where a size split should cut a partition's rows: the partition-key value that makes both
+/// sides' bytes closest, never inside one value. `None` when the rows hold a single value.
+pub(crate) fn size_split_point(rows: &BTreeMap<PrimaryKey, StoredRow>) -> Option<PkValue> {
+    let groups = group_by_value(rows.iter().map(|(k, r)| (k.partition_value(), r.size)));
+    balanced_point(&groups).cloned()
+}
+
+/// Where a load split should cut, from sampled partition-key values, and the largest share one
+/// value holds. The point is `None` when one value takes over half of the load (no split can
+/// help) or fewer than two values were sampled.
+pub(crate) fn load_split_point(
+    samples: &mut [PkValue],
+) -> (Option<PkValue>, Option<(PkValue, f64)>) {
+    samples.sort_unstable();
+    let groups = group_by_value(samples.iter().map(|v| (v, 1)));
+    let total: u64 = groups.iter().map(|g| g.1).sum();
+    if let Some(top) = groups.iter().max_by_key(|g| g.1)
+        && total > 0
+        && top.1 * 2 > total
+    {
+        #[allow(clippy::cast_precision_loss)]
+        let share = top.1 as f64 / total as f64;
+        return (None, Some((top.0.clone(), share)));
+    }
+    (balanced_point(&groups).cloned(), None)
+}
+
+/// Consecutive equal values merged, with their summed weights.
+fn group_by_value<'a>(items: impl Iterator<Item = (&'a PkValue, u64)>) -> Vec<(&'a PkValue, u64)> {
+    let mut groups: Vec<(&PkValue, u64)> = Vec::new();
+    for (v, w) in items {
+        match groups.last_mut() {
+            Some(last) if last.0 == v => last.1 += w,
+            _ => groups.push((v, w)),
+        }
+    }
+    groups
+}
+
+/// The group value at which the weights on both sides are closest (never the first group).
+fn balanced_point<'a>(groups: &[(&'a PkValue, u64)]) -> Option<&'a PkValue> {
+    if groups.len() < 2 {
+        return None;
+    }
+    let total: u64 = groups.iter().map(|g| g.1).sum();
+    let mut left = 0u64;
+    let mut best: Option<(u64, &PkValue)> = None;
+    for g in groups {
+        if left > 0 {
+            let diff = (2 * left).abs_diff(total);
+            if best.is_none_or(|b| diff < b.0) {
+                best = Some((diff, g.0));
+            }
+        }
+        left += g.1;
+    }
+    best.map(|b| b.1)
+}
+
+/// Split points that cut a sample of partition-key values (each with its size in bytes) into
+/// ranges of at most about `max_bytes` each, never inside one value.
+///
+/// Use it to pre-split a table before a large import, from a sample of the keys to load.
+///
+/// # Errors
+///
+/// [`TableError::InvalidSplitPoint`] when `max_bytes` is 0.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::table::{PkValue, split_points_by_size};
+///
+/// let sample: Vec<(PkValue, u64)> = ["a", "b", "c", "d"].iter().map(|k| ((*k).into(), 10)).collect();
+/// let points = split_points_by_size(sample, 20)?;
+/// assert_eq!(points, vec![PkValue::from("c")]);
+/// # Ok::<(), pk_codec::table::TableError>(())
+/// ```
+pub fn split_points_by_size(
+    sample: impl IntoIterator<Item = (PkValue, u64)>,
+    max_bytes: u64,
+) -> Result<Vec<PkValue>> {
+    if max_bytes == 0 {
+        return Err(TableError::InvalidSplitPoint {
+            index: 0,
+            reason: "the size per range must be above 0",
+        });
+    }
+    let mut sample: Vec<(PkValue, u64)> = sample.into_iter().collect();
+    sample.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let groups = group_by_value(sample.iter().map(|(v, s)| (v, *s)));
+    let mut points = Vec::new();
+    let mut acc = 0u64;
+    for g in groups {
+        if acc > 0 && acc + g.1 > max_bytes {
+            points.push(g.0.clone());
+            acc = 0;
+        }
+        acc += g.1;
+    }
+    Ok(points)
+}
+
+/// Split points that cut a sample of partition-key values into `ranges` ranges of about equal
+/// counts (fewer when the sample has too few distinct values), never inside one value.
+///
+/// # Errors
+///
+/// [`TableError::InvalidSplitPoint`] when `ranges` is 0.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::table::{PkValue, split_points_even};
+///
+/// let sample: Vec<PkValue> = (0..100).map(PkValue::from).collect();
+/// let points = split_points_even(sample, 4)?;
+/// assert_eq!(points, vec![25.into(), 50.into(), 75.into()]);
+/// # Ok::<(), pk_codec::table::TableError>(())
+/// ```
+pub fn split_points_even(
+    sample: impl IntoIterator<Item = PkValue>,
+    ranges: usize,
+) -> Result<Vec<PkValue>> {
+    if ranges == 0 {
+        return Err(TableError::InvalidSplitPoint {
+            index: 0,
+            reason: "the number of ranges must be above 0",
+        });
+    }
+    let mut sample: Vec<PkValue> = sample.into_iter().collect();
+    sample.sort_unstable();
+    let n = sample.len();
+    let mut points: Vec<PkValue> = Vec::new();
+    for i in 1..ranges {
+        let at = i * n / ranges;
+        if at == 0 || at >= n {
+            continue;
+        }
+        // Move to the start of the value's run, so that a value is never cut.
+        let v = &sample[at];
+        let first = sample.partition_point(|x| x < v);
+        if first == 0 {
+            continue;
+        }
+        if points.last() != Some(v) {
+            points.push(v.clone());
+        }
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> PkValue {
+        s.into()
+    }
+
+    #[test]
+    fn balanced_point_never_cuts_first_group() {
+        let (a, b, c) = (v("a"), v("b"), v("c"));
+        assert_eq!(balanced_point(&[(&a, 100)]), None);
+        assert_eq!(balanced_point(&[(&a, 100), (&b, 1)]), Some(&b));
+        assert_eq!(balanced_point(&[(&a, 1), (&b, 1), (&c, 2)]), Some(&c));
+    }
+
+    #[test]
+    fn load_point_reports_a_dominant_value() {
+        let mut s = vec![v("a"), v("b"), v("b"), v("b")];
+        let (p, hot) = load_split_point(&mut s);
+        assert_eq!(p, None);
+        assert_eq!(hot, Some((v("b"), 0.75)));
+        let mut s = vec![v("a"), v("b"), v("c"), v("d")];
+        assert_eq!(load_split_point(&mut s), (Some(v("c")), None));
+    }
+
+    #[test]
+    fn even_points_skip_inside_a_run() {
+        let sample = vec![v("a"), v("a"), v("a"), v("b")];
+        assert_eq!(split_points_even(sample, 2).unwrap(), vec![]);
+        let sample = vec![v("a"), v("b"), v("b"), v("b")];
+        assert_eq!(split_points_even(sample, 2).unwrap(), vec![v("b")]);
+    }
+}

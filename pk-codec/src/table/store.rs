@@ -1,0 +1,1172 @@
+//! The table: a range-partitioned map of rows shared across threads, with splits, merges
+//! and load accounting.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Bound::{self, Excluded, Included};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::error::{Result, TableError};
+use super::load::{
+    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow, skew,
+    window_stats,
+};
+use super::options::TableOptions;
+use super::partition::{
+    PartData, Partition, PartitionMap, StoredRow, WriteLoad, load_split_point, size_split_point,
+};
+use super::request::{
+    Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
+    RangeResult, ReplayStats, RowWrite, UpdateOp,
+};
+use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
+use super::version::{
+    Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
+};
+
+fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(PoisonError::into_inner)
+}
+fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(PoisonError::into_inner)
+}
+fn lock<T>(l: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    l.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Index of the partition holding partition-key value `v` (partitions sorted, first at INF_MIN).
+#[inline]
+fn index_of(map: &[Arc<Partition>], v: &PkValue) -> usize {
+    map.partition_point(|p| p.lower <= *v).saturating_sub(1)
+}
+
+/// Why a split is tried.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SplitKind {
+    Size,
+    Load,
+}
+
+/// Everything recorded about past windows.
+#[derive(Debug, Default)]
+struct Log {
+    records: Vec<PartitionWindow>,
+    /// Partitions at the close of each window.
+    partitions_at: HashMap<i64, usize>,
+    hot: Vec<HotKeyValue>,
+}
+
+/// An in-memory, range-partitioned table: the reference model of a store such as Tablestore.
+///
+/// Every operation takes `&self`; share the table across threads with `Arc` or scoped threads.
+/// Writers to different partitions do not wait for each other: the partition map sits under
+/// a read-write lock taken briefly for reading by every operation, and each partition has its
+/// own lock. Splits and merges take the map's write lock.
+///
+/// See the [module docs](super) for a tour.
+pub struct Table {
+    schema: Schema,
+    options: TableOptions,
+    policy: VersionPolicy,
+    clock: Arc<dyn Clock>,
+    /// Partitions in key order; the first starts at INF_MIN, the last ends at INF_MAX.
+    map: PartitionMap,
+    /// Pre-split points: never merged away.
+    pinned: Vec<PkValue>,
+    next_id: AtomicU64,
+    window_ms: i64,
+    current_window: AtomicI64,
+    /// First ms of the next window: a cheaper test than dividing the time on every operation.
+    next_window_ms: AtomicI64,
+    rotate_lock: Mutex<()>,
+    log: Mutex<Log>,
+    splits: AtomicU64,
+    merges: AtomicU64,
+    sample_every: u64,
+}
+
+impl fmt::Debug for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Table")
+            .field("schema", &self.schema)
+            .field("options", &self.options)
+            .field("partitions", &self.partition_count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// A table on the system clock.
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::InvalidOption`] for options out of range, [`TableError::InvalidSplitPoint`]
+    /// for pre-split points of the wrong type or out of order.
+    pub fn new(schema: Schema, options: TableOptions) -> Result<Self> {
+        Self::with_clock(schema, options, SystemClock)
+    }
+
+    /// A table with one String primary-key column named `column`, on the system clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::new`], and [`TableError::InvalidColumnName`] for a bad name.
+    pub fn single_string_key(column: &str, options: TableOptions) -> Result<Self> {
+        Self::new(Schema::single_string(column)?, options)
+    }
+
+    /// A table on the given clock (a [`ManualClock`] makes tests and replays exact).
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{ManualClock, Schema, Table, TableOptions};
+    ///
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let table = Table::with_clock(Schema::single_string("pk")?, TableOptions::default(), clock.clone())?;
+    /// assert_eq!(table.now_ms(), 1_700_000_000_000);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn with_clock(
+        schema: Schema,
+        options: TableOptions,
+        clock: impl Clock + 'static,
+    ) -> Result<Self> {
+        options.check()?;
+        for (index, p) in options.pre_split.iter().enumerate() {
+            schema
+                .check_partition_value(p)
+                .map_err(|_| TableError::InvalidSplitPoint {
+                    index,
+                    reason: "a split point must be a real value of the partition key's type",
+                })?;
+            if index > 0 && options.pre_split[index - 1] >= *p {
+                return Err(TableError::InvalidSplitPoint {
+                    index,
+                    reason: "split points must be strictly increasing",
+                });
+            }
+        }
+        let clock: Arc<dyn Clock> = Arc::new(clock);
+        let window_ms = options.load_window_ms;
+        let now = clock.now_ms();
+        let mut bounds = vec![PkValue::InfMin];
+        bounds.extend(options.pre_split.iter().cloned());
+        let mut map = Vec::with_capacity(bounds.len());
+        for (i, lower) in bounds.iter().enumerate() {
+            let upper = bounds.get(i + 1).cloned().unwrap_or(PkValue::InfMax);
+            map.push(Arc::new(Partition::new(
+                i as u64,
+                lower.clone(),
+                upper,
+                PartData::default(),
+            )));
+        }
+        Ok(Self {
+            policy: VersionPolicy {
+                max_versions: options.max_versions as usize,
+                ttl_seconds: options.ttl_seconds,
+                max_version_offset_seconds: options.max_version_offset_seconds,
+            },
+            pinned: options.pre_split.clone(),
+            next_id: AtomicU64::new(map.len() as u64),
+            map: PartitionMap::new(map),
+            sample_every: u64::from(options.load_sample_every),
+            window_ms,
+            current_window: AtomicI64::new(now.div_euclid(window_ms)),
+            next_window_ms: AtomicI64::new(
+                (now.div_euclid(window_ms) + 1).saturating_mul(window_ms),
+            ),
+            rotate_lock: Mutex::new(()),
+            log: Mutex::new(Log::default()),
+            splits: AtomicU64::new(0),
+            merges: AtomicU64::new(0),
+            schema,
+            options,
+            clock,
+        })
+    }
+
+    /// The schema.
+    #[must_use]
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The options the table was created with.
+    #[must_use]
+    pub fn options(&self) -> &TableOptions {
+        &self.options
+    }
+
+    /// The table clock's time, ms.
+    #[must_use]
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Number of partitions now.
+    #[must_use]
+    pub fn partition_count(&self) -> usize {
+        self.map.read().len()
+    }
+
+    /// The partitions' `[lower, upper)` ranges of the partition key, in order.
+    #[must_use]
+    pub fn partition_bounds(&self) -> Vec<(PkValue, PkValue)> {
+        self.map
+            .read()
+            .iter()
+            .map(|p| (p.lower.clone(), p.upper.clone()))
+            .collect()
+    }
+
+    /// Rows stored (expired rows count until they are dropped by a write or [`Table::compact`]).
+    #[must_use]
+    pub fn stored_rows(&self) -> usize {
+        self.map
+            .read()
+            .iter()
+            .map(|p| read(&p.data).rows.len())
+            .sum()
+    }
+
+    /// Reads the clock and closes the load window if it has ended.
+    #[inline]
+    fn tick(&self) -> i64 {
+        let now = self.clock.now_ms();
+        if now >= self.next_window_ms.load(Relaxed) {
+            self.rotate(now.div_euclid(self.window_ms));
+        }
+        now
+    }
+
+    /// Writes a row, replacing any row with the same key.
+    ///
+    /// Attributes without a version get the clock's time; several versions of one column may be
+    /// written at once (the newest `max_versions` are kept).
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::KeyArity`], [`TableError::KeyTypeMismatch`], [`TableError::InfiniteKeyValue`],
+    /// [`TableError::KeyValueTooLarge`] for a bad key; [`TableError::InvalidColumnName`],
+    /// [`TableError::AttributeTooLarge`], [`TableError::VersionOutOfRange`] for a bad attribute.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// table.put("order:1", vec![Attribute::new("amount_cents", 532)])?;
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn put(&self, key: impl Into<PrimaryKey>, attributes: Vec<Attribute>) -> Result<()> {
+        let key = key.into();
+        self.schema.check_row_key(&key)?;
+        let now = self.tick();
+        let cells = self.policy.cells_from_attributes(attributes, now)?;
+        self.put_cells(key, cells);
+        Ok(())
+    }
+
+    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) {
+        let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
+        self.write_with(key, move |data, key| {
+            if let Some(old) = data.rows.insert(key, StoredRow { cells, size }) {
+                data.bytes -= old.size;
+            }
+            data.bytes += size;
+            data.window.bytes_written += size;
+        });
+    }
+
+    /// Runs `f` on the partition holding `key` under its write lock, counts the write, samples
+    /// it, and splits the partition afterwards when it crossed a threshold.
+    #[inline]
+    fn write_with<R>(&self, key: PrimaryKey, f: impl FnOnce(&mut PartData, PrimaryKey) -> R) -> R {
+        let map = self.map.read();
+        let p = &map[index_of(&map, key.partition_value())];
+        let mut data = write(&p.data);
+        debug_assert!(!data.retired && p.contains(key.partition_value()));
+        data.window.writes += 1;
+        let writes = data.window.writes;
+        if self.sampled(writes) {
+            p.sample(key.partition_value());
+        }
+        let r = f(&mut data, key);
+        let size_split = self
+            .options
+            .split_size_bytes
+            .is_some_and(|s| data.bytes > s)
+            && !data.single_value();
+        drop(data);
+        let load_split = self.load_split_due(p, writes + p.reads.load(Relaxed));
+        if size_split || load_split {
+            let (id, lower) = (p.id, p.lower.clone());
+            drop(map);
+            self.split(
+                id,
+                &lower,
+                if size_split {
+                    SplitKind::Size
+                } else {
+                    SplitKind::Load
+                },
+            );
+        }
+        r
+    }
+
+    /// Whether the `n`-th operation of a window is sampled (a mask when the rate is a power of
+    /// two, to keep a division off the hot path).
+    #[inline]
+    fn sampled(&self, n: u64) -> bool {
+        if self.sample_every.is_power_of_two() {
+            n & (self.sample_every - 1) == 0
+        } else {
+            n.is_multiple_of(self.sample_every)
+        }
+    }
+
+    #[inline]
+    fn load_split_due(&self, p: &Partition, window_ops: u64) -> bool {
+        self.options.split_load_ops.is_some_and(|t| window_ops > t)
+            && !p.load_split_tried.load(Relaxed)
+            && !p.load_split_tried.swap(true, Relaxed)
+    }
+
+    /// Reads one row.
+    ///
+    /// Returns `None` when no row has the key (or all its data expired).
+    ///
+    /// # Errors
+    ///
+    /// The key errors of [`Table::put`]; [`TableError::ConflictingReadOptions`],
+    /// [`TableError::InvalidMaxVersions`], [`TableError::InvalidTimeRange`] for bad options.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, ReadOptions, Table, TableOptions, Value};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default().max_versions(2))?;
+    /// table.put("k", vec![Attribute::new("a", 1), Attribute::new("b", true)])?;
+    /// let row = table.get(&"k".into(), &ReadOptions::default().columns(["a"]))?.unwrap();
+    /// assert_eq!(row.cells.len(), 1);
+    /// assert_eq!(row.value("a"), Some(&Value::Integer(1)));
+    /// assert!(table.get(&"nope".into(), &ReadOptions::default())?.is_none());
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn get(&self, key: &PrimaryKey, options: &ReadOptions) -> Result<Option<Row>> {
+        self.schema.check_row_key(key)?;
+        options.check()?;
+        let now = self.tick();
+        let live_from = self.policy.live_from_seconds(now);
+        let map = self.map.read();
+        let p = &map[index_of(&map, key.partition_value())];
+        let data = read(&p.data);
+        let row = data.rows.get(key).and_then(|r| {
+            visible(r, live_from).then(|| {
+                let mut cells = Vec::with_capacity(r.cells.len());
+                select_cells(&r.cells, options, live_from, &mut cells);
+                Row {
+                    key: key.clone(),
+                    cells,
+                }
+            })
+        });
+        let reads = p.reads.fetch_add(1, Relaxed) + 1;
+        if let Some(r) = &row {
+            p.rows_read.fetch_add(1, Relaxed);
+            p.bytes_read.fetch_add(r.size() as u64, Relaxed);
+        }
+        if self.sampled(reads) {
+            p.sample(key.partition_value());
+        }
+        let window_ops = reads + data.window.writes;
+        drop(data);
+        if self.load_split_due(p, window_ops) {
+            let (id, lower) = (p.id, p.lower.clone());
+            drop(map);
+            self.split(id, &lower, SplitKind::Load);
+        }
+        Ok(row)
+    }
+
+    /// Changes some columns of a row, creating it when missing. Operations apply in order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::put`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, Table, TableOptions, UpdateOp};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// table.put("k", vec![Attribute::new("a", 1), Attribute::new("b", 2)])?;
+    /// table.update("k", vec![UpdateOp::DeleteColumn("a".into()), UpdateOp::Put(Attribute::new("c", 3))])?;
+    /// let row = table.get(&"k".into(), &Default::default())?.unwrap();
+    /// assert_eq!(row.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["b", "c"]);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn update(&self, key: impl Into<PrimaryKey>, ops: Vec<UpdateOp>) -> Result<()> {
+        let key = key.into();
+        self.schema.check_row_key(&key)?;
+        let now = self.tick();
+        let live_from = self.policy.live_from_seconds(now);
+        let mut changes = Vec::with_capacity(ops.len());
+        for op in ops {
+            match op {
+                UpdateOp::Put(a) => changes.extend(
+                    self.policy
+                        .cells_from_attributes(vec![a], now)?
+                        .into_iter()
+                        .map(Change::Put),
+                ),
+                UpdateOp::DeleteColumn(n) => {
+                    check_column_name(&n)?;
+                    changes.push(Change::DeleteColumn(n));
+                }
+                UpdateOp::DeleteVersion { name, version } => {
+                    check_column_name(&name)?;
+                    changes.push(Change::DeleteVersion(name, version));
+                }
+            }
+        }
+        let max_versions = self.policy.max_versions;
+        self.write_with(key, move |data, key| {
+            let key_size = key.size() as u64;
+            let (mut cells, old_size, existed) = match data.rows.remove(&key) {
+                Some(old) => {
+                    let live = visible(&old, live_from);
+                    let mut cells = old.cells;
+                    if live {
+                        cells.retain(|c| VersionPolicy::is_live(c.version, live_from));
+                    } else {
+                        cells.clear();
+                    }
+                    (cells, old.size, live)
+                }
+                None => (Vec::new(), 0, false),
+            };
+            for ch in changes {
+                match ch {
+                    Change::Put(c) => cells.push(c),
+                    Change::DeleteColumn(n) => cells.retain(|c| c.name != n),
+                    Change::DeleteVersion(n, v) => cells.retain(|c| c.name != n || c.version != v),
+                }
+            }
+            normalize(&mut cells, max_versions);
+            data.bytes -= old_size;
+            if cells.is_empty() && !existed {
+                return;
+            }
+            let size = key_size + cells.iter().map(|c| c.size() as u64).sum::<u64>();
+            data.bytes += size;
+            data.window.bytes_written += size;
+            data.rows.insert(key, StoredRow { cells, size });
+        });
+        Ok(())
+    }
+}
+
+/// One prepared change of an update.
+enum Change {
+    Put(Cell),
+    DeleteColumn(String),
+    DeleteVersion(String, i64),
+}
+
+/// A stored row is visible when it has no columns (a key-only row) or a live cell.
+#[inline]
+fn visible(r: &StoredRow, live_from: i64) -> bool {
+    r.cells.is_empty()
+        || r.cells
+            .iter()
+            .any(|c| VersionPolicy::is_live(c.version, live_from))
+}
+
+impl Table {
+    /// Deletes a row; deleting a missing row is not an error.
+    ///
+    /// # Errors
+    ///
+    /// The key errors of [`Table::put`].
+    pub fn delete(&self, key: &PrimaryKey) -> Result<()> {
+        self.schema.check_row_key(key)?;
+        self.tick();
+        self.write_with(key.clone(), |data, key| {
+            if let Some(old) = data.rows.remove(&key) {
+                data.bytes -= old.size;
+            }
+        });
+        Ok(())
+    }
+
+    /// Writes up to 200 rows (4 MB) at once. The batch as a whole fails on its limits or when
+    /// two rows share a key; otherwise each row succeeds or fails on its own.
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::BatchTooManyRows`], [`TableError::BatchTooLarge`],
+    /// [`TableError::DuplicateRowInBatch`] for the whole batch; each row's result holds the
+    /// errors of [`Table::put`], [`Table::update`] or [`Table::delete`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, RowWrite, Table, TableError, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// let results = table.batch_write(vec![
+    ///     RowWrite::Put { key: "a".into(), attributes: vec![Attribute::new("n", 1)] },
+    ///     RowWrite::Put { key: "b".into(), attributes: vec![Attribute::new("bad-name", 1)] },
+    /// ])?;
+    /// assert!(results[0].is_ok());
+    /// assert!(matches!(results[1], Err(TableError::InvalidColumnName { .. })));
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn batch_write(&self, rows: Vec<RowWrite>) -> Result<Vec<Result<()>>> {
+        if rows.len() > MAX_BATCH_ROWS {
+            return Err(TableError::BatchTooManyRows {
+                rows: rows.len(),
+                max: MAX_BATCH_ROWS,
+            });
+        }
+        let bytes: usize = rows.iter().map(RowWrite::size).sum();
+        if bytes > MAX_BATCH_BYTES {
+            return Err(TableError::BatchTooLarge {
+                bytes,
+                max: MAX_BATCH_BYTES,
+            });
+        }
+        let mut seen: HashMap<&PrimaryKey, usize> = HashMap::with_capacity(rows.len());
+        for (index, r) in rows.iter().enumerate() {
+            if let Some(&first) = seen.get(r.key()) {
+                return Err(TableError::DuplicateRowInBatch { index, first });
+            }
+            seen.insert(r.key(), index);
+        }
+        drop(seen);
+        Ok(rows
+            .into_iter()
+            .map(|r| match r {
+                RowWrite::Put { key, attributes } => self.put(key, attributes),
+                RowWrite::Update { key, ops } => self.update(key, ops),
+                RowWrite::Delete { key } => self.delete(&key),
+            })
+            .collect())
+    }
+
+    /// Reads a range of rows, forward (`start < end`, ascending) or backward (`start > end`,
+    /// descending); `start` is included, `end` excluded. Stops at the row limit or at a
+    /// response cap of 5,000 rows or 4 MB (at a row boundary), and then gives the key to start
+    /// the next read from. Splits may happen between partitions of one read: rows still come
+    /// in order, each once.
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::KeyArity`] or [`TableError::KeyTypeMismatch`] for bad bounds,
+    /// [`TableError::InvalidRange`] when the bounds do not match the direction,
+    /// [`TableError::InvalidLimit`] for a limit of 0, and the option errors of [`Table::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, PkValue, PrimaryKey, RangeRequest, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     table.put(k, vec![Attribute::new("n", 1)])?;
+    /// }
+    /// let r = table.get_range(&RangeRequest::forward("b", PrimaryKey::inf_max(1)).limit(2))?;
+    /// let keys: Vec<String> = r.rows.iter().map(|r| r.key.to_string()).collect();
+    /// assert_eq!(keys, ["b", "c"]);
+    /// assert_eq!(r.next_start, Some("d".into()));
+    ///
+    /// let r = table.get_range(&RangeRequest::backward("c", PrimaryKey::inf_min(1)))?;
+    /// let keys: Vec<String> = r.rows.iter().map(|r| r.key.to_string()).collect();
+    /// assert_eq!(keys, ["c", "b", "a"]);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn get_range(&self, req: &RangeRequest) -> Result<RangeResult> {
+        self.schema.check_bound(&req.start)?;
+        self.schema.check_bound(&req.end)?;
+        req.options.check()?;
+        if req.limit == Some(0) {
+            return Err(TableError::InvalidLimit);
+        }
+        match req.direction {
+            Direction::Forward if req.start >= req.end => {
+                return Err(TableError::InvalidRange {
+                    reason: "a forward read needs start below end",
+                });
+            }
+            Direction::Backward if req.start <= req.end => {
+                return Err(TableError::InvalidRange {
+                    reason: "a backward read needs start above end",
+                });
+            }
+            _ => {}
+        }
+        let now = self.tick();
+        let mut scan = Scan {
+            live_from: self.policy.live_from_seconds(now),
+            options: &req.options,
+            max_rows: req.limit.unwrap_or(usize::MAX).min(MAX_RANGE_ROWS),
+            rows: Vec::new(),
+            bytes: 0,
+            next_start: None,
+        };
+        let n = self.schema.columns().len();
+        match req.direction {
+            Direction::Forward => {
+                let mut lo = req.start.clone();
+                loop {
+                    let map = self.map.read();
+                    let p = &map[index_of(&map, lo.partition_value())];
+                    let data = read(&p.data);
+                    let (stop, took) = scan.take(
+                        data.rows
+                            .range::<PrimaryKey, _>((Included(&lo), Excluded(&req.end))),
+                    );
+                    count_read(p, took);
+                    if stop || p.upper == PkValue::InfMax {
+                        break;
+                    }
+                    lo = bound_key(&p.upper, n);
+                    if lo >= req.end {
+                        break;
+                    }
+                }
+            }
+            Direction::Backward => {
+                let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
+                loop {
+                    let map = self.map.read();
+                    let i = match &hi {
+                        Included(k) => index_of(&map, k.partition_value()),
+                        Excluded(k) => map
+                            .partition_point(|p| p.lower < *k.partition_value())
+                            .saturating_sub(1),
+                        Bound::Unbounded => 0,
+                    };
+                    let p = &map[i];
+                    let data = read(&p.data);
+                    let (stop, took) = scan.take(
+                        data.rows
+                            .range::<PrimaryKey, _>((Excluded(&req.end), hi.as_ref()))
+                            .rev(),
+                    );
+                    count_read(p, took);
+                    if stop || p.lower == PkValue::InfMin {
+                        break;
+                    }
+                    let below = bound_key(&p.lower, n);
+                    if req.end >= below {
+                        break;
+                    }
+                    hi = Excluded(below);
+                }
+            }
+        }
+        Ok(RangeResult {
+            rows: scan.rows,
+            next_start: scan.next_start,
+        })
+    }
+
+    /// Writes a stream of `(key, attributes, timestamp_ms)` events, setting `clock` (which must
+    /// be this table's clock) to each event's timestamp before its put. This replays a day of
+    /// traffic under a key design in a moment, with exact load windows.
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::Replay`] with the index and error of the first event that fails (the
+    /// events before it stay written).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, ManualClock, Schema, Table, TableOptions};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let table = Table::with_clock(Schema::single_string("pk")?, TableOptions::default(), clock.clone())?;
+    /// let events = (0..10).map(|i| (format!("k{i}"), vec![Attribute::new("n", i)], i * 1000));
+    /// let stats = table.replay(&clock, events)?;
+    /// assert_eq!(stats.events, 10);
+    /// assert_eq!(table.report().windows.len(), 10);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn replay<K, I>(&self, clock: &ManualClock, events: I) -> Result<ReplayStats>
+    where
+        K: Into<PrimaryKey>,
+        I: IntoIterator<Item = (K, Vec<Attribute>, i64)>,
+    {
+        let mut stats = ReplayStats::default();
+        for (event, (key, attributes, ts)) in events.into_iter().enumerate() {
+            clock.set(ts);
+            let key = key.into();
+            let bytes = key.size()
+                + attributes
+                    .iter()
+                    .map(|a| a.name.len() + a.value.size() + 8)
+                    .sum::<usize>();
+            self.put(key, attributes).map_err(|e| TableError::Replay {
+                event,
+                source: Box::new(e),
+            })?;
+            stats.events += 1;
+            stats.bytes += bytes as u64;
+        }
+        Ok(stats)
+    }
+
+    /// Drops expired cells, and rows left with none, from every partition.
+    pub fn compact(&self) {
+        let live_from = self.policy.live_from_seconds(self.tick());
+        let map = self.map.read();
+        for p in map.iter() {
+            let mut data = write(&p.data);
+            let mut freed = 0u64;
+            data.rows.retain(|k, r| {
+                if r.cells.is_empty() {
+                    return true;
+                }
+                let before = r.cells.len();
+                r.cells
+                    .retain(|c| VersionPolicy::is_live(c.version, live_from));
+                if r.cells.is_empty() {
+                    freed += r.size;
+                    return false;
+                }
+                if r.cells.len() != before {
+                    let size =
+                        k.size() as u64 + r.cells.iter().map(|c| c.size() as u64).sum::<u64>();
+                    freed += r.size - size;
+                    r.size = size;
+                }
+                true
+            });
+            data.bytes -= freed;
+        }
+    }
+}
+
+/// A key of `n` columns: `v` then INF_MIN, the lowest key of partition-key value `v`.
+fn bound_key(v: &PkValue, n: usize) -> PrimaryKey {
+    let mut k = Vec::with_capacity(n);
+    k.push(v.clone());
+    k.resize(n, PkValue::InfMin);
+    PrimaryKey::new(k)
+}
+
+fn count_read(p: &Partition, rows: (u64, u64)) {
+    p.reads.fetch_add(1, Relaxed);
+    p.rows_read.fetch_add(rows.0, Relaxed);
+    p.bytes_read.fetch_add(rows.1, Relaxed);
+}
+
+/// The state of one range read.
+struct Scan<'a> {
+    live_from: i64,
+    options: &'a ReadOptions,
+    max_rows: usize,
+    rows: Vec<Row>,
+    bytes: usize,
+    next_start: Option<PrimaryKey>,
+}
+
+impl Scan<'_> {
+    /// Takes rows in order; returns whether the read must stop, and (rows, bytes) taken.
+    fn take<'r>(
+        &mut self,
+        rows: impl Iterator<Item = (&'r PrimaryKey, &'r StoredRow)>,
+    ) -> (bool, (u64, u64)) {
+        let (mut n, mut b) = (0u64, 0u64);
+        for (k, r) in rows {
+            if !visible(r, self.live_from) {
+                continue;
+            }
+            let mut cells = Vec::with_capacity(r.cells.len());
+            select_cells(&r.cells, self.options, self.live_from, &mut cells);
+            let row = Row {
+                key: k.clone(),
+                cells,
+            };
+            let size = row.size();
+            if self.rows.len() >= self.max_rows
+                || (!self.rows.is_empty() && self.bytes + size > MAX_RANGE_BYTES)
+            {
+                self.next_start = Some(row.key);
+                return (true, (n, b));
+            }
+            self.bytes += size;
+            n += 1;
+            b += size as u64;
+            self.rows.push(row);
+        }
+        (false, (n, b))
+    }
+}
+
+/// Splits, merges, window rotation and reports.
+impl Table {
+    /// Closes the current load window (records every partition's load) and moves to `w`.
+    #[cold]
+    fn rotate(&self, w: i64) {
+        {
+            let _g = lock(&self.rotate_lock);
+            let old = self.current_window.load(Relaxed);
+            if w <= old {
+                return;
+            }
+            let parts: Vec<Arc<Partition>> = self.map.read().clone();
+            let mut records = Vec::new();
+            for p in &parts {
+                let mut data = write(&p.data);
+                if data.retired {
+                    continue;
+                }
+                let rec = take_window(p, &mut data, old);
+                p.last_window_ops.store(rec.load.ops(), Relaxed);
+                if rec.load.ops() > 0 {
+                    records.push(rec);
+                }
+            }
+            self.current_window.store(w, Relaxed);
+            self.next_window_ms
+                .store((w + 1).saturating_mul(self.window_ms), Relaxed);
+            let mut log = lock(&self.log);
+            log.partitions_at.insert(old, parts.len());
+            log.records.extend(records);
+        }
+        self.merge_cold();
+    }
+
+    /// Splits partition `id` (starting at `lower`) if it still needs it.
+    #[cold]
+    fn split(&self, id: u64, lower: &PkValue, kind: SplitKind) {
+        let mut map = self.map.write();
+        let i = index_of(map.parts(), lower);
+        let part = Arc::clone(&map.parts()[i]);
+        if part.id != id {
+            return; // already split or merged by someone else
+        }
+        let mut data = write(&part.data);
+        let mut hot = None;
+        let point = match kind {
+            SplitKind::Size => {
+                if self
+                    .options
+                    .split_size_bytes
+                    .is_some_and(|s| data.bytes > s)
+                {
+                    size_split_point(&data.rows)
+                } else {
+                    None
+                }
+            }
+            SplitKind::Load => {
+                let mut samples = lock(&part.samples).clone();
+                let (point, h) = load_split_point(&mut samples);
+                hot = h;
+                match (point, &hot) {
+                    (Some(p), _) => Some(p),
+                    (None, Some(_)) => None,
+                    (None, None) => size_split_point(&data.rows),
+                }
+            }
+        };
+        let window = self.current_window.load(Relaxed);
+        let Some(point) = point else {
+            drop(data);
+            drop(map);
+            if let Some((value, share)) = hot {
+                lock(&self.log).hot.push(HotKeyValue {
+                    value,
+                    share,
+                    window,
+                });
+            }
+            return;
+        };
+        debug_assert!(part.lower < point && point < part.upper);
+        let rec = take_window(&part, &mut data, window);
+        let right_rows = data
+            .rows
+            .split_off(&bound_key(&point, self.schema.columns().len()));
+        let right_bytes: u64 = right_rows.values().map(|r| r.size).sum();
+        let left = PartData {
+            rows: std::mem::take(&mut data.rows),
+            bytes: data.bytes - right_bytes,
+            ..PartData::default()
+        };
+        let right = PartData {
+            rows: right_rows,
+            bytes: right_bytes,
+            ..PartData::default()
+        };
+        data.retired = true;
+        data.bytes = 0;
+        let id = self.next_id.fetch_add(2, Relaxed);
+        let left = Arc::new(Partition::new(id, part.lower.clone(), point.clone(), left));
+        let right = Arc::new(Partition::new(id + 1, point, part.upper.clone(), right));
+        map.splice(i..i + 1, &[left, right]);
+        drop(data);
+        drop(map);
+        self.splits.fetch_add(1, Relaxed);
+        if rec.load.ops() > 0 {
+            lock(&self.log).records.push(rec);
+        }
+    }
+
+    /// Merges neighbours that are small and were cold in the last window, never across a
+    /// pre-split point.
+    fn merge_cold(&self) {
+        let Some(max_bytes) = self.options.effective_merge_size() else {
+            return;
+        };
+        let max_ops = self.options.effective_merge_ops();
+        let window = self.current_window.load(Relaxed);
+        let mut records = Vec::new();
+        let mut map = self.map.write();
+        let mut i = 0;
+        while i + 1 < map.parts().len() {
+            let (a, b) = (Arc::clone(&map.parts()[i]), Arc::clone(&map.parts()[i + 1]));
+            let cold = a.last_window_ops.load(Relaxed) <= max_ops
+                && b.last_window_ops.load(Relaxed) <= max_ops;
+            if !cold || self.pinned.binary_search(&b.lower).is_ok() {
+                i += 1;
+                continue;
+            }
+            let mut da = write(&a.data);
+            let mut db = write(&b.data);
+            if da.bytes + db.bytes > max_bytes {
+                i += 1;
+                continue;
+            }
+            for (p, d) in [(&a, &mut da), (&b, &mut db)] {
+                let rec = take_window(p, d, window);
+                if rec.load.ops() > 0 {
+                    records.push(rec);
+                }
+            }
+            let mut rows = std::mem::take(&mut da.rows);
+            rows.append(&mut db.rows);
+            let merged = PartData {
+                rows,
+                bytes: da.bytes + db.bytes,
+                ..PartData::default()
+            };
+            da.retired = true;
+            db.retired = true;
+            let id = self.next_id.fetch_add(1, Relaxed);
+            let m = Partition::new(id, a.lower.clone(), b.upper.clone(), merged);
+            m.last_window_ops.store(
+                a.last_window_ops.load(Relaxed) + b.last_window_ops.load(Relaxed),
+                Relaxed,
+            );
+            drop(da);
+            drop(db);
+            map.splice(i..i + 2, &[Arc::new(m)]);
+            self.merges.fetch_add(1, Relaxed);
+        }
+        drop(map);
+        if !records.is_empty() {
+            lock(&self.log).records.extend(records);
+        }
+    }
+
+    /// Every partition-window record so far, the open window included (its counts so far).
+    #[must_use]
+    pub fn load_records(&self) -> Vec<PartitionWindow> {
+        let mut out = lock(&self.log).records.clone();
+        let window = self.current_window.load(Relaxed);
+        for p in self.map.read().iter() {
+            let data = read(&p.data);
+            let rec = window_record(p, &data, window);
+            if rec.load.ops() > 0 {
+                out.push(rec);
+            }
+        }
+        out
+    }
+
+    /// The skew report: partitions, hottest share, max/mean, oversized and hot key values,
+    /// per-partition and per-window figures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// table.put("a", vec![Attribute::new("n", 1)])?;
+    /// let report = table.report();
+    /// assert_eq!((report.partitions, report.writes, report.hottest_share), (1, 1, 1.0));
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    #[must_use]
+    pub fn report(&self) -> LoadReport {
+        let records = self.load_records();
+        let parts: Vec<Arc<Partition>> = self.map.read().clone();
+        let (partitions_at, mut hot) = {
+            let log = lock(&self.log);
+            (log.partitions_at.clone(), log.hot.clone())
+        };
+        let mut stats = Vec::with_capacity(parts.len());
+        let mut oversized = Vec::new();
+        for p in &parts {
+            let data = read(&p.data);
+            stats.push(PartitionStats {
+                id: p.id,
+                lower: p.lower.clone(),
+                upper: p.upper.clone(),
+                rows: data.rows.len() as u64,
+                bytes: data.bytes,
+                reads: p.total_reads.load(Relaxed) + p.reads.load(Relaxed),
+                writes: data.total_writes + data.window.writes,
+            });
+            if self
+                .options
+                .split_size_bytes
+                .is_some_and(|s| data.bytes > s)
+                && data.single_value()
+                && let Some((k, _)) = data.rows.first_key_value()
+            {
+                oversized.push(OversizedKeyValue {
+                    value: k.partition_value().clone(),
+                    bytes: data.bytes,
+                    rows: data.rows.len() as u64,
+                });
+            }
+        }
+        hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
+        hot.dedup_by(|later, first| later.value == first.value);
+        let current = parts.len();
+        let windows = window_stats(
+            &records,
+            |w| partitions_at.get(&w).copied().unwrap_or(current),
+            self.window_ms,
+        );
+        let (hottest_share, max_over_mean, mean_written) = skew(&windows);
+        LoadReport {
+            partitions: parts.len(),
+            partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
+            mean_partitions_written_per_window: mean_written,
+            rows: stats.iter().map(|s| s.rows).sum(),
+            bytes: stats.iter().map(|s| s.bytes).sum(),
+            reads: records.iter().map(|r| r.load.reads).sum(),
+            writes: records.iter().map(|r| r.load.writes).sum(),
+            hottest_share,
+            max_over_mean,
+            splits: self.splits.load(Relaxed),
+            merges: self.merges.load(Relaxed),
+            oversized_key_values: oversized,
+            hot_key_values: hot,
+            partition_stats: stats,
+            windows,
+        }
+    }
+
+    /// The load window length, ms.
+    #[must_use]
+    pub fn load_window_ms(&self) -> i64 {
+        self.window_ms
+    }
+}
+
+/// A record of a partition's open-window load, without resetting it.
+fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
+    let (low, high) = {
+        let s = lock(&p.samples);
+        (s.iter().min().cloned(), s.iter().max().cloned())
+    };
+    PartitionWindow {
+        window,
+        partition: p.id,
+        lower: p.lower.clone(),
+        upper: p.upper.clone(),
+        load: Load {
+            reads: p.reads.load(Relaxed),
+            writes: data.window.writes,
+            rows_read: p.rows_read.load(Relaxed),
+            bytes_read: p.bytes_read.load(Relaxed),
+            bytes_written: data.window.bytes_written,
+        },
+        sampled_low: low,
+        sampled_high: high,
+        rows: data.rows.len() as u64,
+        bytes: data.bytes,
+    }
+}
+
+/// Records a partition's window load and resets it (under the partition's write lock).
+fn take_window(p: &Partition, data: &mut PartData, window: i64) -> PartitionWindow {
+    let rec = window_record(p, data, window);
+    p.reads.store(0, Relaxed);
+    p.rows_read.store(0, Relaxed);
+    p.bytes_read.store(0, Relaxed);
+    p.total_reads.fetch_add(rec.load.reads, Relaxed);
+    data.total_writes += data.window.writes;
+    data.window = WriteLoad::default();
+    p.load_split_tried.store(false, Relaxed);
+    lock(&p.samples).clear();
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_key_is_the_lowest_key_of_a_value() {
+        let k = bound_key(&"m".into(), 3);
+        assert_eq!(
+            k.values(),
+            [PkValue::from("m"), PkValue::InfMin, PkValue::InfMin]
+        );
+        assert!(k < PrimaryKey::new(vec!["m".into(), i64::MIN.into(), "".into()]));
+        assert!(k > PrimaryKey::new(vec!["l".into(), PkValue::InfMax, PkValue::InfMax]));
+    }
+
+    #[test]
+    fn key_only_rows_stay_visible_expired_ones_do_not() {
+        let cell = |version| Cell {
+            name: "a".into(),
+            version,
+            value: 1.into(),
+        };
+        let row = |cells| StoredRow { cells, size: 0 };
+        assert!(visible(&row(vec![]), i64::MAX));
+        assert!(visible(&row(vec![cell(5_000)]), 5));
+        assert!(!visible(&row(vec![cell(4_999)]), 5));
+    }
+
+    #[test]
+    fn index_of_finds_the_partition_holding_a_value() {
+        let parts: Vec<Arc<Partition>> = [
+            (PkValue::InfMin, PkValue::from("g")),
+            ("g".into(), "p".into()),
+            ("p".into(), PkValue::InfMax),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (l, u))| Arc::new(Partition::new(i as u64, l, u, PartData::default())))
+        .collect();
+        assert_eq!(index_of(&parts, &"a".into()), 0);
+        assert_eq!(index_of(&parts, &"g".into()), 1);
+        assert_eq!(index_of(&parts, &"oz".into()), 1);
+        assert_eq!(index_of(&parts, &PkValue::InfMax), 2);
+        assert_eq!(index_of(&parts, &PkValue::InfMin), 0);
+    }
+}
