@@ -8,7 +8,7 @@ use crate::io::BucketValue;
 #[inline]
 #[must_use]
 pub(crate) const fn bucket_width(count: u32) -> u8 {
-    let mut n = if count > 1 { count - 1 } else { 0 };
+    let mut n = count.saturating_sub(1);
     let mut digits = 1;
     while n >= 10 {
         n /= 10;

@@ -103,4 +103,20 @@ pub use pk_derive::PartitionKey;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::io::{KeyReader, KeyWriter};
+
+    /// [`FieldSpec::delimiter_floor`](crate::FieldSpec), as a byte (`u8::MAX` for none), for
+    /// the derive's compile-time delimiter checks of nested keys.
+    #[must_use]
+    pub const fn delimiter_floor(spec: &crate::FieldSpec) -> u8 {
+        match spec.delimiter_floor() {
+            Some(floor) => floor,
+            None => u8::MAX,
+        }
+    }
+
+    /// The smaller of two floors, in const context.
+    #[must_use]
+    pub const fn min_floor(a: u8, b: u8) -> u8 {
+        if a < b { a } else { b }
+    }
 }

@@ -134,7 +134,7 @@ pub(crate) fn read_escaped(text: &str) -> Result<String, FieldFault> {
 /// Decodes a lower-case hex field.
 pub(crate) fn read_hex(text: &str) -> Result<Vec<u8>, FieldFault> {
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err((bytes.len(), "hex needs an even number of digits".to_owned()));
     }
     bytes

@@ -1,0 +1,653 @@
+//! Code generation: straight-line `KeyWriter` / `KeyReader` calls with constant specs. Cannot fail:
+//! everything that could go wrong was reported by `attr.rs` and `valid.rs`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Member, WherePredicate};
+
+use crate::ast::{self, Field, Form, Input, ScalarKind};
+use crate::attr::{ALGORITHMS, BucketBy};
+use crate::valid::{self, Errors};
+
+/// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let parsed = ast::Input::from_syn(input, &mut errors);
+    if let Some(parsed) = &parsed {
+        valid::check(parsed, &mut errors);
+    }
+    match (errors.into_error(), parsed) {
+        (None, Some(parsed)) => expand(&parsed),
+        (error, _) => {
+            let mut out = error.map(|e| e.to_compile_error()).unwrap_or_default();
+            out.extend(stub(input));
+            out
+        }
+    }
+}
+
+/// An impl that satisfies the trait, so that an error in the attributes is the only error shown.
+fn stub(input: &DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::pk_codec::PartitionKey for #ident #ty_generics #where_clause {
+            const SHAPE: ::pk_codec::KeyShape = ::pk_codec::KeyShape::new(b',');
+            fn layout() -> ::pk_codec::Layout {
+                ::core::unreachable!()
+            }
+            fn write_fields(&self, _: &mut ::pk_codec::KeyWriter<'_>) -> ::pk_codec::Result<()> {
+                ::core::unreachable!()
+            }
+            fn encode_into(&self, _: &mut ::std::string::String) -> ::pk_codec::Result<()> {
+                ::core::unreachable!()
+            }
+        }
+        #[automatically_derived]
+        impl #impl_generics ::pk_codec::DecodeKey for #ident #ty_generics #where_clause {
+            fn read_fields(_: &mut ::pk_codec::KeyReader<'_>) -> ::pk_codec::Result<Self> {
+                ::core::unreachable!()
+            }
+            fn decode(_: &str) -> ::pk_codec::Result<Self> {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+/// The constant `FieldSpec` of a scalar field.
+fn spec(field: &Field<'_>) -> TokenStream {
+    let ty = field.ty;
+    let kind = quote_spanned!(ty.span()=> <#ty as ::pk_codec::KeyField>::KIND);
+    let a = &field.attrs;
+    let width = a.width.as_ref().map(|w| {
+        let w = w.value;
+        quote!(.with_width(#w))
+    });
+    let desc = a.desc.map(|_| quote!(.descending()));
+    let escaped = a.escaped.map(|_| quote!(.escaped()));
+    let optional =
+        matches!(field.form, Form::Scalar { optional: true, .. }).then(|| quote!(.optional()));
+    quote!(::pk_codec::FieldSpec::new(#kind) #width #desc #escaped #optional)
+}
+
+/// What a field contributes to the bucket of a bucketed key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    None,
+    Modulo,
+    Hashed,
+}
+
+struct Gen<'i, 'a> {
+    input: &'i Input<'a>,
+    roles: Vec<Role>,
+    delimiter: u8,
+}
+
+impl Gen<'_, '_> {
+    fn new<'i, 'a>(input: &'i Input<'a>) -> Gen<'i, 'a> {
+        let mut roles = vec![Role::None; input.fields.len()];
+        if let Some(b) = &input.attrs.buckets {
+            match &b.value.by {
+                BucketBy::Modulo(m) => {
+                    if let Some((i, _)) = valid::find(input, m) {
+                        roles[i] = Role::Modulo;
+                    }
+                }
+                // All fields: the whole natural key is hashed, no spans needed.
+                BucketBy::Hash(members) if members.is_empty() => {}
+                BucketBy::Hash(members) => {
+                    for m in members {
+                        if let Some((i, _)) = valid::find(input, m) {
+                            roles[i] = Role::Hashed;
+                        }
+                    }
+                }
+            }
+        }
+        let delimiter = input
+            .attrs
+            .delimiter
+            .as_ref()
+            .map_or(b',', |d| d.value as u8);
+        Gen {
+            input,
+            roles,
+            delimiter,
+        }
+    }
+
+    fn has_prefix(&self) -> bool {
+        self.input.attrs.hash.is_some() || self.input.attrs.buckets.is_some()
+    }
+
+    fn shape(&self) -> TokenStream {
+        let d = self.delimiter;
+        let c = &self.input.attrs;
+        let max_len = c.max_len.as_ref().map(|m| {
+            let m = m.value;
+            quote!(.with_max_len(#m))
+        });
+        let prefix = if let Some(h) = &c.hash {
+            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let len = h.value.len.value;
+            let sep = h.value.separator;
+            Some(quote! {
+                .with_prefix(::pk_codec::Prefix::Hash { alg: ::pk_codec::HashAlg::#alg, len: #len, separator: #sep })
+            })
+        } else {
+            c.buckets.as_ref().map(|b| {
+                let count = b.value.count.value;
+                let sep = b.value.separator;
+                let by = match b.value.by {
+                    BucketBy::Modulo(_) => quote!(::pk_codec::BucketBy::Modulo),
+                    BucketBy::Hash(_) => quote!(::pk_codec::BucketBy::Hash),
+                };
+                quote! {
+                    .with_prefix(::pk_codec::Prefix::Bucket { count: #count, by: #by, separator: #sep })
+                }
+            })
+        };
+        quote!(::pk_codec::KeyShape::new(#d) #max_len #prefix)
+    }
+
+    /// `FIELD_FLOOR`: the lowest floor of the fields, nested keys included.
+    fn field_floor(&self) -> TokenStream {
+        let mut floor = quote!(::core::primitive::u8::MAX);
+        for field in &self.input.fields {
+            let ty = field.ty;
+            let one = match field.form {
+                Form::Nested => {
+                    quote_spanned!(ty.span()=> <#ty as ::pk_codec::PartitionKey>::FIELD_FLOOR)
+                }
+                _ => {
+                    let spec = spec(field);
+                    quote!(::pk_codec::__private::delimiter_floor(&#spec))
+                }
+            };
+            floor = quote!(::pk_codec::__private::min_floor(#floor, #one));
+        }
+        floor
+    }
+
+    /// Whether some field's delimiter rules are only known to the compiler (nested keys, scalars
+    /// whose kind the macro cannot see).
+    fn needs_const_check(&self) -> bool {
+        self.input
+            .fields
+            .iter()
+            .any(|f| matches!(f.form, Form::Nested | Form::Scalar { kind: None, .. }))
+    }
+
+    /// Writes field `i` of `self`; with `bookkeeping`, also declares the bucket value or span.
+    fn write_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let field = &self.input.fields[i];
+        let m = &field.member;
+        let ty = field.ty;
+        let name = &field.name;
+        let role = if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        };
+        match field.form {
+            Form::Nested => {
+                let write = quote_spanned!(ty.span()=> <#ty as ::pk_codec::PartitionKey>::write_fields(&self.#m, __pk_w)?;);
+                if role == Role::Hashed {
+                    // The span starts after the delimiter the nested key's first field writes.
+                    let skip = usize::from(i > 0);
+                    quote! {
+                        let __pk_start = __pk_w.position() + #skip;
+                        #write
+                        __pk_w.bucket_span(__pk_start);
+                    }
+                } else {
+                    write
+                }
+            }
+            _ => {
+                let spec = spec(field);
+                let write = quote! {
+                    ::pk_codec::KeyField::encode_field(&self.#m, &const { #spec }, #name, __pk_w)?;
+                };
+                match role {
+                    Role::None => quote!(__pk_w.begin_field(); #write),
+                    Role::Modulo => quote! {
+                        __pk_w.begin_field();
+                        #write
+                        __pk_w.bucket_value(self.#m);
+                    },
+                    Role::Hashed => quote! {
+                        __pk_w.begin_field();
+                        let __pk_start = __pk_w.position();
+                        #write
+                        __pk_w.bucket_span(__pk_start);
+                    },
+                }
+            }
+        }
+    }
+
+    /// Reads field `i` into `__pk_f{i}`.
+    fn read_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        let name = &field.name;
+        let var = format_ident!("__pk_f{}", i);
+        let role = if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        };
+        match field.form {
+            Form::Nested => {
+                let read = quote_spanned!(ty.span()=> let #var = <#ty as ::pk_codec::DecodeKey>::read_fields(__pk_r)?;);
+                if role == Role::Hashed {
+                    let skip = usize::from(i > 0);
+                    quote! {
+                        let __pk_start = __pk_r.position() + #skip;
+                        #read
+                        __pk_r.bucket_span(__pk_start);
+                    }
+                } else {
+                    read
+                }
+            }
+            _ => {
+                let spec = spec(field);
+                let read = quote! {
+                    let #var = <#ty as ::pk_codec::DecodeField>::decode_field(&const { #spec }, #name, __pk_r)?;
+                };
+                match role {
+                    Role::None => quote!(__pk_r.begin_field(#name)?; #read),
+                    Role::Modulo => quote! {
+                        __pk_r.begin_field(#name)?;
+                        #read
+                        __pk_r.bucket_value(#var);
+                    },
+                    Role::Hashed => quote! {
+                        __pk_r.begin_field(#name)?;
+                        let __pk_start = __pk_r.position();
+                        #read
+                        __pk_r.bucket_span(__pk_start);
+                    },
+                }
+            }
+        }
+    }
+
+    fn construct(&self) -> TokenStream {
+        let inits = self.input.fields.iter().enumerate().map(|(i, f)| {
+            let m = &f.member;
+            let var = format_ident!("__pk_f{}", i);
+            quote!(#m: #var)
+        });
+        quote!(Self { #(#inits),* })
+    }
+
+    fn layout(&self) -> TokenStream {
+        let hashing = self.roles.contains(&Role::Hashed);
+        let hashed_decl = hashing.then(|| {
+            quote!(let mut __pk_hashed: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();)
+        });
+        let fields = self.input.fields.iter().enumerate().map(|(i, field)| {
+            let name = &field.name;
+            let hashed = self.roles[i] == Role::Hashed;
+            match field.form {
+                Form::Nested => {
+                    let ty = field.ty;
+                    let push = hashed
+                        .then(|| quote!(__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));));
+                    quote! {
+                        for __pk_def in <#ty as ::pk_codec::PartitionKey>::layout().fields() {
+                            let __pk_name = ::std::format!("{}.{}", #name, __pk_def.name());
+                            #push
+                            __pk_b = __pk_b.field(__pk_name, *__pk_def.spec());
+                        }
+                    }
+                }
+                _ => {
+                    let spec = spec(field);
+                    let push = hashed
+                        .then(|| quote!(__pk_hashed.push(::std::string::String::from(#name));));
+                    quote! {
+                        #push
+                        __pk_b = __pk_b.field(#name, const { #spec });
+                    }
+                }
+            }
+        });
+        let c = &self.input.attrs;
+        let prefix = if let Some(h) = &c.hash {
+            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let (len, sep) = (h.value.len.value, h.value.separator);
+            Some(quote!(__pk_b = __pk_b.hash_prefix(::pk_codec::HashAlg::#alg, #len, #sep);))
+        } else {
+            c.buckets.as_ref().map(|b| {
+                let (count, sep) = (b.value.count.value, b.value.separator);
+                match &b.value.by {
+                    BucketBy::Modulo(m) => {
+                        let name = valid::find(self.input, m).map_or_else(String::new, |(_, f)| f.name.clone());
+                        quote!(__pk_b = __pk_b.buckets_by_modulo(#count, #name, #sep);)
+                    }
+                    BucketBy::Hash(_) if hashing => {
+                        quote!(__pk_b = __pk_b.buckets_by_hash(#count, __pk_hashed, #sep);)
+                    }
+                    BucketBy::Hash(_) => quote! {
+                        __pk_b = __pk_b.buckets_by_hash(#count, ::std::vec::Vec::<::std::string::String>::new(), #sep);
+                    },
+                }
+            })
+        };
+        let ident = self.input.original.ident.to_string();
+        quote! {
+            let __pk_shape = <Self as ::pk_codec::PartitionKey>::SHAPE;
+            let mut __pk_b = ::pk_codec::Layout::builder()
+                .delimiter(::core::primitive::char::from(__pk_shape.delimiter()))
+                .max_len(__pk_shape.max_len());
+            #hashed_decl
+            #(#fields)*
+            #prefix
+            match __pk_b.build() {
+                ::core::result::Result::Ok(layout) => layout,
+                // The derive checked everything `build` checks; reaching this is a bug in pk-derive.
+                ::core::result::Result::Err(e) => ::core::panic!("pk-derive built an invalid layout for `{}`: {}", #ident, e),
+            }
+        }
+    }
+
+    /// The parameter name of field `i` in range constructors.
+    fn param(&self, i: usize) -> Ident {
+        match &self.input.fields[i].member {
+            Member::Named(ident) => ident.clone(),
+            Member::Unnamed(_) => format_ident!("field_{}", i),
+        }
+    }
+
+    /// The parameter type for an equality condition on field `i`, and the type its bounds range over.
+    fn arg_types(&self, i: usize) -> (TokenStream, TokenStream) {
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        match field.form {
+            Form::Scalar {
+                kind: Some(kind),
+                optional: false,
+            } => match kind {
+                ScalarKind::Str => (quote!(&str), quote!(&'__pk str)),
+                ScalarKind::Bytes => (quote!(&[u8]), quote!(&'__pk [u8])),
+                _ => (quote!(#ty), quote!(#ty)),
+            },
+            _ => (quote!(&#ty), quote!(#ty)),
+        }
+    }
+
+    /// Writes value `value` (an expression of type `&T` where `T: KeyField`, or `&Nested`) of field `i`.
+    fn write_value(&self, i: usize, value: &TokenStream, modulo: bool) -> TokenStream {
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        let name = &field.name;
+        match field.form {
+            Form::Nested => quote!(<#ty as ::pk_codec::PartitionKey>::write_fields(#value, __pk_w)),
+            _ => {
+                let spec = spec(field);
+                let bucket = (modulo && self.roles[i] == Role::Modulo)
+                    .then(|| quote!(__pk_w.bucket_value(*#value);));
+                quote! {{
+                    __pk_w.begin_field();
+                    ::pk_codec::KeyField::encode_field(#value, &const { #spec }, #name, __pk_w)?;
+                    #bucket
+                    ::core::result::Result::Ok(())
+                }}
+            }
+        }
+    }
+
+    fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
+        let n = self.input.fields.len();
+        let ident = &self.input.original.ident;
+        let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
+            format_ident!("bounds_")
+        } else {
+            format_ident!("bounds")
+        };
+        let mut methods = Vec::new();
+        for k in 0..n {
+            let field = &self.input.fields[k];
+            let params: Vec<Ident> = (0..=k).map(|i| self.param(i)).collect();
+            let types: Vec<TokenStream> = (0..=k).map(|i| self.arg_types(i).0).collect();
+            let equal: Vec<TokenStream> = (0..=k)
+                .map(|i| {
+                    let p = &params[i];
+                    let write = self.write_value(i, &quote!(&#p), true);
+                    quote!(__pk_b.equal(|__pk_w| #write)?;)
+                })
+                .collect();
+            let before = if k == 0 {
+                String::new()
+            } else {
+                let names: Vec<String> = self.input.fields[..k]
+                    .iter()
+                    .map(|f| format!("`{}`", f.name))
+                    .collect();
+                format!("whose {} equal the given values and ", names.join(", "))
+            };
+            let suffix = &field.method_suffix;
+            let name = &field.name;
+            let in_name = format_ident!("ranges_{}", suffix);
+            let eq_name = format_ident!("ranges_{}_eq", suffix);
+            let bound_ty = self.arg_types(k).1;
+            let bound_lt = matches!(
+                field.form,
+                Form::Scalar {
+                    kind: Some(ScalarKind::Str | ScalarKind::Bytes),
+                    optional: false
+                }
+            )
+            .then(|| quote!(<'__pk>));
+            let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
+            let bounded = self.write_value(k, &quote!(__pk_v), false);
+            let desc = field.attrs.desc.is_some();
+            let in_doc = format!(
+                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
+                 (in value order, also for a descending field): one range, or one per bucket for a bucketed key.\n\n\
+                 Generated by `#[derive(PartitionKey)]`.\n\n# Errors\n\nAn equality value or bound that does not fit \
+                 its field (see `PartitionKey::encode_into`)."
+            );
+            let eq_doc = format!(
+                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` equals the given value: \
+                 one range, or one per bucket for a bucketed key.\n\nGenerated by `#[derive(PartitionKey)]`.\n\n\
+                 # Errors\n\nA value that does not fit its field (see `PartitionKey::encode_into`)."
+            );
+            methods.push(quote! {
+                #[doc = #in_doc]
+                #vis fn #in_name #bound_lt(
+                    #(#head_params: #head_types,)*
+                    #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
+                ) -> ::pk_codec::Result<::std::vec::Vec<::pk_codec::KeyRange>> {
+                    let mut __pk_b = ::pk_codec::RangeBuilder::new(&<Self as ::pk_codec::PartitionKey>::SHAPE)?;
+                    #(#head_equal)*
+                    let __pk_enc = |__pk_b: &::pk_codec::RangeBuilder<'_>, __pk_v: &#bound_ty| {
+                        __pk_b.bound(|__pk_w| #bounded)
+                    };
+                    let __pk_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
+                    };
+                    let __pk_hi = match ::core::ops::RangeBounds::end_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
+                    };
+                    ::core::result::Result::Ok(__pk_b.finish(
+                        __pk_lo.as_ref().map(::std::string::String::as_str),
+                        __pk_hi.as_ref().map(::std::string::String::as_str),
+                        #desc,
+                    ))
+                }
+
+                #[doc = #eq_doc]
+                #vis fn #eq_name(
+                    #(#params: #types,)*
+                ) -> ::pk_codec::Result<::std::vec::Vec<::pk_codec::KeyRange>> {
+                    let mut __pk_b = ::pk_codec::RangeBuilder::new(&<Self as ::pk_codec::PartitionKey>::SHAPE)?;
+                    #(#equal)*
+                    ::core::result::Result::Ok(__pk_b.finish(
+                        ::core::ops::Bound::Unbounded,
+                        ::core::ops::Bound::Unbounded,
+                        false,
+                    ))
+                }
+            });
+        }
+        quote!(#(#methods)*)
+    }
+}
+
+/// Where-clause bounds for fields whose types mention a type parameter.
+fn bounds(input: &Input<'_>, decode: bool) -> Vec<WherePredicate> {
+    let params: Vec<&Ident> = input
+        .original
+        .generics
+        .type_params()
+        .map(|p| &p.ident)
+        .collect();
+    if params.is_empty() {
+        return Vec::new();
+    }
+    input
+        .fields
+        .iter()
+        .filter(|f| ast::mentions_param(f.ty, &params))
+        .map(|f| {
+            let ty = f.ty;
+            let bound = match (f.form, decode) {
+                (Form::Nested, false) => quote!(::pk_codec::PartitionKey),
+                (Form::Nested, true) => quote!(::pk_codec::DecodeKey),
+                (_, false) => quote!(::pk_codec::KeyField),
+                (_, true) => quote!(::pk_codec::DecodeField),
+            };
+            syn::parse_quote!(#ty: #bound)
+        })
+        .collect()
+}
+
+fn where_clause(input: &Input<'_>, decode: bool) -> TokenStream {
+    let mut preds: Vec<WherePredicate> = input
+        .original
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().cloned().collect())
+        .unwrap_or_default();
+    preds.extend(bounds(input, decode));
+    if preds.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(where #(#preds),*)
+    }
+}
+
+fn expand(input: &Input<'_>) -> TokenStream {
+    let g = Gen::new(input);
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let (impl_generics, ty_generics, _) = input.original.generics.split_for_impl();
+    let encode_where = where_clause(input, false);
+    let decode_where = where_clause(input, true);
+
+    let shape = g.shape();
+    let shape = if g.needs_const_check() {
+        let d = g.delimiter;
+        let message = format!(
+            "the delimiter of `{ident}` does not sort below a byte that a field of a nested key can hold \
+             (descending forms `a`, hex `0`, escaped strings `-`); use a lower delimiter, such as ','"
+        );
+        quote!({
+            ::core::assert!(#d < <Self as ::pk_codec::PartitionKey>::FIELD_FLOOR, #message);
+            #shape
+        })
+    } else {
+        shape
+    };
+    let floor = g.field_floor();
+    let layout = g.layout();
+    let n = input.fields.len();
+    let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
+    let read_plain: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, false)).collect();
+    let construct = g.construct();
+    let (encode_body, decode_body) = if g.has_prefix() {
+        let write: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, true)).collect();
+        let read: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, true)).collect();
+        (
+            quote!(|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }),
+            quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+        )
+    } else {
+        (
+            quote!(|__pk_w| ::pk_codec::PartitionKey::write_fields(self, __pk_w)),
+            quote!(<Self as ::pk_codec::DecodeKey>::read_fields),
+        )
+    };
+
+    let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics ::pk_codec::DecodeKey for #ident #ty_generics #decode_where {
+                #[inline]
+                fn read_fields(__pk_r: &mut ::pk_codec::KeyReader<'_>) -> ::pk_codec::Result<Self> {
+                    #(#read_plain)*
+                    ::core::result::Result::Ok(#construct)
+                }
+
+                #[inline]
+                fn decode(__pk_key: &str) -> ::pk_codec::Result<Self> {
+                    <Self as ::pk_codec::PartitionKey>::SHAPE.decode_with(__pk_key, #decode_body)
+                }
+            }
+        }
+    });
+
+    let ranges = input.attrs.hash.is_none().then(|| {
+        let methods = g.ranges(vis);
+        quote! {
+            #[automatically_derived]
+            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value)]
+            impl #impl_generics #ident #ty_generics #encode_where {
+                #methods
+            }
+        }
+    });
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::pk_codec::PartitionKey for #ident #ty_generics #encode_where {
+                const SHAPE: ::pk_codec::KeyShape = #shape;
+                const FIELD_FLOOR: ::core::primitive::u8 = #floor;
+
+                fn layout() -> ::pk_codec::Layout {
+                    #layout
+                }
+
+                #[inline]
+                fn write_fields(&self, __pk_w: &mut ::pk_codec::KeyWriter<'_>) -> ::pk_codec::Result<()> {
+                    #(#write_plain)*
+                    ::core::result::Result::Ok(())
+                }
+
+                #[inline]
+                fn encode_into(&self, __pk_out: &mut ::std::string::String) -> ::pk_codec::Result<()> {
+                    <Self as ::pk_codec::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
+                }
+            }
+
+            #decode_impl
+
+            #ranges
+        };
+    }
+}
