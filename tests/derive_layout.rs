@@ -579,7 +579,7 @@ fn nested_keys_splice_inline_and_agree() {
         card,
         tag: Some(true),
     };
-    assert_eq!(agree(&first)[1..], *"!000054!a100!006777!1");
+    assert_eq!(agree(&first)[1..], *"000054!a100!006777!1");
     agree(&OuterFirst { tag: None, ..first });
 }
 
