@@ -210,8 +210,9 @@ impl Gen<'_, '_> {
             }
             _ => {
                 let spec = spec(field);
+                let call = quote_spanned!(ty.span()=> <#ty as ::pk_codec::KeyField>::encode_field);
                 let write = quote! {
-                    ::pk_codec::KeyField::encode_field(&self.#m, &const { #spec }, #name, __pk_w)?;
+                    #call(&self.#m, &const { #spec }, #name, __pk_w)?;
                 };
                 match role {
                     Role::None => quote!(__pk_w.begin_field(); #write),
@@ -258,8 +259,10 @@ impl Gen<'_, '_> {
             }
             _ => {
                 let spec = spec(field);
+                let call =
+                    quote_spanned!(ty.span()=> <#ty as ::pk_codec::DecodeField>::decode_field);
                 let read = quote! {
-                    let #var = <#ty as ::pk_codec::DecodeField>::decode_field(&const { #spec }, #name, __pk_r)?;
+                    let #var = #call(&const { #spec }, #name, __pk_r)?;
                 };
                 match role {
                     Role::None => quote!(__pk_r.begin_field(#name)?; #read),
@@ -384,25 +387,61 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// Writes value `value` (an expression of type `&T` where `T: KeyField`, or `&Nested`) of field `i`.
-    fn write_value(&self, i: usize, value: &TokenStream, modulo: bool) -> TokenStream {
+    /// Writes a value of field `i`: `value` is a parameter of the type [`Gen::arg_types`] gives,
+    /// for an equality (`bound == false`), or a `&` of its bound type, for a bound.
+    fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
-        match field.form {
-            Form::Nested => quote!(<#ty as ::pk_codec::PartitionKey>::write_fields(#value, __pk_w)),
-            _ => {
-                let spec = spec(field);
-                let bucket = (modulo && self.roles[i] == Role::Modulo)
-                    .then(|| quote!(__pk_w.bucket_value(*#value);));
-                quote! {{
-                    __pk_w.begin_field();
-                    ::pk_codec::KeyField::encode_field(#value, &const { #spec }, #name, __pk_w)?;
-                    #bucket
-                    ::core::result::Result::Ok(())
-                }}
+        let (target, arg) = match field.form {
+            Form::Nested => {
+                return quote!(<#ty as ::pk_codec::PartitionKey>::write_fields(#value, __pk_w));
             }
-        }
+            Form::Scalar {
+                kind: Some(ScalarKind::Str),
+                optional: false,
+            } => (
+                quote!(str),
+                if bound {
+                    quote!(*#value)
+                } else {
+                    quote!(#value)
+                },
+            ),
+            Form::Scalar {
+                kind: Some(ScalarKind::Bytes),
+                optional: false,
+            } => (
+                quote!([u8]),
+                if bound {
+                    quote!(*#value)
+                } else {
+                    quote!(#value)
+                },
+            ),
+            Form::Scalar {
+                kind: Some(_),
+                optional: false,
+            } => (
+                quote!(#ty),
+                if bound {
+                    quote!(#value)
+                } else {
+                    quote!(&#value)
+                },
+            ),
+            _ => (quote!(#ty), quote!(#value)),
+        };
+        let spec = spec(field);
+        let call = quote_spanned!(ty.span()=> <#target as ::pk_codec::KeyField>::encode_field);
+        let bucket =
+            (!bound && self.roles[i] == Role::Modulo).then(|| quote!(__pk_w.bucket_value(#value);));
+        quote! {{
+            __pk_w.begin_field();
+            #call(#arg, &const { #spec }, #name, __pk_w)?;
+            #bucket
+            ::core::result::Result::Ok(())
+        }}
     }
 
     fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
@@ -421,7 +460,7 @@ impl Gen<'_, '_> {
             let equal: Vec<TokenStream> = (0..=k)
                 .map(|i| {
                     let p = &params[i];
-                    let write = self.write_value(i, &quote!(&#p), true);
+                    let write = self.write_value(i, &quote!(#p), false);
                     quote!(__pk_b.equal(|__pk_w| #write)?;)
                 })
                 .collect();
@@ -448,7 +487,7 @@ impl Gen<'_, '_> {
             )
             .then(|| quote!(<'__pk>));
             let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
-            let bounded = self.write_value(k, &quote!(__pk_v), false);
+            let bounded = self.write_value(k, &quote!(__pk_v), true);
             let desc = field.attrs.desc.is_some();
             let in_doc = format!(
                 "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
@@ -560,12 +599,20 @@ fn expand(input: &Input<'_>) -> TokenStream {
     let decode_where = where_clause(input, true);
 
     let shape = g.shape();
+    // The delimiter rules of nested keys are only known to the compiler: checked in a constant,
+    // evaluated by `cargo check` for a concrete struct, and after monomorphization for a generic one.
+    let mut floor_check = None;
     let shape = if g.needs_const_check() {
         let d = g.delimiter;
         let message = format!(
             "the delimiter of `{ident}` does not sort below a byte that a field of a nested key can hold \
              (descending forms `a`, hex `0`, escaped strings `-`); use a lower delimiter, such as ','"
         );
+        if input.original.generics.params.is_empty() {
+            floor_check = Some(quote! {
+                const _: () = ::core::assert!(#d < <#ident as ::pk_codec::PartitionKey>::FIELD_FLOOR, #message);
+            });
+        }
         quote!({
             ::core::assert!(#d < <Self as ::pk_codec::PartitionKey>::FIELD_FLOOR, #message);
             #shape
@@ -644,6 +691,8 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     <Self as ::pk_codec::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
                 }
             }
+
+            #floor_check
 
             #decode_impl
 

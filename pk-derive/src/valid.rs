@@ -108,7 +108,15 @@ fn check_field(field: &Field<'_>, errors: &mut Errors) {
         Form::Scalar { kind, .. } => {
             if let Some(w) = &a.width {
                 match kind.and_then(ScalarKind::width_range) {
-                    Some((lo, hi)) if w.value < lo || w.value > hi => {
+                    Some((_, hi)) if w.value > hi => errors.at(
+                        w.span,
+                        format!(
+                            "#[pk(width = {})] is too wide: an integer field takes at most {hi} characters \
+                             (a u128 needs 39, an i128 40)",
+                            w.value
+                        ),
+                    ),
+                    Some((lo, _)) if w.value < lo => {
                         let why = if kind == Some(ScalarKind::Int) {
                             "a signed field takes 2 to 40 characters: a sign and at least one digit"
                         } else {
