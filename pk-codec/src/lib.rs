@@ -71,6 +71,8 @@
 //! made only deliberately, with a new major version and a note in the changelog.
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
+#[cfg(feature = "derive")]
+pub mod _derive;
 mod bucket;
 mod error;
 mod hash;
@@ -95,7 +97,7 @@ pub use shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
 pub use spec::{FieldSpec, Kind, MAX_WIDTH, Order};
 pub use value::Value;
 
-/// `#[derive(PartitionKey)]`: see the `pk-derive` crate docs for every `#[pk(...)]` attribute.
+/// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.
 #[cfg(feature = "derive")]
 pub use pk_derive::PartitionKey;
 
