@@ -280,3 +280,71 @@ pub(crate) fn mentions_param(ty: &Type, params: &[&syn::Ident]) -> bool {
     syn::visit::visit_type(&mut f, ty);
     f.1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(ty: &str) -> Form {
+        classify(&syn::parse_str(ty).unwrap())
+    }
+
+    fn scalar(kind: ScalarKind, optional: bool) -> Form {
+        Form::Scalar {
+            kind: Some(kind),
+            optional,
+        }
+    }
+
+    #[test]
+    fn scalar_types_are_known_by_syntax() {
+        assert!(form("u32") == scalar(ScalarKind::Uint, false));
+        assert!(form("isize") == scalar(ScalarKind::Int, false));
+        assert!(form("std::string::String") == scalar(ScalarKind::Str, false));
+        assert!(form("&'a str") == scalar(ScalarKind::Str, false));
+        assert!(form("&[u8]") == scalar(ScalarKind::Bytes, false));
+        assert!(form("Vec<u8>") == scalar(ScalarKind::Bytes, false));
+        assert!(form("Option<char>") == scalar(ScalarKind::Char, true));
+        assert!(form("Option<&'a str>") == scalar(ScalarKind::Str, true));
+    }
+
+    #[test]
+    fn other_paths_are_nested_keys_and_options_of_them_go_to_the_trait_system() {
+        assert!(form("CardKey") == Form::Nested);
+        assert!(form("T") == Form::Nested);
+        assert!(
+            form("Option<T>")
+                == Form::Scalar {
+                    kind: None,
+                    optional: true
+                }
+        );
+    }
+
+    #[test]
+    fn types_without_a_key_form_are_unsupported() {
+        for ty in [
+            "f64",
+            "(u32, u32)",
+            "[u8; 4]",
+            "Vec<u32>",
+            "Option<Option<u8>>",
+            "&CardKey",
+            "fn()",
+        ] {
+            assert!(matches!(form(ty), Form::Unsupported(_)), "{ty}");
+        }
+    }
+
+    #[test]
+    fn borrowing_and_type_parameters_are_found_anywhere_in_a_type() {
+        let ty = |s: &str| -> Type { syn::parse_str(s).unwrap() };
+        assert!(borrows(&ty("Option<&'a str>")));
+        assert!(borrows(&ty("Inner<'a>")));
+        assert!(!borrows(&ty("Option<String>")));
+        let t: syn::Ident = syn::parse_str("T").unwrap();
+        assert!(mentions_param(&ty("Option<T>"), &[&t]));
+        assert!(mentions_param(&ty("T"), &[&t]));
+        assert!(!mentions_param(&ty("Tx"), &[&t]));
+    }
+}
