@@ -662,7 +662,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         let methods = g.ranges(vis);
         quote! {
             #[automatically_derived]
-            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value)]
+            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value, clippy::ref_option, clippy::ref_option_ref)]
             impl #impl_generics #ident #ty_generics #encode_where {
                 #methods
             }

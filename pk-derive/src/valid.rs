@@ -74,6 +74,38 @@ pub(crate) fn check(input: &Input<'_>, errors: &mut Errors) {
     }
     check_delimiter(input, errors);
     check_prefix(input, errors);
+    check_range_names(input, errors);
+}
+
+/// The range constructors `ranges_<field>` and `ranges_<field>_eq` of two fields must not clash
+/// (fields `a` and `a_eq`).
+fn check_range_names(input: &Input<'_>, errors: &mut Errors) {
+    if input.attrs.hash.is_some() {
+        return;
+    }
+    for (i, field) in input.fields.iter().enumerate() {
+        let clash = input.fields.iter().take(i).find(|earlier| {
+            field.method_suffix == format!("{}_eq", earlier.method_suffix)
+                || earlier.method_suffix == format!("{}_eq", field.method_suffix)
+        });
+        if let Some(earlier) = clash {
+            // The `_eq` method of the shorter name is the plain method of the longer one.
+            let longer = if field.method_suffix.len() > earlier.method_suffix.len() {
+                &field.method_suffix
+            } else {
+                &earlier.method_suffix
+            };
+            errors.push(syn::Error::new_spanned(
+                &field.member,
+                format!(
+                    "fields `{}` and `{}` would both get a range constructor named `ranges_{}`; rename one",
+                    earlier.name,
+                    field.name,
+                    longer
+                ),
+            ));
+        }
+    }
 }
 
 fn check_field(field: &Field<'_>, errors: &mut Errors) {
