@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::ops::Bound;
 
-use pk_codec::{DecodeKey, KeyRange, PartitionKey};
+use pk_codec::{DecodeKey, KeyRange, PartitionKey, Value};
 use proptest::prelude::*;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
@@ -57,6 +57,22 @@ impl Plain {
             Reverse(self.i.clone()),
             self.j,
         )
+    }
+
+    /// The values in `Layout` order.
+    fn values(&self) -> Vec<Value> {
+        vec![
+            self.a.into(),
+            self.b.clone().into(),
+            self.c.into(),
+            self.d.into(),
+            self.e.clone().into(),
+            self.f.into(),
+            self.g.clone().into(),
+            self.h.into(),
+            self.i.clone().into(),
+            self.j.into(),
+        ]
     }
 }
 
@@ -215,7 +231,9 @@ proptest! {
     fn keys_round_trip_and_agree_with_the_layout(p in plain(), o in outer(), ts in any::<u64>(), user in "(?s).{0,3}") {
         let key = p.encode().unwrap();
         prop_assert_eq!(Plain::decode(&key).unwrap(), p.clone());
-        prop_assert_eq!(Plain::layout().decode(&key).unwrap().len(), 10);
+        let layout = Plain::layout();
+        prop_assert_eq!(layout.encode(&p.values()).unwrap(), key.clone());
+        prop_assert_eq!(layout.decode(&key).unwrap(), p.values());
         let key = o.encode().unwrap();
         prop_assert_eq!(Outer::decode(&key).unwrap(), o);
         let t = TimeKey { device: 7, ts, kind: 'é' };

@@ -199,10 +199,11 @@ impl Gen<'_, '_> {
                 if role == Role::Hashed {
                     // The span starts after the delimiter the nested key's first field writes.
                     let skip = usize::from(i > 0);
+                    // `min`: a hand-written nested key may write no field at all.
                     quote! {
                         let __pk_start = __pk_w.position() + #skip;
                         #write
-                        __pk_w.bucket_span(__pk_start);
+                        __pk_w.bucket_span(::core::cmp::min(__pk_start, __pk_w.position()));
                     }
                 } else {
                     write
@@ -251,7 +252,7 @@ impl Gen<'_, '_> {
                     quote! {
                         let __pk_start = __pk_r.position() + #skip;
                         #read
-                        __pk_r.bucket_span(__pk_start);
+                        __pk_r.bucket_span(::core::cmp::min(__pk_start, __pk_r.position()));
                     }
                 } else {
                     read
