@@ -715,3 +715,24 @@ fn layouts_round_trip_through_their_text_spec() {
         assert_eq!(again, layout);
     }
 }
+
+/// A crate that re-exports pk-codec under another path.
+mod reexport {
+    pub use pk_codec as codec;
+}
+
+#[derive(reexport::codec::PartitionKey, Debug, Clone, PartialEq)]
+#[pk(crate = "reexport::codec", buckets(count = 4, modulo = 0))]
+struct ThroughReexport(#[pk(width = 3)] u16, String);
+
+impl Values for ThroughReexport {
+    fn values(&self) -> Vec<Value> {
+        vec![self.0.into(), self.1.clone().into()]
+    }
+}
+
+#[test]
+fn the_crate_path_can_be_changed() {
+    assert_eq!(agree(&ThroughReexport(6, "x".into())), "2006,x");
+    assert_eq!(ThroughReexport::ranges_1_eq(6, "x").unwrap().len(), 1);
+}

@@ -241,6 +241,25 @@
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!
+//! ## `#[pk(crate = "path")]`
+//!
+//! The path the generated code uses for this crate (default `::pk_codec`), for a crate that
+//! re-exports pk-codec, as serde's `#[serde(crate = "...")]`.
+//!
+//! ```
+//! mod db {
+//!     pub use pk_codec as keys;
+//! }
+//!
+//! #[derive(db::keys::PartitionKey)]
+//! #[pk(crate = "db::keys")]
+//! struct Id(u8);
+//!
+//! use db::keys::PartitionKey;
+//! assert_eq!(Id(7).encode()?, "007");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
 //! # Nested keys
 //!
 //! A field whose type is another key is spliced in inline, with the outer key's delimiter, so keys

@@ -2,10 +2,12 @@
 //! happen here; checks across attributes and fields are in `valid.rs`.
 
 use proc_macro2::Span;
+use proc_macro2::TokenStream;
+use quote::quote;
 use syn::meta::ParseNestedMeta;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, DeriveInput, LitChar, LitInt, Member, Token};
+use syn::{Attribute, DeriveInput, LitChar, LitInt, LitStr, Member, Token};
 
 use crate::valid::Errors;
 
@@ -15,6 +17,7 @@ const DELIMITER: &str = "delimiter";
 const MAX_LEN: &str = "max_len";
 const HASH: &str = "hash";
 const BUCKETS: &str = "buckets";
+const CRATE: &str = "crate";
 // Inside `hash(...)`.
 const LEN: &str = "len";
 const SEPARATOR: &str = "separator";
@@ -66,6 +69,8 @@ pub(crate) struct Container {
     pub(crate) max_len: Option<WithSpan<usize>>,
     pub(crate) hash: Option<WithSpan<HashAttr>>,
     pub(crate) buckets: Option<WithSpan<Buckets>>,
+    /// The path of pk-codec in generated code.
+    pub(crate) krate: Option<TokenStream>,
 }
 
 /// A field's attributes.
@@ -120,6 +125,11 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
                 // #[pk(buckets(count = 16, modulo = ts))], #[pk(buckets(count = 8, hash(a, b), separator))]
                 let buckets = buckets_attr(&meta)?;
                 set(&mut c.buckets, WithSpan { value: buckets, span }, &meta, BUCKETS)
+            } else if meta.path.is_ident(CRATE) {
+                // #[pk(crate = "my_reexport::pk_codec")]
+                let lit: LitStr = meta.value()?.parse()?;
+                let path: syn::Path = lit.parse()?;
+                set(&mut c.krate, quote!(#path), &meta, CRATE)
             } else if meta.path.is_ident(WIDTH) || meta.path.is_ident(DESC) || meta.path.is_ident(ESCAPED) {
                 Err(meta.error(format!(
                     "#[pk({})] is a field attribute: put it on a field",
@@ -127,7 +137,7 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
                 )))
             } else {
                 Err(meta.error(format!(
-                    "unknown #[pk({})] attribute on a struct; expected delimiter, max_len, hash or buckets",
+                    "unknown #[pk({})] attribute on a struct; expected delimiter, max_len, hash, buckets or crate",
                     path_name(&meta)
                 )))
             }
@@ -292,4 +302,26 @@ pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
         }
     }
     f
+}
+
+/// The path of pk-codec for a stub impl: `#[pk(crate = "...")]` if it parses, else `::pk_codec`.
+pub(crate) fn crate_path(input: &DeriveInput) -> TokenStream {
+    let mut path = None;
+    for attr in pk_attrs(&input.attrs) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(CRATE) {
+                let lit: LitStr = meta.value()?.parse()?;
+                path = Some(lit.parse::<syn::Path>()?);
+            } else if let Ok(value) = meta.value() {
+                // Skip `name = value` of other attributes.
+                value.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                content.parse::<TokenStream>()?;
+            }
+            Ok(())
+        });
+    }
+    path.map_or_else(|| quote!(::pk_codec), |p| quote!(#p))
 }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Member, WherePredicate};
 
 use crate::ast::{self, Field, Form, Input, ScalarKind};
-use crate::attr::{ALGORITHMS, BucketBy};
+use crate::attr::{self, ALGORITHMS, BucketBy};
 use crate::valid::{self, Errors};
 
 /// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
@@ -21,36 +21,37 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         (None, Some(parsed)) => expand(&parsed),
         (error, _) => {
             let mut out = error.map(|e| e.to_compile_error()).unwrap_or_default();
-            out.extend(stub(input));
+            let krate = attr::crate_path(input);
+            out.extend(stub(input, &krate));
             out
         }
     }
 }
 
 /// An impl that satisfies the trait, so that an error in the attributes is the only error shown.
-fn stub(input: &DeriveInput) -> TokenStream {
+fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::pk_codec::PartitionKey for #ident #ty_generics #where_clause {
-            const SHAPE: ::pk_codec::KeyShape = ::pk_codec::KeyShape::new(b',');
-            fn layout() -> ::pk_codec::Layout {
+        impl #impl_generics #krate::PartitionKey for #ident #ty_generics #where_clause {
+            const SHAPE: #krate::KeyShape = #krate::KeyShape::new(b',');
+            fn layout() -> #krate::Layout {
                 ::core::unreachable!()
             }
-            fn write_fields(&self, _: &mut ::pk_codec::KeyWriter<'_>) -> ::pk_codec::Result<()> {
+            fn write_fields(&self, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
                 ::core::unreachable!()
             }
-            fn encode_into(&self, _: &mut ::std::string::String) -> ::pk_codec::Result<()> {
+            fn encode_into(&self, _: &mut ::std::string::String) -> #krate::Result<()> {
                 ::core::unreachable!()
             }
         }
         #[automatically_derived]
-        impl #impl_generics ::pk_codec::DecodeKey for #ident #ty_generics #where_clause {
-            fn read_fields(_: &mut ::pk_codec::KeyReader<'_>) -> ::pk_codec::Result<Self> {
+        impl #impl_generics #krate::DecodeKey for #ident #ty_generics #where_clause {
+            fn read_fields(_: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
-            fn decode(_: &str) -> ::pk_codec::Result<Self> {
+            fn decode(_: &str) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
         }
@@ -58,9 +59,9 @@ fn stub(input: &DeriveInput) -> TokenStream {
 }
 
 /// The constant `FieldSpec` of a scalar field.
-fn spec(field: &Field<'_>) -> TokenStream {
+fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     let ty = field.ty;
-    let kind = quote_spanned!(ty.span()=> <#ty as ::pk_codec::KeyField>::KIND);
+    let kind = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::KIND);
     let a = &field.attrs;
     let width = a.width.as_ref().map(|w| {
         let w = w.value;
@@ -70,7 +71,7 @@ fn spec(field: &Field<'_>) -> TokenStream {
     let escaped = a.escaped.map(|_| quote!(.escaped()));
     let optional =
         matches!(field.form, Form::Scalar { optional: true, .. }).then(|| quote!(.optional()));
-    quote!(::pk_codec::FieldSpec::new(#kind) #width #desc #escaped #optional)
+    quote!(#krate::FieldSpec::new(#kind) #width #desc #escaped #optional)
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -83,6 +84,8 @@ enum Role {
 
 struct Gen<'i, 'a> {
     input: &'i Input<'a>,
+    /// The path of pk-codec: `::pk_codec`, or what `#[pk(crate = "...")]` says.
+    krate: TokenStream,
     roles: Vec<Role>,
     delimiter: u8,
 }
@@ -115,6 +118,11 @@ impl Gen<'_, '_> {
             .map_or(b',', |d| d.value as u8);
         Gen {
             input,
+            krate: input
+                .attrs
+                .krate
+                .clone()
+                .unwrap_or_else(|| quote!(::pk_codec)),
             roles,
             delimiter,
         }
@@ -125,6 +133,7 @@ impl Gen<'_, '_> {
     }
 
     fn shape(&self) -> TokenStream {
+        let krate = &self.krate;
         let d = self.delimiter;
         let c = &self.input.attrs;
         let max_len = c.max_len.as_ref().map(|m| {
@@ -136,39 +145,40 @@ impl Gen<'_, '_> {
             let len = h.value.len.value;
             let sep = h.value.separator;
             Some(quote! {
-                .with_prefix(::pk_codec::Prefix::Hash { alg: ::pk_codec::HashAlg::#alg, len: #len, separator: #sep })
+                .with_prefix(#krate::Prefix::Hash { alg: #krate::HashAlg::#alg, len: #len, separator: #sep })
             })
         } else {
             c.buckets.as_ref().map(|b| {
                 let count = b.value.count.value;
                 let sep = b.value.separator;
                 let by = match b.value.by {
-                    BucketBy::Modulo(_) => quote!(::pk_codec::BucketBy::Modulo),
-                    BucketBy::Hash(_) => quote!(::pk_codec::BucketBy::Hash),
+                    BucketBy::Modulo(_) => quote!(#krate::BucketBy::Modulo),
+                    BucketBy::Hash(_) => quote!(#krate::BucketBy::Hash),
                 };
                 quote! {
-                    .with_prefix(::pk_codec::Prefix::Bucket { count: #count, by: #by, separator: #sep })
+                    .with_prefix(#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep })
                 }
             })
         };
-        quote!(::pk_codec::KeyShape::new(#d) #max_len #prefix)
+        quote!(#krate::KeyShape::new(#d) #max_len #prefix)
     }
 
     /// `FIELD_FLOOR`: the lowest floor of the fields, nested keys included.
     fn field_floor(&self) -> TokenStream {
+        let krate = &self.krate;
         let mut floor = quote!(::core::primitive::u8::MAX);
         for field in &self.input.fields {
             let ty = field.ty;
             let one = match field.form {
                 Form::Nested => {
-                    quote_spanned!(ty.span()=> <#ty as ::pk_codec::PartitionKey>::FIELD_FLOOR)
+                    quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::FIELD_FLOOR)
                 }
                 _ => {
-                    let spec = spec(field);
-                    quote!(::pk_codec::__private::delimiter_floor(&#spec))
+                    let spec = spec(field, &self.krate);
+                    quote!(#krate::__private::delimiter_floor(&#spec))
                 }
             };
-            floor = quote!(::pk_codec::__private::min_floor(#floor, #one));
+            floor = quote!(#krate::__private::min_floor(#floor, #one));
         }
         floor
     }
@@ -184,6 +194,7 @@ impl Gen<'_, '_> {
 
     /// Writes field `i` of `self`; with `bookkeeping`, also declares the bucket value or span.
     fn write_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
         let field = &self.input.fields[i];
         let m = &field.member;
         let ty = field.ty;
@@ -195,7 +206,7 @@ impl Gen<'_, '_> {
         };
         match field.form {
             Form::Nested => {
-                let write = quote_spanned!(ty.span()=> <#ty as ::pk_codec::PartitionKey>::write_fields(&self.#m, __pk_w)?;);
+                let write = quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::write_fields(&self.#m, __pk_w)?;);
                 if role == Role::Hashed {
                     // The span starts after the delimiter the nested key's first field writes.
                     let skip = usize::from(i > 0);
@@ -210,8 +221,8 @@ impl Gen<'_, '_> {
                 }
             }
             _ => {
-                let spec = spec(field);
-                let call = quote_spanned!(ty.span()=> <#ty as ::pk_codec::KeyField>::encode_field);
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::encode_field);
                 let write = quote! {
                     #call(&self.#m, &const { #spec }, #name, __pk_w)?;
                 };
@@ -235,6 +246,7 @@ impl Gen<'_, '_> {
 
     /// Reads field `i` into `__pk_f{i}`.
     fn read_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
@@ -246,7 +258,7 @@ impl Gen<'_, '_> {
         };
         match field.form {
             Form::Nested => {
-                let read = quote_spanned!(ty.span()=> let #var = <#ty as ::pk_codec::DecodeKey>::read_fields(__pk_r)?;);
+                let read = quote_spanned!(ty.span()=> let #var = <#ty as #krate::DecodeKey>::read_fields(__pk_r)?;);
                 if role == Role::Hashed {
                     let skip = usize::from(i > 0);
                     quote! {
@@ -259,9 +271,8 @@ impl Gen<'_, '_> {
                 }
             }
             _ => {
-                let spec = spec(field);
-                let call =
-                    quote_spanned!(ty.span()=> <#ty as ::pk_codec::DecodeField>::decode_field);
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field);
                 let read = quote! {
                     let #var = #call(&const { #spec }, #name, __pk_r)?;
                 };
@@ -293,6 +304,7 @@ impl Gen<'_, '_> {
     }
 
     fn layout(&self) -> TokenStream {
+        let krate = &self.krate;
         let hashing = self.roles.contains(&Role::Hashed);
         let hashed_decl = hashing.then(|| {
             quote!(let mut __pk_hashed: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();)
@@ -306,7 +318,7 @@ impl Gen<'_, '_> {
                     let push = hashed
                         .then(|| quote!(__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));));
                     quote! {
-                        for __pk_def in <#ty as ::pk_codec::PartitionKey>::layout().fields() {
+                        for __pk_def in <#ty as #krate::PartitionKey>::layout().fields() {
                             let __pk_name = ::std::format!("{}.{}", #name, __pk_def.name());
                             #push
                             __pk_b = __pk_b.field(__pk_name, *__pk_def.spec());
@@ -314,7 +326,7 @@ impl Gen<'_, '_> {
                     }
                 }
                 _ => {
-                    let spec = spec(field);
+                    let spec = spec(field, &self.krate);
                     let push = hashed
                         .then(|| quote!(__pk_hashed.push(::std::string::String::from(#name));));
                     quote! {
@@ -328,7 +340,7 @@ impl Gen<'_, '_> {
         let prefix = if let Some(h) = &c.hash {
             let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
             let (len, sep) = (h.value.len.value, h.value.separator);
-            Some(quote!(__pk_b = __pk_b.hash_prefix(::pk_codec::HashAlg::#alg, #len, #sep);))
+            Some(quote!(__pk_b = __pk_b.hash_prefix(#krate::HashAlg::#alg, #len, #sep);))
         } else {
             c.buckets.as_ref().map(|b| {
                 let (count, sep) = (b.value.count.value, b.value.separator);
@@ -348,8 +360,8 @@ impl Gen<'_, '_> {
         };
         let ident = self.input.original.ident.to_string();
         quote! {
-            let __pk_shape = <Self as ::pk_codec::PartitionKey>::SHAPE;
-            let mut __pk_b = ::pk_codec::Layout::builder()
+            let __pk_shape = <Self as #krate::PartitionKey>::SHAPE;
+            let mut __pk_b = #krate::Layout::builder()
                 .delimiter(::core::primitive::char::from(__pk_shape.delimiter()))
                 .max_len(__pk_shape.max_len());
             #hashed_decl
@@ -391,12 +403,13 @@ impl Gen<'_, '_> {
     /// Writes a value of field `i`: `value` is a parameter of the type [`Gen::arg_types`] gives,
     /// for an equality (`bound == false`), or a `&` of its bound type, for a bound.
     fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
+        let krate = &self.krate;
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
         let (target, arg) = match field.form {
             Form::Nested => {
-                return quote!(<#ty as ::pk_codec::PartitionKey>::write_fields(#value, __pk_w));
+                return quote!(<#ty as #krate::PartitionKey>::write_fields(#value, __pk_w));
             }
             Form::Scalar {
                 kind: Some(ScalarKind::Str),
@@ -433,8 +446,8 @@ impl Gen<'_, '_> {
             ),
             _ => (quote!(#ty), quote!(#value)),
         };
-        let spec = spec(field);
-        let call = quote_spanned!(ty.span()=> <#target as ::pk_codec::KeyField>::encode_field);
+        let spec = spec(field, &self.krate);
+        let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
         let bucket =
             (!bound && self.roles[i] == Role::Modulo).then(|| quote!(__pk_w.bucket_value(#value);));
         quote! {{
@@ -446,6 +459,7 @@ impl Gen<'_, '_> {
     }
 
     fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
+        let krate = &self.krate;
         let n = self.input.fields.len();
         let ident = &self.input.original.ident;
         let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
@@ -506,10 +520,10 @@ impl Gen<'_, '_> {
                 #vis fn #in_name #bound_lt(
                     #(#head_params: #head_types,)*
                     #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
-                ) -> ::pk_codec::Result<::std::vec::Vec<::pk_codec::KeyRange>> {
-                    let mut __pk_b = ::pk_codec::RangeBuilder::new(&<Self as ::pk_codec::PartitionKey>::SHAPE)?;
+                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#head_equal)*
-                    let __pk_enc = |__pk_b: &::pk_codec::RangeBuilder<'_>, __pk_v: &#bound_ty| {
+                    let __pk_enc = |__pk_b: &#krate::RangeBuilder<'_>, __pk_v: &#bound_ty| {
                         __pk_b.bound(|__pk_w| #bounded)
                     };
                     let __pk_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
@@ -532,8 +546,8 @@ impl Gen<'_, '_> {
                 #[doc = #eq_doc]
                 #vis fn #eq_name(
                     #(#params: #types,)*
-                ) -> ::pk_codec::Result<::std::vec::Vec<::pk_codec::KeyRange>> {
-                    let mut __pk_b = ::pk_codec::RangeBuilder::new(&<Self as ::pk_codec::PartitionKey>::SHAPE)?;
+                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#equal)*
                     ::core::result::Result::Ok(__pk_b.finish(
                         ::core::ops::Bound::Unbounded,
@@ -548,7 +562,7 @@ impl Gen<'_, '_> {
 }
 
 /// Where-clause bounds for fields whose types mention a type parameter.
-fn bounds(input: &Input<'_>, decode: bool) -> Vec<WherePredicate> {
+fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<WherePredicate> {
     let params: Vec<&Ident> = input
         .original
         .generics
@@ -565,17 +579,17 @@ fn bounds(input: &Input<'_>, decode: bool) -> Vec<WherePredicate> {
         .map(|f| {
             let ty = f.ty;
             let bound = match (f.form, decode) {
-                (Form::Nested, false) => quote!(::pk_codec::PartitionKey),
-                (Form::Nested, true) => quote!(::pk_codec::DecodeKey),
-                (_, false) => quote!(::pk_codec::KeyField),
-                (_, true) => quote!(::pk_codec::DecodeField),
+                (Form::Nested, false) => quote!(#krate::PartitionKey),
+                (Form::Nested, true) => quote!(#krate::DecodeKey),
+                (_, false) => quote!(#krate::KeyField),
+                (_, true) => quote!(#krate::DecodeField),
             };
             syn::parse_quote!(#ty: #bound)
         })
         .collect()
 }
 
-fn where_clause(input: &Input<'_>, decode: bool) -> TokenStream {
+fn where_clause(input: &Input<'_>, decode: bool, krate: &TokenStream) -> TokenStream {
     let mut preds: Vec<WherePredicate> = input
         .original
         .generics
@@ -583,7 +597,7 @@ fn where_clause(input: &Input<'_>, decode: bool) -> TokenStream {
         .as_ref()
         .map(|w| w.predicates.iter().cloned().collect())
         .unwrap_or_default();
-    preds.extend(bounds(input, decode));
+    preds.extend(bounds(input, decode, krate));
     if preds.is_empty() {
         TokenStream::new()
     } else {
@@ -596,8 +610,9 @@ fn expand(input: &Input<'_>) -> TokenStream {
     let ident = &input.original.ident;
     let vis = &input.original.vis;
     let (impl_generics, ty_generics, _) = input.original.generics.split_for_impl();
-    let encode_where = where_clause(input, false);
-    let decode_where = where_clause(input, true);
+    let krate = &g.krate;
+    let encode_where = where_clause(input, false, krate);
+    let decode_where = where_clause(input, true, krate);
 
     let shape = g.shape();
     // The delimiter rules of nested keys are only known to the compiler: checked in a constant,
@@ -611,11 +626,11 @@ fn expand(input: &Input<'_>) -> TokenStream {
         );
         if input.original.generics.params.is_empty() {
             floor_check = Some(quote! {
-                const _: () = ::core::assert!(#d < <#ident as ::pk_codec::PartitionKey>::FIELD_FLOOR, #message);
+                const _: () = ::core::assert!(#d < <#ident as #krate::PartitionKey>::FIELD_FLOOR, #message);
             });
         }
         quote!({
-            ::core::assert!(#d < <Self as ::pk_codec::PartitionKey>::FIELD_FLOOR, #message);
+            ::core::assert!(#d < <Self as #krate::PartitionKey>::FIELD_FLOOR, #message);
             #shape
         })
     } else {
@@ -636,24 +651,24 @@ fn expand(input: &Input<'_>) -> TokenStream {
         )
     } else {
         (
-            quote!(|__pk_w| ::pk_codec::PartitionKey::write_fields(self, __pk_w)),
-            quote!(<Self as ::pk_codec::DecodeKey>::read_fields),
+            quote!(|__pk_w| #krate::PartitionKey::write_fields(self, __pk_w)),
+            quote!(<Self as #krate::DecodeKey>::read_fields),
         )
     };
 
     let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
         quote! {
             #[automatically_derived]
-            impl #impl_generics ::pk_codec::DecodeKey for #ident #ty_generics #decode_where {
+            impl #impl_generics #krate::DecodeKey for #ident #ty_generics #decode_where {
                 #[inline]
-                fn read_fields(__pk_r: &mut ::pk_codec::KeyReader<'_>) -> ::pk_codec::Result<Self> {
+                fn read_fields(__pk_r: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
                     #(#read_plain)*
                     ::core::result::Result::Ok(#construct)
                 }
 
                 #[inline]
-                fn decode(__pk_key: &str) -> ::pk_codec::Result<Self> {
-                    <Self as ::pk_codec::PartitionKey>::SHAPE.decode_with(__pk_key, #decode_body)
+                fn decode(__pk_key: &str) -> #krate::Result<Self> {
+                    <Self as #krate::PartitionKey>::SHAPE.decode_with(__pk_key, #decode_body)
                 }
             }
         }
@@ -673,23 +688,23 @@ fn expand(input: &Input<'_>) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::pk_codec::PartitionKey for #ident #ty_generics #encode_where {
-                const SHAPE: ::pk_codec::KeyShape = #shape;
+            impl #impl_generics #krate::PartitionKey for #ident #ty_generics #encode_where {
+                const SHAPE: #krate::KeyShape = #shape;
                 const FIELD_FLOOR: ::core::primitive::u8 = #floor;
 
-                fn layout() -> ::pk_codec::Layout {
+                fn layout() -> #krate::Layout {
                     #layout
                 }
 
                 #[inline]
-                fn write_fields(&self, __pk_w: &mut ::pk_codec::KeyWriter<'_>) -> ::pk_codec::Result<()> {
+                fn write_fields(&self, __pk_w: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
                     #(#write_plain)*
                     ::core::result::Result::Ok(())
                 }
 
                 #[inline]
-                fn encode_into(&self, __pk_out: &mut ::std::string::String) -> ::pk_codec::Result<()> {
-                    <Self as ::pk_codec::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
+                fn encode_into(&self, __pk_out: &mut ::std::string::String) -> #krate::Result<()> {
+                    <Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
                 }
             }
 
