@@ -718,7 +718,7 @@ fn layouts_round_trip_through_their_text_spec() {
 
 /// A crate that re-exports pk-codec under another path.
 mod reexport {
-    pub use pk_codec as codec;
+    pub(crate) use pk_codec as codec;
 }
 
 #[derive(reexport::codec::PartitionKey, Debug, Clone, PartialEq)]
