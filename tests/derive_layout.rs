@@ -736,3 +736,51 @@ fn the_crate_path_can_be_changed() {
     assert_eq!(agree(&ThroughReexport(6, "x".into())), "2006,x");
     assert_eq!(ThroughReexport::ranges_1_eq(6, "x").unwrap().len(), 1);
 }
+
+/// A type parameter bounded by `KeyField` is a scalar field; one without is a nested key.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Tagged<T: pk_codec::DecodeField, K>
+where
+    K: Clone,
+{
+    tag: T,
+    key: K,
+}
+
+impl<T: pk_codec::DecodeField + Into<Value> + Clone, K: Values + Clone> Values for Tagged<T, K> {
+    fn values(&self) -> Vec<Value> {
+        let mut v = vec![self.tag.clone().into()];
+        v.extend(self.key.values());
+        v
+    }
+}
+
+#[test]
+fn type_parameters_bounded_by_key_field_are_scalars() {
+    let key = Order { order_number: 1 };
+    assert_eq!(
+        agree(&Tagged {
+            tag: 7u8,
+            key: key.clone()
+        }),
+        "007,000001"
+    );
+    assert_eq!(
+        agree(&Tagged {
+            tag: String::from("t"),
+            key: key.clone()
+        }),
+        "t,000001"
+    );
+    assert_eq!(
+        agree(&Tagged {
+            tag: Some(-1i8),
+            key
+        }),
+        "-999,000001"
+    );
+    assert_eq!(
+        Tagged::<u8, Order>::ranges_tag(1..).unwrap()[0].start,
+        "001"
+    );
+}

@@ -72,7 +72,7 @@
 //!
 //! Floating-point numbers, tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at
 //! compile time. A type alias of a scalar (`type DeviceId = u32`) reads as a nested key: write
-//! the scalar type itself.
+//! the scalar type itself. Type parameters: see [Generics](#generics-and-borrowed-fields).
 //!
 //! # Field attributes
 //!
@@ -292,16 +292,18 @@
 //!
 //! # Generics and borrowed fields
 //!
-//! Type parameters are nested keys or `Option`s; the derive adds `T: PartitionKey` /
-//! `T: DecodeKey` bounds for the fields that use them. Borrowed fields encode without copying.
+//! A field whose type is a type parameter bounded by [`KeyField`](crate::KeyField) or
+//! [`DecodeField`](crate::DecodeField) (in the parameter list or a `where` clause) is a scalar
+//! field; a field of any other type parameter is a nested key. The derive adds the bounds the
+//! fields need (`K: PartitionKey` to encode, `K: DecodeKey` to decode, `Option<T>: KeyField`...).
+//! Borrowed fields encode without copying.
 //!
 //! ```
-//! use pk_codec::PartitionKey;
+//! use pk_codec::{KeyField, PartitionKey};
 //!
 //! #[derive(PartitionKey)]
-//! struct Versioned<K> {
-//!     #[pk(width = 2)]
-//!     version: u8,
+//! struct Versioned<V: KeyField, K> {
+//!     version: V,
 //!     key: K,
 //! }
 //!
@@ -311,8 +313,8 @@
 //!     last: &'a str,
 //! }
 //!
-//! let key = Versioned { version: 1, key: Name { first: "ada", last: "lovelace" } };
-//! assert_eq!(key.encode()?, "01,ada,lovelace");
+//! let key = Versioned { version: 1u8, key: Name { first: "ada", last: "lovelace" } };
+//! assert_eq!(key.encode()?, "001,ada,lovelace");
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!

@@ -95,6 +95,7 @@ impl<'a> Input<'a> {
             ));
             return None;
         }
+        let scalar_params = scalar_params(&input.generics);
         let fields = fields
             .into_iter()
             .enumerate()
@@ -120,7 +121,18 @@ impl<'a> Input<'a> {
                     method_suffix,
                     ty: &field.ty,
                     attrs: attr::field(field, errors),
-                    form: classify(&field.ty),
+                    form: match &field.ty {
+                        Type::Path(p)
+                            if p.qself.is_none()
+                                && scalar_params.iter().any(|t| p.path.is_ident(t)) =>
+                        {
+                            Form::Scalar {
+                                kind: None,
+                                optional: false,
+                            }
+                        }
+                        ty => classify(ty),
+                    },
                 }
             })
             .collect();
@@ -130,6 +142,31 @@ impl<'a> Input<'a> {
             fields,
         })
     }
+}
+
+/// The type parameters bounded by `KeyField` or `DecodeField` (in the parameter list or the where
+/// clause): fields of such a type are scalars, not nested keys.
+fn scalar_params(generics: &syn::Generics) -> Vec<syn::Ident> {
+    let is_field_bound = |b: &syn::TypeParamBound| {
+        matches!(b, syn::TypeParamBound::Trait(t)
+            if t.path.segments.last().is_some_and(|s| s.ident == "KeyField" || s.ident == "DecodeField"))
+    };
+    let mut out: Vec<syn::Ident> = generics
+        .type_params()
+        .filter(|p| p.bounds.iter().any(is_field_bound))
+        .map(|p| p.ident.clone())
+        .collect();
+    for pred in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = pred
+            && let Type::Path(p) = &t.bounded_ty
+            && let Some(ident) = p.path.get_ident()
+            && t.bounds.iter().any(is_field_bound)
+            && generics.type_params().any(|tp| tp.ident == *ident)
+        {
+            out.push(ident.clone());
+        }
+    }
+    out
 }
 
 fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
