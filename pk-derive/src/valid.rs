@@ -110,6 +110,19 @@ fn check_range_names(input: &Input<'_>, errors: &mut Errors) {
 
 fn check_field(field: &Field<'_>, errors: &mut Errors) {
     let a = &field.attrs;
+    if !field
+        .name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        errors.push(syn::Error::new_spanned(
+            &field.member,
+            format!(
+                "key field names are ASCII letters, digits and `_`, as in a runtime Layout; rename `{}`",
+                field.name
+            ),
+        ));
+    }
     match field.form {
         Form::Unsupported(why) => {
             errors.at(
@@ -232,12 +245,11 @@ fn check_delimiter(input: &Input<'_>, errors: &mut Errors) {
 fn check_prefix(input: &Input<'_>, errors: &mut Errors) {
     let c = &input.attrs;
     let mut prefix_len = 0usize;
-    if let (Some(h), Some(b)) = (&c.hash, &c.buckets) {
+    if let (Some(_), Some(b)) = (&c.hash, &c.buckets) {
         errors.at(
             b.span,
             "#[pk(buckets)] and #[pk(hash)] cannot be combined: a key has one prefix",
         );
-        let _ = h;
     }
     if let Some(h) = &c.hash {
         let (name, _, max) = ALGORITHMS[h.value.alg];
