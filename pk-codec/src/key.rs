@@ -215,7 +215,8 @@ impl<T: DecodeField> DecodeField for Option<T> {
     }
 }
 
-/// A type whose values are whole keys: what `#[derive(PartitionKey)]` implements.
+/// A type whose values are whole keys: what `#[derive(PartitionKey)]` implements (see
+/// [`_derive`](crate::_derive) for its attributes and the typed range constructors it adds).
 ///
 /// # Examples
 ///
@@ -236,9 +237,35 @@ impl<T: DecodeField> DecodeField for Option<T> {
 /// assert_eq!(Card::decode(&key)?, card);
 /// # Ok::<(), pk_codec::Error>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a key type",
+    label = "does not implement `PartitionKey`",
+    note = "a field whose type is not an integer, String, &str, Vec<u8>, &[u8], bool, char or Option of one of them \
+            is spliced in as a nested key: derive `PartitionKey` for its type"
+)]
 pub trait PartitionKey {
     /// The key's delimiter, prefix and length limit.
     const SHAPE: KeyShape;
+
+    /// The lowest byte that a variable-length form of one of this key's fields can hold,
+    /// `u8::MAX` when none constrains the delimiter. A key spliced into another key is written
+    /// with the outer key's delimiter, which must sort below this byte (the derive checks it at
+    /// compile time). Hand-written impls that keep the default promise nothing of the kind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::PartitionKey;
+    ///
+    /// #[derive(PartitionKey)]
+    /// struct Fixed(u32, bool);
+    /// #[derive(PartitionKey)]
+    /// struct Named(#[pk(escaped)] String, #[pk(desc)] Vec<u8>);
+    ///
+    /// assert_eq!(Fixed::FIELD_FLOOR, u8::MAX); // fixed-width fields never meet the delimiter
+    /// assert_eq!(Named::FIELD_FLOOR, b'-'); // escaped strings hold `-`
+    /// ```
+    const FIELD_FLOOR: u8 = u8::MAX;
 
     /// The same layout as a runtime [`Layout`], for tools, docs and comparisons.
     fn layout() -> Layout;

@@ -624,16 +624,21 @@ impl FieldConfig {
     }
 }
 
+/// A name is one or more identifiers joined by `.` (`device_id`, or `card.device_id` for a field
+/// of a key spliced into a derived key).
 fn check_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let ok = name.split('.').all(|part| {
+        !part.is_empty()
+            && !part.starts_with(|c: char| c.is_ascii_digit())
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
     if ok {
         Ok(())
     } else {
         Err(Error::layout(
             Some(name),
-            "a field name is letters, digits and `_`, and does not start with a digit",
+            "a field name is letters, digits and `_`, does not start with a digit, and may join \
+             such names with `.`",
         ))
     }
 }

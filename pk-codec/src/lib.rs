@@ -71,6 +71,8 @@
 //! made only deliberately, with a new major version and a note in the changelog.
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
+#[cfg(feature = "derive")]
+pub mod _derive;
 mod bucket;
 mod error;
 mod hash;
@@ -98,7 +100,7 @@ pub use shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
 pub use spec::{FieldSpec, Kind, MAX_WIDTH, Order};
 pub use value::Value;
 
-/// `#[derive(PartitionKey)]`: see the `pk-derive` crate docs for every `#[pk(...)]` attribute.
+/// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.
 #[cfg(feature = "derive")]
 pub use pk_derive::PartitionKey;
 
@@ -106,4 +108,20 @@ pub use pk_derive::PartitionKey;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::io::{KeyReader, KeyWriter};
+
+    /// [`FieldSpec::delimiter_floor`](crate::FieldSpec), as a byte (`u8::MAX` for none), for
+    /// the derive's compile-time delimiter checks of nested keys.
+    #[must_use]
+    pub const fn delimiter_floor(spec: &crate::FieldSpec) -> u8 {
+        match spec.delimiter_floor() {
+            Some(floor) => floor,
+            None => u8::MAX,
+        }
+    }
+
+    /// The smaller of two floors, in const context.
+    #[must_use]
+    pub const fn min_floor(a: u8, b: u8) -> u8 {
+        if a < b { a } else { b }
+    }
 }

@@ -1,0 +1,330 @@
+//! The reference of `#[derive(PartitionKey)]` and its `#[pk(...)]` attributes.
+//!
+//! This module holds no items: it is the derive's documentation, here so that its examples run
+//! as doc tests of this crate.
+//!
+//! # What the derive writes
+//!
+//! For a struct with named fields or a tuple struct:
+//!
+//! - `impl PartitionKey` ([`PartitionKey`](crate::PartitionKey)): `encode`, `encode_into`
+//!   (appending to your buffer, allocation-free when it has room), `layout()` (the same layout as
+//!   a runtime [`Layout`](crate::Layout), which writes the same bytes), `write_fields` (for nesting).
+//! - `impl DecodeKey` ([`DecodeKey`](crate::DecodeKey)): `decode(&str)`, unless a field borrows
+//!   (`&str`, `&[u8]`, a type with a lifetime): such keys encode only.
+//! - Typed range constructors, unless the key has a hash prefix (which scatters the order), for
+//!   each field `f` in key order (`0`, `1`, ... in a tuple struct):
+//!   - `ranges_f(<leading fields' values>, bounds)`: the keys whose leading fields equal the
+//!     values and whose `f` lies within `bounds` (any `RangeBounds`: `15..100`, `..=9`, `(Bound,
+//!     Bound)`), in value order also when `f` is descending;
+//!   - `ranges_f_eq(<leading fields' values>, f)`: the keys whose fields up to `f` equal the values.
+//!
+//!   Both return `Result<Vec<KeyRange>>`: one [`KeyRange`](crate::KeyRange), or one per bucket for
+//!   a bucketed key (just one when the modulo field is among the equal fields); merge the
+//!   per-bucket reads with [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets). Values are
+//!   taken by value for integers, `bool` and `char`, as `&str` for strings, `&[u8]` for byte
+//!   strings and by reference otherwise; string bounds range over `&str` (`"a".."b"`).
+//!
+//! The generated `encode` is straight-line calls to [`KeyWriter`](crate::KeyWriter) with constant
+//! [`FieldSpec`](crate::FieldSpec)s and a constant [`KeyShape`](crate::KeyShape): no runtime layout.
+//!
+//! ```
+//! use pk_codec::{DecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct CardKey {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     seller_id: String,
+//!     #[pk(width = 4)]
+//!     card_id: u64,
+//! }
+//!
+//! let key = CardKey { device_id: 54, seller_id: "a100".into(), card_id: 6777 };
+//! assert_eq!(key.encode()?, "000054,a100,6777");
+//! assert_eq!(CardKey::decode("000054,a100,6777")?, key);
+//!
+//! // All keys with a DeviceID in [15, 100), all keys of device 54, one seller of device 54:
+//! let devices = CardKey::ranges_device_id(15..100)?;
+//! assert_eq!((devices[0].start.as_str(), devices[0].end.as_deref()), ("000015", Some("000100")));
+//! let device = CardKey::ranges_device_id_eq(54)?;
+//! assert!(device[0].contains("000054,a100,6777") && !device[0].contains("000055,a100,6777"));
+//! let seller = CardKey::ranges_seller_id_eq(54, "a100")?;
+//! assert!(seller[0].contains("000054,a100,6777") && !seller[0].contains("000054,a1001,6777"));
+//!
+//! // The same layout at run time, for tools and comparisons:
+//! assert_eq!(CardKey::layout().to_string(), "device_id: u32 width=6; seller_id: str; card_id: u64 width=4");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! # Field types
+//!
+//! A field's form is decided by its type as written:
+//!
+//! | type | form |
+//! |---|---|
+//! | `u8`..`u128`, `usize`, `i8`..`i128`, `isize` | fixed-width decimal (signed types: a sign character first) |
+//! | `String`, `&str` | the string as it is (checked against the delimiter), or escaped |
+//! | `Vec<u8>`, `&[u8]` | lower-case hex |
+//! | `bool`, `char` | `0`/`1`; an escaped one-character string |
+//! | `Option<T>` of those | `None` sorts before every value (after, when descending) |
+//! | any other type | a nested key: its type must implement `PartitionKey` (derive it) |
+//!
+//! Floating-point numbers, tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at
+//! compile time. A type alias of a scalar (`type DeviceId = u32`) reads as a nested key: write
+//! the scalar type itself. Type parameters: see [Generics](#generics-and-borrowed-fields).
+//!
+//! # Field attributes
+//!
+//! ## `#[pk(width = N)]`
+//!
+//! An integer field's width in characters (default: the type's widest value, 10 for `u32`, 20
+//! for `u64` and `i64`). Values that do not fit are an error at encode time, never a wrong key.
+//! A width that can never hold a value (0, 1 for a signed type, over 40) is a compile error;
+//! a width on a non-integer field too.
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! struct Order {
+//!     #[pk(width = 8)]
+//!     order_number: u64,
+//!     #[pk(width = 4)]
+//!     delta: i16,
+//! }
+//!
+//! assert_eq!(Order { order_number: 123, delta: -1 }.encode()?, "00000123,-999");
+//! assert!(Order { order_number: 123_456_789, delta: 0 }.encode().is_err());
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(desc)]`
+//!
+//! The field sorts descending: largest first, `None` last (newest-first timestamps).
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! struct Event {
+//!     #[pk(width = 4)]
+//!     device: u16,
+//!     #[pk(desc, width = 13)]
+//!     ts: u64,
+//! }
+//!
+//! let newer = Event { device: 1, ts: 1_700_000_000_001 }.encode()?;
+//! let older = Event { device: 1, ts: 1_700_000_000_000 }.encode()?;
+//! assert!(newer < older);
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(escaped)]`
+//!
+//! A string field in the escaped form, which accepts any string (bytes up to `-` are written as
+//! `-` and two hex digits). Plain string fields refuse, at encode time, a value holding a byte at
+//! or below the delimiter.
+//!
+//! ```
+//! use pk_codec::{DecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct Path {
+//!     #[pk(escaped)]
+//!     path: String,
+//!     name: String,
+//! }
+//!
+//! let p = Path { path: "a,b c".into(), name: "x".into() };
+//! assert_eq!(p.encode()?, "a-2cb-20c,x");
+//! assert_eq!(Path::decode("a-2cb-20c,x")?, p);
+//! assert!(Path { path: "ok".into(), name: "a,b".into() }.encode().is_err());
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! # Struct attributes
+//!
+//! ## `#[pk(delimiter = ',')]`
+//!
+//! The delimiter between fields (default `,`). It must be ASCII, not a letter or digit, and sort
+//! below every byte a variable-length field form can hold: `-` for escaped strings, chars and
+//! optional signed integers, `0` for hex and optional unsigned integers and bools, `a` for
+//! descending strings, bytes and chars. The derive checks this at compile time, for nested keys
+//! too.
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(delimiter = '#')]
+//! struct Host {
+//!     host: String,
+//!     #[pk(width = 5)]
+//!     port: u16,
+//! }
+//!
+//! assert_eq!(Host { host: "10.10.0.1".into(), port: 443 }.encode()?, "10.10.0.1#00443");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(max_len = N)]`
+//!
+//! The key's length limit in bytes, prefix included (default 1024, the stores' limit).
+//!
+//! ```
+//! use pk_codec::{Error, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(max_len = 8)]
+//! struct Tag {
+//!     name: String,
+//! }
+//!
+//! assert!(matches!(Tag { name: "too_long_a_tag".into() }.encode(), Err(Error::KeyTooLong { len: 14, limit: 8 })));
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(hash(ALG, len = N))]`, `#[pk(hash(ALG, len = N, separator))]`
+//!
+//! A hash prefix: the first `N` hex characters of `md5`, `xxh32`, `xxh64` or `xxh3` over the
+//! natural key, then the delimiter if `separator` is given. `N` is 1 up to the digest's length
+//! (32, 8, 16, 16), checked at compile time. Spreads sequential keys; no range constructors.
+//!
+//! ```
+//! use pk_codec::{DecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! #[pk(hash(md5, len = 4))]
+//! struct OrderKey {
+//!     #[pk(width = 6)]
+//!     order_number: u64,
+//! }
+//!
+//! assert_eq!(OrderKey { order_number: 200_001 }.encode()?, "ee8f200001");
+//! assert_eq!(OrderKey::decode("ee8f200001")?.order_number, 200_001);
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(buckets(count = N, modulo = FIELD))]`, `#[pk(buckets(count = N, hash(FIELDS)))]`
+//!
+//! A bucket prefix `0..N`, zero-padded to the width of `N - 1`: `value % N` of one integer field
+//! (`modulo = ts`; `modulo = 1` in a tuple struct), or XXH3 of some fields' text modulo `N`
+//! (`hash(user, device)`, or `hash` alone for all fields). Add `separator` for a delimiter after
+//! it. Range constructors return one range per bucket.
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(buckets(count = 16, modulo = ts, separator))]
+//! struct Reading {
+//!     #[pk(width = 13)]
+//!     ts: u64,
+//! }
+//!
+//! assert_eq!(Reading { ts: 1_700_000_000_017 }.encode()?, "01,1700000000017");
+//! // Reading a time range takes one range read per bucket:
+//! assert_eq!(Reading::ranges_ts(1_700_000_000_000..1_700_000_001_000)?.len(), 16);
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(buckets(count = 8, hash(user)))]
+//! struct Visit {
+//!     user: String,
+//!     #[pk(width = 6)]
+//!     seq: u32,
+//! }
+//!
+//! let a = Visit { user: "alice".into(), seq: 1 }.encode()?;
+//! let b = Visit { user: "alice".into(), seq: 2 }.encode()?;
+//! assert_eq!(a[..1], b[..1]); // one user, one bucket
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(crate = "path")]`
+//!
+//! The path the generated code uses for this crate (default `::pk_codec`), for a crate that
+//! re-exports pk-codec, as serde's `#[serde(crate = "...")]`.
+//!
+//! ```
+//! mod db {
+//!     pub use pk_codec as keys;
+//! }
+//!
+//! #[derive(db::keys::PartitionKey)]
+//! #[pk(crate = "db::keys")]
+//! struct Id(u8);
+//!
+//! use db::keys::PartitionKey;
+//! assert_eq!(Id(7).encode()?, "007");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! # Nested keys
+//!
+//! A field whose type is another key is spliced in inline, with the outer key's delimiter, so keys
+//! compose. The nested key's own prefix, delimiter and length limit are not used when nested
+//! (its field attributes are). In `layout()` its fields are named `outer.inner`.
+//! `#[pk(desc)]`, `width` and `escaped` do not apply to a nested key as a whole.
+//!
+//! ```
+//! use pk_codec::{DecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct Device {
+//!     #[pk(width = 3)]
+//!     region: u8,
+//!     #[pk(width = 6)]
+//!     id: u32,
+//! }
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct Sample(Device, #[pk(desc, width = 4)] u16);
+//!
+//! let s = Sample(Device { region: 7, id: 54 }, 1);
+//! assert_eq!(s.encode()?, "007,000054,9998");
+//! assert_eq!(Sample::decode("007,000054,9998")?, s);
+//! assert_eq!(Sample::layout().to_string(), "_0.region: u8; _0.id: u32 width=6; _1: u16 width=4 desc");
+//! let of_device = Sample::ranges_0_eq(&Device { region: 7, id: 54 })?;
+//! assert!(of_device[0].contains("007,000054,9998"));
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! # Generics and borrowed fields
+//!
+//! A field whose type is a type parameter bounded by [`KeyField`](crate::KeyField) or
+//! [`DecodeField`](crate::DecodeField) (in the parameter list or a `where` clause) is a scalar
+//! field; a field of any other type parameter is a nested key. The derive adds the bounds the
+//! fields need (`K: PartitionKey` to encode, `K: DecodeKey` to decode, `Option<T>: KeyField`...).
+//! Borrowed fields encode without copying.
+//!
+//! ```
+//! use pk_codec::{KeyField, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! struct Versioned<V: KeyField, K> {
+//!     version: V,
+//!     key: K,
+//! }
+//!
+//! #[derive(PartitionKey)]
+//! struct Name<'a> {
+//!     first: &'a str,
+//!     last: &'a str,
+//! }
+//!
+//! let key = Versioned { version: 1u8, key: Name { first: "ada", last: "lovelace" } };
+//! assert_eq!(key.encode()?, "001,ada,lovelace");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! # Compile-time errors
+//!
+//! Unknown, duplicate or misplaced attributes; `width` on a non-integer or a width that can never
+//! hold a value; `escaped` on a non-string; `desc`, `width` or `escaped` on a nested key; a bucket
+//! `modulo` or `hash` naming a missing field, or `modulo` naming a non-integer or optional field;
+//! a bucket count of 0; a hash length of 0 or beyond the digest; a hash and a bucket prefix
+//! together; a `max_len` with no room after the prefix; a delimiter that is not ASCII, is a
+//! letter or digit, or does not sort below a field's forms (nested keys included); enums,
+//! unions and structs without fields; unsupported field types. Each error points at the
+//! attribute or field concerned, and all are reported at once.

@@ -1,0 +1,327 @@
+//! `#[pk(...)]` attributes, parsed with `parse_nested_meta`. Checks that need one attribute only
+//! happen here; checks across attributes and fields are in `valid.rs`.
+
+use proc_macro2::Span;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::meta::ParseNestedMeta;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, DeriveInput, LitChar, LitInt, LitStr, Member, Token};
+
+use crate::valid::Errors;
+
+const PK: &str = "pk";
+// Container attributes.
+const DELIMITER: &str = "delimiter";
+const MAX_LEN: &str = "max_len";
+const HASH: &str = "hash";
+const BUCKETS: &str = "buckets";
+const CRATE: &str = "crate";
+// Inside `hash(...)`.
+const LEN: &str = "len";
+const SEPARATOR: &str = "separator";
+// Inside `buckets(...)`.
+const COUNT: &str = "count";
+const MODULO: &str = "modulo";
+// Field attributes.
+const WIDTH: &str = "width";
+const DESC: &str = "desc";
+const ESCAPED: &str = "escaped";
+
+/// The hash algorithms, as pk-codec's `HashAlg` names them, with their digest length in hex.
+pub(crate) const ALGORITHMS: [(&str, &str, u8); 4] = [
+    ("md5", "Md5", 32),
+    ("xxh32", "Xxh32", 8),
+    ("xxh64", "Xxh64", 16),
+    ("xxh3", "Xxh3", 16),
+];
+
+/// A value with the span of the attribute that gave it.
+pub(crate) struct WithSpan<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
+}
+
+pub(crate) struct HashAttr {
+    /// Index into [`ALGORITHMS`].
+    pub(crate) alg: usize,
+    pub(crate) len: WithSpan<u8>,
+    pub(crate) separator: bool,
+}
+
+pub(crate) enum BucketBy {
+    Modulo(Member),
+    /// The fields hashed; empty for all of them.
+    Hash(Vec<Member>),
+}
+
+pub(crate) struct Buckets {
+    pub(crate) count: WithSpan<u32>,
+    pub(crate) by: BucketBy,
+    pub(crate) separator: bool,
+}
+
+/// The struct's attributes.
+#[derive(Default)]
+pub(crate) struct Container {
+    pub(crate) delimiter: Option<WithSpan<char>>,
+    pub(crate) max_len: Option<WithSpan<usize>>,
+    pub(crate) hash: Option<WithSpan<HashAttr>>,
+    pub(crate) buckets: Option<WithSpan<Buckets>>,
+    /// The path of pk-codec in generated code.
+    pub(crate) krate: Option<TokenStream>,
+}
+
+/// A field's attributes.
+#[derive(Default)]
+pub(crate) struct FieldAttrs {
+    pub(crate) width: Option<WithSpan<u8>>,
+    pub(crate) desc: Option<Span>,
+    pub(crate) escaped: Option<Span>,
+}
+
+fn duplicate(meta: &ParseNestedMeta<'_>, name: &str) -> syn::Error {
+    meta.error(format!("duplicate #[pk({name})] attribute"))
+}
+
+/// Sets `slot` once, reporting a duplicate on the second attribute.
+fn set<T>(
+    slot: &mut Option<T>,
+    value: T,
+    meta: &ParseNestedMeta<'_>,
+    name: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(duplicate(meta, name));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn pk_attrs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
+    attrs.iter().filter(|a| a.path().is_ident(PK))
+}
+
+pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
+    let mut c = Container::default();
+    for attr in pk_attrs(&input.attrs) {
+        let result = attr.parse_nested_meta(|meta| {
+            let span = meta.path.span();
+            if meta.path.is_ident(DELIMITER) {
+                // #[pk(delimiter = ',')]
+                let lit: LitChar = meta.value()?.parse()?;
+                set(&mut c.delimiter, WithSpan { value: lit.value(), span: lit.span() }, &meta, DELIMITER)
+            } else if meta.path.is_ident(MAX_LEN) {
+                // #[pk(max_len = 1024)]
+                let lit: LitInt = meta.value()?.parse()?;
+                let value = lit.base10_parse::<usize>()?;
+                set(&mut c.max_len, WithSpan { value, span: lit.span() }, &meta, MAX_LEN)
+            } else if meta.path.is_ident(HASH) {
+                // #[pk(hash(md5, len = 4))], #[pk(hash(xxh3, len = 8, separator))]
+                let hash = hash_attr(&meta)?;
+                set(&mut c.hash, WithSpan { value: hash, span }, &meta, HASH)
+            } else if meta.path.is_ident(BUCKETS) {
+                // #[pk(buckets(count = 16, modulo = ts))], #[pk(buckets(count = 8, hash(a, b), separator))]
+                let buckets = buckets_attr(&meta)?;
+                set(&mut c.buckets, WithSpan { value: buckets, span }, &meta, BUCKETS)
+            } else if meta.path.is_ident(CRATE) {
+                // #[pk(crate = "my_reexport::pk_codec")]
+                let lit: LitStr = meta.value()?.parse()?;
+                let path: syn::Path = lit.parse()?;
+                set(&mut c.krate, quote!(#path), &meta, CRATE)
+            } else if meta.path.is_ident(WIDTH) || meta.path.is_ident(DESC) || meta.path.is_ident(ESCAPED) {
+                Err(meta.error(format!(
+                    "#[pk({})] is a field attribute: put it on a field",
+                    path_name(&meta)
+                )))
+            } else {
+                Err(meta.error(format!(
+                    "unknown #[pk({})] attribute on a struct; expected delimiter, max_len, hash, buckets or crate",
+                    path_name(&meta)
+                )))
+            }
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    c
+}
+
+fn path_name(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
+    let mut alg: Option<usize> = None;
+    let mut len: Option<WithSpan<u8>> = None;
+    let mut separator: Option<()> = None;
+    meta.parse_nested_meta(|inner| {
+        if let Some(i) = ALGORITHMS.iter().position(|(name, ..)| inner.path.is_ident(name)) {
+            // hash(md5, ...)
+            set(&mut alg, i, &inner, "hash(<algorithm>)")
+        } else if inner.path.is_ident(LEN) {
+            // hash(..., len = 4)
+            let lit: LitInt = inner.value()?.parse()?;
+            let value = lit.base10_parse::<u8>()?;
+            set(&mut len, WithSpan { value, span: lit.span() }, &inner, "hash(len)")
+        } else if inner.path.is_ident(SEPARATOR) {
+            // hash(..., separator)
+            set(&mut separator, (), &inner, "hash(separator)")
+        } else {
+            Err(inner.error(format!(
+                "unknown #[pk(hash({}))] parameter; expected an algorithm (md5, xxh32, xxh64, xxh3), len = N or separator",
+                path_name(&inner)
+            )))
+        }
+    })?;
+    let Some(alg) = alg else {
+        return Err(meta.error(
+            "#[pk(hash)] needs an algorithm, e.g. #[pk(hash(md5, len = 4))]; one of md5, xxh32, xxh64, xxh3",
+        ));
+    };
+    let Some(len) = len else {
+        return Err(meta.error(
+            "#[pk(hash)] needs a prefix length in hex characters, e.g. #[pk(hash(md5, len = 4))]",
+        ));
+    };
+    Ok(HashAttr {
+        alg,
+        len,
+        separator: separator.is_some(),
+    })
+}
+
+fn buckets_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<Buckets> {
+    let mut count: Option<WithSpan<u32>> = None;
+    let mut by: Option<BucketBy> = None;
+    let mut separator: Option<()> = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident(COUNT) {
+            // buckets(count = 16, ...)
+            let lit: LitInt = inner.value()?.parse()?;
+            let value = lit.base10_parse::<u32>()?;
+            set(&mut count, WithSpan { value, span: lit.span() }, &inner, "buckets(count)")
+        } else if inner.path.is_ident(MODULO) {
+            // buckets(..., modulo = ts) or, in a tuple struct, modulo = 0
+            let member: Member = inner.value()?.parse()?;
+            if by.is_some() {
+                return Err(inner.error("#[pk(buckets)] takes one of modulo = field or hash(...)"));
+            }
+            by = Some(BucketBy::Modulo(member));
+            Ok(())
+        } else if inner.path.is_ident(HASH) {
+            // buckets(..., hash) for all fields, or buckets(..., hash(a, b))
+            let members = if inner.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in inner.input);
+                Punctuated::<Member, Token![,]>::parse_terminated(&content)?
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if by.is_some() {
+                return Err(inner.error("#[pk(buckets)] takes one of modulo = field or hash(...)"));
+            }
+            by = Some(BucketBy::Hash(members));
+            Ok(())
+        } else if inner.path.is_ident(SEPARATOR) {
+            // buckets(..., separator)
+            set(&mut separator, (), &inner, "buckets(separator)")
+        } else {
+            Err(inner.error(format!(
+                "unknown #[pk(buckets({}))] parameter; expected count = N, modulo = field, hash(fields) or separator",
+                path_name(&inner)
+            )))
+        }
+    })?;
+    let Some(count) = count else {
+        return Err(meta
+            .error("#[pk(buckets)] needs a count, e.g. #[pk(buckets(count = 16, modulo = ts))]"));
+    };
+    let Some(by) = by else {
+        return Err(meta.error(
+            "#[pk(buckets)] needs what picks the bucket: modulo = field, or hash(fields) / hash for all fields",
+        ));
+    };
+    Ok(Buckets {
+        count,
+        by,
+        separator: separator.is_some(),
+    })
+}
+
+pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
+    let mut f = FieldAttrs::default();
+    for attr in pk_attrs(&field.attrs) {
+        let result = attr.parse_nested_meta(|meta| {
+            let span = meta.path.span();
+            if meta.path.is_ident(WIDTH) {
+                // #[pk(width = 6)]
+                let lit: LitInt = meta.value()?.parse()?;
+                let value = lit.base10_parse::<u8>()?;
+                set(
+                    &mut f.width,
+                    WithSpan {
+                        value,
+                        span: span.join(lit.span()).unwrap_or(span),
+                    },
+                    &meta,
+                    WIDTH,
+                )
+            } else if meta.path.is_ident(DESC) {
+                // #[pk(desc)]
+                set(&mut f.desc, span, &meta, DESC)
+            } else if meta.path.is_ident(ESCAPED) {
+                // #[pk(escaped)]
+                set(&mut f.escaped, span, &meta, ESCAPED)
+            } else if [DELIMITER, MAX_LEN, HASH, BUCKETS]
+                .iter()
+                .any(|n| meta.path.is_ident(n))
+            {
+                Err(meta.error(format!(
+                    "#[pk({})] is a struct attribute: put it on the struct",
+                    path_name(&meta)
+                )))
+            } else {
+                Err(meta.error(format!(
+                    "unknown #[pk({})] attribute on a field; expected width = N, desc or escaped",
+                    path_name(&meta)
+                )))
+            }
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    f
+}
+
+/// The path of pk-codec for a stub impl: `#[pk(crate = "...")]` if it parses, else `::pk_codec`.
+pub(crate) fn crate_path(input: &DeriveInput) -> TokenStream {
+    let mut path = None;
+    for attr in pk_attrs(&input.attrs) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(CRATE) {
+                let lit: LitStr = meta.value()?.parse()?;
+                path = Some(lit.parse::<syn::Path>()?);
+            } else if let Ok(value) = meta.value() {
+                // Skip `name = value` of other attributes.
+                value.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                content.parse::<TokenStream>()?;
+            }
+            Ok(())
+        });
+    }
+    path.map_or_else(|| quote!(::pk_codec), |p| quote!(#p))
+}

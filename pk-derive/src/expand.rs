@@ -1,0 +1,718 @@
+//! Code generation: straight-line `KeyWriter` / `KeyReader` calls with constant specs. Cannot fail:
+//! everything that could go wrong was reported by `attr.rs` and `valid.rs`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Member, WherePredicate};
+
+use crate::ast::{self, Field, Form, Input, ScalarKind};
+use crate::attr::{self, ALGORITHMS, BucketBy};
+use crate::valid::{self, Errors};
+
+/// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let parsed = ast::Input::from_syn(input, &mut errors);
+    if let Some(parsed) = &parsed {
+        valid::check(parsed, &mut errors);
+    }
+    match (errors.into_error(), parsed) {
+        (None, Some(parsed)) => expand(&parsed),
+        (error, _) => {
+            let mut out = error.map(|e| e.to_compile_error()).unwrap_or_default();
+            let krate = attr::crate_path(input);
+            out.extend(stub(input, &krate));
+            out
+        }
+    }
+}
+
+/// An impl that satisfies the trait, so that an error in the attributes is the only error shown.
+fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::PartitionKey for #ident #ty_generics #where_clause {
+            const SHAPE: #krate::KeyShape = #krate::KeyShape::new(b',');
+            fn layout() -> #krate::Layout {
+                ::core::unreachable!()
+            }
+            fn write_fields(&self, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
+                ::core::unreachable!()
+            }
+            fn encode_into(&self, _: &mut ::std::string::String) -> #krate::Result<()> {
+                ::core::unreachable!()
+            }
+        }
+        #[automatically_derived]
+        impl #impl_generics #krate::DecodeKey for #ident #ty_generics #where_clause {
+            fn read_fields(_: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
+                ::core::unreachable!()
+            }
+            fn decode(_: &str) -> #krate::Result<Self> {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+/// The constant `FieldSpec` of a scalar field.
+fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
+    let ty = field.ty;
+    let kind = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::KIND);
+    let a = &field.attrs;
+    let width = a.width.as_ref().map(|w| {
+        let w = w.value;
+        quote!(.with_width(#w))
+    });
+    let desc = a.desc.map(|_| quote!(.descending()));
+    let escaped = a.escaped.map(|_| quote!(.escaped()));
+    let optional =
+        matches!(field.form, Form::Scalar { optional: true, .. }).then(|| quote!(.optional()));
+    quote!(#krate::FieldSpec::new(#kind) #width #desc #escaped #optional)
+}
+
+/// What a field contributes to the bucket of a bucketed key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    None,
+    Modulo,
+    Hashed,
+}
+
+struct Gen<'i, 'a> {
+    input: &'i Input<'a>,
+    /// The path of pk-codec: `::pk_codec`, or what `#[pk(crate = "...")]` says.
+    krate: TokenStream,
+    roles: Vec<Role>,
+    delimiter: u8,
+}
+
+impl Gen<'_, '_> {
+    fn new<'i, 'a>(input: &'i Input<'a>) -> Gen<'i, 'a> {
+        let mut roles = vec![Role::None; input.fields.len()];
+        if let Some(b) = &input.attrs.buckets {
+            match &b.value.by {
+                BucketBy::Modulo(m) => {
+                    if let Some((i, _)) = valid::find(input, m) {
+                        roles[i] = Role::Modulo;
+                    }
+                }
+                // All fields: the whole natural key is hashed, no spans needed.
+                BucketBy::Hash(members) if members.is_empty() => {}
+                BucketBy::Hash(members) => {
+                    for m in members {
+                        if let Some((i, _)) = valid::find(input, m) {
+                            roles[i] = Role::Hashed;
+                        }
+                    }
+                }
+            }
+        }
+        let delimiter = input
+            .attrs
+            .delimiter
+            .as_ref()
+            .map_or(b',', |d| d.value as u8);
+        Gen {
+            input,
+            krate: input
+                .attrs
+                .krate
+                .clone()
+                .unwrap_or_else(|| quote!(::pk_codec)),
+            roles,
+            delimiter,
+        }
+    }
+
+    fn has_prefix(&self) -> bool {
+        self.input.attrs.hash.is_some() || self.input.attrs.buckets.is_some()
+    }
+
+    fn shape(&self) -> TokenStream {
+        let krate = &self.krate;
+        let d = self.delimiter;
+        let c = &self.input.attrs;
+        let max_len = c.max_len.as_ref().map(|m| {
+            let m = m.value;
+            quote!(.with_max_len(#m))
+        });
+        let prefix = if let Some(h) = &c.hash {
+            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let len = h.value.len.value;
+            let sep = h.value.separator;
+            Some(quote! {
+                .with_prefix(#krate::Prefix::Hash { alg: #krate::HashAlg::#alg, len: #len, separator: #sep })
+            })
+        } else {
+            c.buckets.as_ref().map(|b| {
+                let count = b.value.count.value;
+                let sep = b.value.separator;
+                let by = match b.value.by {
+                    BucketBy::Modulo(_) => quote!(#krate::BucketBy::Modulo),
+                    BucketBy::Hash(_) => quote!(#krate::BucketBy::Hash),
+                };
+                quote! {
+                    .with_prefix(#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep })
+                }
+            })
+        };
+        quote!(#krate::KeyShape::new(#d) #max_len #prefix)
+    }
+
+    /// `FIELD_FLOOR`: the lowest floor of the fields, nested keys included.
+    fn field_floor(&self) -> TokenStream {
+        let krate = &self.krate;
+        let mut floor = quote!(::core::primitive::u8::MAX);
+        for field in &self.input.fields {
+            let ty = field.ty;
+            let one = match field.form {
+                Form::Nested => {
+                    quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::FIELD_FLOOR)
+                }
+                _ => {
+                    let spec = spec(field, &self.krate);
+                    quote!(#krate::__private::delimiter_floor(&#spec))
+                }
+            };
+            floor = quote!(#krate::__private::min_floor(#floor, #one));
+        }
+        floor
+    }
+
+    /// Whether some field's delimiter rules are only known to the compiler (nested keys, scalars
+    /// whose kind the macro cannot see).
+    fn needs_const_check(&self) -> bool {
+        self.input
+            .fields
+            .iter()
+            .any(|f| matches!(f.form, Form::Nested | Form::Scalar { kind: None, .. }))
+    }
+
+    /// Writes field `i` of `self`; with `bookkeeping`, also declares the bucket value or span.
+    fn write_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
+        let field = &self.input.fields[i];
+        let m = &field.member;
+        let ty = field.ty;
+        let name = &field.name;
+        let role = if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        };
+        match field.form {
+            Form::Nested => {
+                let write = quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::write_fields(&self.#m, __pk_w)?;);
+                if role == Role::Hashed {
+                    // The span starts after the delimiter the nested key's first field writes.
+                    let skip = usize::from(i > 0);
+                    // `min`: a hand-written nested key may write no field at all.
+                    quote! {
+                        let __pk_start = __pk_w.position() + #skip;
+                        #write
+                        __pk_w.bucket_span(::core::cmp::min(__pk_start, __pk_w.position()));
+                    }
+                } else {
+                    write
+                }
+            }
+            _ => {
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::encode_field);
+                let write = quote! {
+                    #call(&self.#m, &const { #spec }, #name, __pk_w)?;
+                };
+                match role {
+                    Role::None => quote!(__pk_w.begin_field(); #write),
+                    Role::Modulo => quote! {
+                        __pk_w.begin_field();
+                        #write
+                        __pk_w.bucket_value(self.#m);
+                    },
+                    Role::Hashed => quote! {
+                        __pk_w.begin_field();
+                        let __pk_start = __pk_w.position();
+                        #write
+                        __pk_w.bucket_span(__pk_start);
+                    },
+                }
+            }
+        }
+    }
+
+    /// Reads field `i` into `__pk_f{i}`.
+    fn read_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        let name = &field.name;
+        let var = format_ident!("__pk_f{}", i);
+        let role = if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        };
+        match field.form {
+            Form::Nested => {
+                let read = quote_spanned!(ty.span()=> let #var = <#ty as #krate::DecodeKey>::read_fields(__pk_r)?;);
+                if role == Role::Hashed {
+                    let skip = usize::from(i > 0);
+                    quote! {
+                        let __pk_start = __pk_r.position() + #skip;
+                        #read
+                        __pk_r.bucket_span(::core::cmp::min(__pk_start, __pk_r.position()));
+                    }
+                } else {
+                    read
+                }
+            }
+            _ => {
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field);
+                let read = quote! {
+                    let #var = #call(&const { #spec }, #name, __pk_r)?;
+                };
+                match role {
+                    Role::None => quote!(__pk_r.begin_field(#name)?; #read),
+                    Role::Modulo => quote! {
+                        __pk_r.begin_field(#name)?;
+                        #read
+                        __pk_r.bucket_value(#var);
+                    },
+                    Role::Hashed => quote! {
+                        __pk_r.begin_field(#name)?;
+                        let __pk_start = __pk_r.position();
+                        #read
+                        __pk_r.bucket_span(__pk_start);
+                    },
+                }
+            }
+        }
+    }
+
+    fn construct(&self) -> TokenStream {
+        let inits = self.input.fields.iter().enumerate().map(|(i, f)| {
+            let m = &f.member;
+            let var = format_ident!("__pk_f{}", i);
+            quote!(#m: #var)
+        });
+        quote!(Self { #(#inits),* })
+    }
+
+    fn layout(&self) -> TokenStream {
+        let krate = &self.krate;
+        let hashing = self.roles.contains(&Role::Hashed);
+        let hashed_decl = hashing.then(|| {
+            quote!(let mut __pk_hashed: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();)
+        });
+        let fields = self.input.fields.iter().enumerate().map(|(i, field)| {
+            let name = &field.name;
+            let hashed = self.roles[i] == Role::Hashed;
+            match field.form {
+                Form::Nested => {
+                    let ty = field.ty;
+                    let push = hashed
+                        .then(|| quote!(__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));));
+                    quote! {
+                        for __pk_def in <#ty as #krate::PartitionKey>::layout().fields() {
+                            let __pk_name = ::std::format!("{}.{}", #name, __pk_def.name());
+                            #push
+                            __pk_b = __pk_b.field(__pk_name, *__pk_def.spec());
+                        }
+                    }
+                }
+                _ => {
+                    let spec = spec(field, &self.krate);
+                    let push = hashed
+                        .then(|| quote!(__pk_hashed.push(::std::string::String::from(#name));));
+                    quote! {
+                        #push
+                        __pk_b = __pk_b.field(#name, const { #spec });
+                    }
+                }
+            }
+        });
+        let c = &self.input.attrs;
+        let prefix = if let Some(h) = &c.hash {
+            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let (len, sep) = (h.value.len.value, h.value.separator);
+            Some(quote!(__pk_b = __pk_b.hash_prefix(#krate::HashAlg::#alg, #len, #sep);))
+        } else {
+            c.buckets.as_ref().map(|b| {
+                let (count, sep) = (b.value.count.value, b.value.separator);
+                match &b.value.by {
+                    BucketBy::Modulo(m) => {
+                        let name = valid::find(self.input, m).map_or_else(String::new, |(_, f)| f.name.clone());
+                        quote!(__pk_b = __pk_b.buckets_by_modulo(#count, #name, #sep);)
+                    }
+                    BucketBy::Hash(_) if hashing => {
+                        quote!(__pk_b = __pk_b.buckets_by_hash(#count, __pk_hashed, #sep);)
+                    }
+                    BucketBy::Hash(_) => quote! {
+                        __pk_b = __pk_b.buckets_by_hash(#count, ::std::vec::Vec::<::std::string::String>::new(), #sep);
+                    },
+                }
+            })
+        };
+        let ident = self.input.original.ident.to_string();
+        quote! {
+            let __pk_shape = <Self as #krate::PartitionKey>::SHAPE;
+            let mut __pk_b = #krate::Layout::builder()
+                .delimiter(::core::primitive::char::from(__pk_shape.delimiter()))
+                .max_len(__pk_shape.max_len());
+            #hashed_decl
+            #(#fields)*
+            #prefix
+            match __pk_b.build() {
+                ::core::result::Result::Ok(layout) => layout,
+                // The derive checked everything `build` checks; reaching this is a bug in pk-derive.
+                ::core::result::Result::Err(e) => ::core::panic!("pk-derive built an invalid layout for `{}`: {}", #ident, e),
+            }
+        }
+    }
+
+    /// The parameter name of field `i` in range constructors.
+    fn param(&self, i: usize) -> Ident {
+        match &self.input.fields[i].member {
+            Member::Named(ident) => ident.clone(),
+            Member::Unnamed(_) => format_ident!("field_{}", i),
+        }
+    }
+
+    /// The parameter type for an equality condition on field `i`, and the type its bounds range over.
+    fn arg_types(&self, i: usize) -> (TokenStream, TokenStream) {
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        match field.form {
+            Form::Scalar {
+                kind: Some(kind),
+                optional: false,
+            } => match kind {
+                ScalarKind::Str => (quote!(&str), quote!(&'__pk str)),
+                ScalarKind::Bytes => (quote!(&[u8]), quote!(&'__pk [u8])),
+                _ => (quote!(#ty), quote!(#ty)),
+            },
+            _ => (quote!(&#ty), quote!(#ty)),
+        }
+    }
+
+    /// Writes a value of field `i`: `value` is a parameter of the type [`Gen::arg_types`] gives,
+    /// for an equality (`bound == false`), or a `&` of its bound type, for a bound.
+    fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
+        let krate = &self.krate;
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        let name = &field.name;
+        let (target, arg) = match field.form {
+            Form::Nested => {
+                return quote!(<#ty as #krate::PartitionKey>::write_fields(#value, __pk_w));
+            }
+            Form::Scalar {
+                kind: Some(ScalarKind::Str),
+                optional: false,
+            } => (
+                quote!(str),
+                if bound {
+                    quote!(*#value)
+                } else {
+                    quote!(#value)
+                },
+            ),
+            Form::Scalar {
+                kind: Some(ScalarKind::Bytes),
+                optional: false,
+            } => (
+                quote!([u8]),
+                if bound {
+                    quote!(*#value)
+                } else {
+                    quote!(#value)
+                },
+            ),
+            Form::Scalar {
+                kind: Some(_),
+                optional: false,
+            } => (
+                quote!(#ty),
+                if bound {
+                    quote!(#value)
+                } else {
+                    quote!(&#value)
+                },
+            ),
+            _ => (quote!(#ty), quote!(#value)),
+        };
+        let spec = spec(field, &self.krate);
+        let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
+        let bucket =
+            (!bound && self.roles[i] == Role::Modulo).then(|| quote!(__pk_w.bucket_value(#value);));
+        quote! {{
+            __pk_w.begin_field();
+            #call(#arg, &const { #spec }, #name, __pk_w)?;
+            #bucket
+            ::core::result::Result::Ok(())
+        }}
+    }
+
+    fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
+        let krate = &self.krate;
+        let n = self.input.fields.len();
+        let ident = &self.input.original.ident;
+        let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
+            format_ident!("bounds_")
+        } else {
+            format_ident!("bounds")
+        };
+        let mut methods = Vec::new();
+        for k in 0..n {
+            let field = &self.input.fields[k];
+            let params: Vec<Ident> = (0..=k).map(|i| self.param(i)).collect();
+            let types: Vec<TokenStream> = (0..=k).map(|i| self.arg_types(i).0).collect();
+            let equal: Vec<TokenStream> = (0..=k)
+                .map(|i| {
+                    let p = &params[i];
+                    let write = self.write_value(i, &quote!(#p), false);
+                    quote!(__pk_b.equal(|__pk_w| #write)?;)
+                })
+                .collect();
+            let before = if k == 0 {
+                String::new()
+            } else {
+                let names: Vec<String> = self.input.fields[..k]
+                    .iter()
+                    .map(|f| format!("`{}`", f.name))
+                    .collect();
+                format!("whose {} equal the given values and ", names.join(", "))
+            };
+            let suffix = &field.method_suffix;
+            let name = &field.name;
+            let in_name = format_ident!("ranges_{}", suffix);
+            let eq_name = format_ident!("ranges_{}_eq", suffix);
+            let bound_ty = self.arg_types(k).1;
+            let bound_lt = matches!(
+                field.form,
+                Form::Scalar {
+                    kind: Some(ScalarKind::Str | ScalarKind::Bytes),
+                    optional: false
+                }
+            )
+            .then(|| quote!(<'__pk>));
+            let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
+            let bounded = self.write_value(k, &quote!(__pk_v), true);
+            let desc = field.attrs.desc.is_some();
+            let in_doc = format!(
+                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
+                 (in value order, also for a descending field): one range, or one per bucket for a bucketed key.\n\n\
+                 Generated by `#[derive(PartitionKey)]`.\n\n# Errors\n\nAn equality value or bound that does not fit \
+                 its field (see `PartitionKey::encode_into`)."
+            );
+            let eq_doc = format!(
+                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` equals the given value: \
+                 one range, or one per bucket for a bucketed key.\n\nGenerated by `#[derive(PartitionKey)]`.\n\n\
+                 # Errors\n\nA value that does not fit its field (see `PartitionKey::encode_into`)."
+            );
+            methods.push(quote! {
+                #[doc = #in_doc]
+                #vis fn #in_name #bound_lt(
+                    #(#head_params: #head_types,)*
+                    #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
+                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                    #(#head_equal)*
+                    let __pk_enc = |__pk_b: &#krate::RangeBuilder<'_>, __pk_v: &#bound_ty| {
+                        __pk_b.bound(|__pk_w| #bounded)
+                    };
+                    let __pk_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
+                    };
+                    let __pk_hi = match ::core::ops::RangeBounds::end_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                        ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
+                    };
+                    ::core::result::Result::Ok(__pk_b.finish(
+                        __pk_lo.as_ref().map(::std::string::String::as_str),
+                        __pk_hi.as_ref().map(::std::string::String::as_str),
+                        #desc,
+                    ))
+                }
+
+                #[doc = #eq_doc]
+                #vis fn #eq_name(
+                    #(#params: #types,)*
+                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                    #(#equal)*
+                    ::core::result::Result::Ok(__pk_b.finish(
+                        ::core::ops::Bound::Unbounded,
+                        ::core::ops::Bound::Unbounded,
+                        false,
+                    ))
+                }
+            });
+        }
+        quote!(#(#methods)*)
+    }
+}
+
+/// Where-clause bounds for fields whose types mention a type parameter.
+fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<WherePredicate> {
+    let params: Vec<&Ident> = input
+        .original
+        .generics
+        .type_params()
+        .map(|p| &p.ident)
+        .collect();
+    if params.is_empty() {
+        return Vec::new();
+    }
+    input
+        .fields
+        .iter()
+        .filter(|f| ast::mentions_param(f.ty, &params))
+        .map(|f| {
+            let ty = f.ty;
+            let bound = match (f.form, decode) {
+                (Form::Nested, false) => quote!(#krate::PartitionKey),
+                (Form::Nested, true) => quote!(#krate::DecodeKey),
+                (_, false) => quote!(#krate::KeyField),
+                (_, true) => quote!(#krate::DecodeField),
+            };
+            syn::parse_quote!(#ty: #bound)
+        })
+        .collect()
+}
+
+fn where_clause(input: &Input<'_>, decode: bool, krate: &TokenStream) -> TokenStream {
+    let mut preds: Vec<WherePredicate> = input
+        .original
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().cloned().collect())
+        .unwrap_or_default();
+    preds.extend(bounds(input, decode, krate));
+    if preds.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(where #(#preds),*)
+    }
+}
+
+fn expand(input: &Input<'_>) -> TokenStream {
+    let g = Gen::new(input);
+    let ident = &input.original.ident;
+    let vis = &input.original.vis;
+    let (impl_generics, ty_generics, _) = input.original.generics.split_for_impl();
+    let krate = &g.krate;
+    let encode_where = where_clause(input, false, krate);
+    let decode_where = where_clause(input, true, krate);
+
+    let shape = g.shape();
+    // The delimiter rules of nested keys are only known to the compiler: checked in a constant,
+    // evaluated by `cargo check` for a concrete struct, and after monomorphization for a generic one.
+    let mut floor_check = None;
+    let shape = if g.needs_const_check() {
+        let d = g.delimiter;
+        let message = format!(
+            "the delimiter of `{ident}` does not sort below a byte that a field of a nested key can hold \
+             (descending forms `a`, hex `0`, escaped strings `-`); use a lower delimiter, such as ','"
+        );
+        if input.original.generics.params.is_empty() {
+            floor_check = Some(quote! {
+                const _: () = ::core::assert!(#d < <#ident as #krate::PartitionKey>::FIELD_FLOOR, #message);
+            });
+        }
+        quote!({
+            ::core::assert!(#d < <Self as #krate::PartitionKey>::FIELD_FLOOR, #message);
+            #shape
+        })
+    } else {
+        shape
+    };
+    let floor = g.field_floor();
+    let layout = g.layout();
+    let n = input.fields.len();
+    let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
+    let read_plain: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, false)).collect();
+    let construct = g.construct();
+    let (encode_body, decode_body) = if g.has_prefix() {
+        let write: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, true)).collect();
+        let read: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, true)).collect();
+        (
+            quote!(|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }),
+            quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+        )
+    } else {
+        (
+            quote!(|__pk_w| #krate::PartitionKey::write_fields(self, __pk_w)),
+            quote!(<Self as #krate::DecodeKey>::read_fields),
+        )
+    };
+
+    let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::DecodeKey for #ident #ty_generics #decode_where {
+                #[inline]
+                fn read_fields(__pk_r: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
+                    #(#read_plain)*
+                    ::core::result::Result::Ok(#construct)
+                }
+
+                #[inline]
+                fn decode(__pk_key: &str) -> #krate::Result<Self> {
+                    <Self as #krate::PartitionKey>::SHAPE.decode_with(__pk_key, #decode_body)
+                }
+            }
+        }
+    });
+
+    let ranges = input.attrs.hash.is_none().then(|| {
+        let methods = g.ranges(vis);
+        quote! {
+            #[automatically_derived]
+            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value, clippy::ref_option, clippy::ref_option_ref)]
+            impl #impl_generics #ident #ty_generics #encode_where {
+                #methods
+            }
+        }
+    });
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #krate::PartitionKey for #ident #ty_generics #encode_where {
+                const SHAPE: #krate::KeyShape = #shape;
+                const FIELD_FLOOR: ::core::primitive::u8 = #floor;
+
+                fn layout() -> #krate::Layout {
+                    #layout
+                }
+
+                #[inline]
+                fn write_fields(&self, __pk_w: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
+                    #(#write_plain)*
+                    ::core::result::Result::Ok(())
+                }
+
+                #[inline]
+                fn encode_into(&self, __pk_out: &mut ::std::string::String) -> #krate::Result<()> {
+                    <Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
+                }
+            }
+
+            #floor_check
+
+            #decode_impl
+
+            #ranges
+        };
+    }
+}

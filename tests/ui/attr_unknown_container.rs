@@ -1,0 +1,9 @@
+use pk_codec::PartitionKey;
+
+#[derive(PartitionKey)]
+#[pk(delim = ',')]
+struct Key {
+    id: u32,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use pk_codec::PartitionKey;
+
+#[derive(PartitionKey)]
+struct Key {
+    #[pk(escaped)]
+    id: u32,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use pk_codec::PartitionKey;
+
+#[derive(PartitionKey)]
+struct Key;
+
+fn main() {}

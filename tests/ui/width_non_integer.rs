@@ -1,0 +1,9 @@
+use pk_codec::PartitionKey;
+
+#[derive(PartitionKey)]
+struct Key {
+    #[pk(width = 6)]
+    name: String,
+}
+
+fn main() {}
