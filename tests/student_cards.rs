@@ -1,0 +1,62 @@
+//! The main example's conclusions, measured on the example's own day: the key-design practices' verdicts
+//! must come out of the table model, not out of the example's text.
+
+#[allow(dead_code)]
+#[path = "../examples/student_cards.rs"]
+mod student_cards;
+
+use student_cards::{Outcome, designs, generate_day, run_design};
+
+fn outcomes() -> Vec<Outcome> {
+    let day = generate_day(100_000, 7);
+    designs()
+        .iter()
+        .map(|d| run_design(d, &day).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_practices_verdicts_come_out_of_the_measurements() {
+    let all = outcomes();
+    let by = |name: &str| all.iter().find(|o| o.name == name).unwrap();
+    let sequential = by("OrderNumber first");
+    // A tail hotspot: every current write goes to the last partition, however many splits.
+    assert_eq!(sequential.report.partitions_with_writes, 1);
+    assert!(sequential.report.partitions > 10);
+    for spread in [
+        "CardID first",
+        "MD5(OrderNumber) prefix",
+        "Device+Seller+Card spliced",
+        "time % 16 buckets",
+    ] {
+        let o = by(spread);
+        assert!(
+            sequential.report.hottest_share > 2.5 * o.report.hottest_share,
+            "{spread}: {} vs sequential {}",
+            o.report.hottest_share,
+            sequential.report.hottest_share
+        );
+        assert!(
+            o.report.max_over_mean < 3.0,
+            "{spread}: max/mean {}",
+            o.report.max_over_mean
+        );
+    }
+    // Few, skewed sellers: far hotter than the spread designs, and a seller no split can help.
+    let seller = &by("SellerID first").report;
+    assert!(!seller.hot_key_values.is_empty());
+    assert!(
+        seller.hottest_share > 2.0 * by("CardID first").report.hottest_share,
+        "{}",
+        seller.hottest_share
+    );
+    assert!(seller.max_over_mean > 2.0, "{}", seller.max_over_mean);
+    // 16 bucket values are at most 16 partitions.
+    assert!(by("time % 16 buckets").report.partitions <= 16);
+    // A DeviceID range is one exact range read only where DeviceID leads the key.
+    for o in &all {
+        assert!(o.device_read_exact, "{}", o.name);
+        let leads = matches!(o.name, "DeviceID first" | "Device+Seller+Card spliced");
+        assert_eq!(o.device_range_reads, leads.then_some(1), "{}", o.name);
+    }
+}
