@@ -31,7 +31,7 @@ const DEVICES: Range<u32> = 15..100;
 
 /// One purchase: the facts' columns, plus when it happened and how much it cost.
 #[derive(Debug, Clone)]
-pub struct Purchase {
+pub(crate) struct Purchase {
     card_id: u32,
     seller_id: String,
     device_id: u32,
@@ -114,7 +114,7 @@ enum DeviceRead {
 }
 
 /// One key design: its name, how it keys a purchase, and how it reads a DeviceID range.
-pub struct Design {
+pub(crate) struct Design {
     name: &'static str,
     key: fn(&Purchase) -> pk_codec::Result<(String, String)>,
     device_read: fn() -> pk_codec::Result<DeviceRead>,
@@ -134,7 +134,7 @@ fn full_scan() -> pk_codec::Result<DeviceRead> {
 
 /// The designs of the key-design practices, in their order.
 #[must_use]
-pub fn designs() -> Vec<Design> {
+pub(crate) fn designs() -> Vec<Design> {
     vec![
         Design {
             name: "CardID first",
@@ -243,7 +243,7 @@ impl Rng {
 /// the practices' table: 200001, 200002, ... across terminals), so unique per terminal and
 /// increasing over time; busier at lunch and in the evening.
 #[must_use]
-pub fn generate_day(purchases: usize, seed: u64) -> Vec<Purchase> {
+pub(crate) fn generate_day(purchases: usize, seed: u64) -> Vec<Purchase> {
     let mut rng = Rng(seed);
     let sellers = 30usize;
     let weights: Vec<f64> = (0..sellers)
@@ -306,19 +306,19 @@ pub fn generate_day(purchases: usize, seed: u64) -> Vec<Purchase> {
 // ---- Storing and judging a design. --------------------------------------------------------------
 
 /// What a design did with the day.
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The design's name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The table's load report.
-    pub report: LoadReport,
+    pub(crate) report: LoadReport,
     /// Range reads issued to read the DeviceID range, or `None` for a full scan.
-    pub device_range_reads: Option<usize>,
+    pub(crate) device_range_reads: Option<usize>,
     /// Rows the DeviceID read went through, against the rows it had to find.
-    pub device_rows_read: usize,
+    pub(crate) device_rows_read: usize,
     /// Whether the DeviceID read found exactly the purchases of those devices.
-    pub device_read_exact: bool,
+    pub(crate) device_read_exact: bool,
     /// The table, for heatmaps.
-    pub table: Table,
+    pub(crate) table: Table,
 }
 
 fn two_column_schema() -> Result<Schema, Box<dyn Error>> {
@@ -357,7 +357,7 @@ fn read_all(
 /// # Errors
 ///
 /// Any codec or table error (none are expected: the day is valid data).
-pub fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, Box<dyn Error>> {
+pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, Box<dyn Error>> {
     let clock = ManualClock::new(DAY_START as i64);
     let options = TableOptions::default()
         .split_size_bytes(96 << 10)
@@ -425,7 +425,7 @@ pub fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, Box<dyn 
 
 /// The comparison table.
 #[must_use]
-pub fn comparison(outcomes: &[Outcome], day: usize) -> String {
+pub(crate) fn comparison(outcomes: &[Outcome], day: usize) -> String {
     let mut s = format!(
         "{:<27} {:>5} {:>7} {:>8} {:>8} {:>10} {:>11}  {}\n",
         "design",
