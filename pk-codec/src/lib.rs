@@ -125,3 +125,8 @@ pub mod __private {
         if a < b { a } else { b }
     }
 }
+
+/// The README's examples run as doc tests, so the README cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
