@@ -251,10 +251,12 @@ impl KeyShape {
         let prefix_len = self.prefix.len();
         if prefix_len > 0 {
             // A placeholder of the right length, overwritten once the natural key is known.
-            out.extend(std::iter::repeat_n('0', prefix_len));
+            const ZEROS: &str = "0000000000000000000000000000000000000000";
             if self.has_separator() {
-                out.pop();
+                out.push_str(&ZEROS[..prefix_len - 1]);
                 out.push(char::from(self.delimiter));
+            } else {
+                out.push_str(&ZEROS[..prefix_len]);
             }
         }
         let mut writer = KeyWriter::new(out, self.delimiter);
@@ -345,6 +347,7 @@ impl KeyShape {
         }
     }
 
+    #[inline]
     fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
         if self.prefix.is_empty() {
             return Ok(());
@@ -352,9 +355,8 @@ impl KeyShape {
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
         let text = self.compute_prefix(&out[natural_start..], seed, &mut buf)?;
-        // Hex digits and decimal digits: ASCII, the placeholder's length.
-        let text = std::str::from_utf8(text).unwrap_or_default();
-        out.replace_range(base..base + text.len(), text);
+        // Hex or decimal digits over the placeholder's `0`s.
+        crate::num::overwrite_ascii(out, base, text);
         Ok(())
     }
 
