@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use pk_codec::{
-    DecodeKey, FieldSpec, HashAlg, KeyShape, Kind, Layout, PartitionKey, Prefix, Result, Value,
+    DecodeKey, FieldSpec, HashAlg, KeyShape, Kind, Layout, PartitionKey, Result, Value,
     merge_sorted_by,
 };
 use serde::{Deserialize, Serialize};
@@ -344,7 +344,6 @@ fn prefixes(c: &mut Criterion) {
             }
         });
     });
-    let _ = Prefix::None;
     g.finish();
 }
 
