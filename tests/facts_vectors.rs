@@ -75,7 +75,7 @@ fn codec_refuses_the_colon_layout_that_breaks_order() -> Result<(), Error> {
         .parse::<Layout>()
         .unwrap_err();
     assert!(
-        matches!(err, Error::InvalidLayout { field: None, .. }),
+        matches!(err, Error::BrokenRule { field: None, .. }),
         "{err}"
     );
     Ok(())

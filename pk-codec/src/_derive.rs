@@ -72,7 +72,7 @@
 //!
 //! Floating-point numbers, tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at
 //! compile time. A type alias of a scalar (`type DeviceId = u32`) reads as a nested key: write
-//! the scalar type itself. Type parameters: see [Generics](#generics-and-borrowed-fields).
+//! the scalar type itself (inside an `Option`, or as a type parameter, it is the type it names). Type parameters: see [Generics](#generics-and-borrowed-fields).
 //!
 //! # Field attributes
 //!
@@ -320,11 +320,47 @@
 //!
 //! # Compile-time errors
 //!
-//! Unknown, duplicate or misplaced attributes; `width` on a non-integer or a width that can never
-//! hold a value; `escaped` on a non-string; `desc`, `width` or `escaped` on a nested key; a bucket
-//! `modulo` or `hash` naming a missing field, or `modulo` naming a non-integer or optional field;
-//! a bucket count of 0; a hash length of 0 or beyond the digest; a hash and a bucket prefix
-//! together; a `max_len` with no room after the prefix; a delimiter that is not ASCII, is a
-//! letter or digit, or does not sort below a field's forms (nested keys included); enums,
-//! unions and structs without fields; unsupported field types. Each error points at the
-//! attribute or field concerned, and all are reported at once.
+//! Two kinds. The derive itself reports what the syntax says: unknown, duplicate or misplaced
+//! attributes; `desc`, `width` or `escaped` on a nested key; a bucket `modulo` or `hash` naming a
+//! missing field; a hash and a bucket prefix together; enums, unions and structs without fields;
+//! unsupported field types. All of these are reported at once, each on its attribute or field.
+//!
+//! The rules of the key format are not the derive's: the generated `SHAPE` constant calls the
+//! [`rules`](crate::rules) that runtime [`Layout`](crate::Layout)s use, so a derived key and a
+//! runtime layout accept exactly the same layouts. A broken rule is a compile error
+//! (`evaluation panicked: pk-codec rule <name>: ...`) on the field or attribute concerned:
+//! a width that can never hold a value or is too wide, `width` on a non-integer, `escaped` on a
+//! non-string, a delimiter that is not ASCII, is a letter or digit, is `0x7f`, or does not sort
+//! below a field's forms (nested keys and the `=` of an optional string included), a hash length
+//! of 0 or beyond the digest, a bucket count of 0 or above [`MAX_BUCKETS`](crate::MAX_BUCKETS),
+//! a modulo bucket over a non-integer or optional field, a bucket hash over more than eight runs
+//! of fields, a `max_len` with no room after the prefix, and an `Option` of an `Option`.
+//!
+//! The rules see types through their [`KeyField`](crate::KeyField) impls, so they hold through
+//! type parameters too; for a generic struct they are checked when an instance is built (a
+//! monomorphization error):
+//!
+//! ```compile_fail,E0080
+//! use pk_codec::{KeyField, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! struct Gen<V: KeyField> {
+//!     a: Option<V>,
+//!     b: u8,
+//! }
+//!
+//! // `Option<Option<u32>>`: `None` and `Some(None)` would both be `,001`.
+//! let _ = Gen::<Option<u32>> { a: None, b: 1 }.encode();
+//! ```
+//!
+//! ```compile_fail,E0080
+//! use pk_codec::PartitionKey;
+//!
+//! // `Some("")` is `=`: a delimiter at or above `=` cannot order it.
+//! #[derive(PartitionKey)]
+//! #[pk(delimiter = '|')]
+//! struct Key {
+//!     a: Option<String>,
+//!     b: u16,
+//! }
+//! ```

@@ -81,6 +81,14 @@ pub enum Error {
         /// The layout's limit in bytes.
         limit: usize,
     },
+    /// A layout breaks a rule of the key format (see [`rules`](crate::rules)): it could not keep
+    /// the guarantees, so it is refused.
+    BrokenRule {
+        /// The field concerned, if the rule is about one field.
+        field: Option<String>,
+        /// The rule, with the values that break it.
+        rule: crate::rules::Rule,
+    },
     /// A layout (built in code, parsed from a spec or loaded from a config) is not usable.
     InvalidLayout {
         /// The field concerned, if any.
@@ -106,6 +114,8 @@ pub enum Error {
     },
     /// A key's hash or bucket prefix does not match the one computed from its natural key.
     PrefixMismatch {
+        /// Byte offset in the key of the first prefix character that differs.
+        position: usize,
         /// The prefix found in the key.
         found: String,
         /// The prefix computed from the rest of the key.
@@ -159,6 +169,11 @@ impl fmt::Display for Error {
                     "key is {len} bytes long, over the limit of {limit} bytes"
                 )
             }
+            Self::BrokenRule {
+                field: Some(field),
+                rule,
+            } => write!(f, "invalid layout: field `{field}`: {rule}"),
+            Self::BrokenRule { field: None, rule } => write!(f, "invalid layout: {rule}"),
             Self::InvalidLayout {
                 field: Some(field),
                 reason,
@@ -183,9 +198,14 @@ impl fmt::Display for Error {
                 position,
                 reason,
             } => write!(f, "malformed key at byte {position}: {reason}"),
-            Self::PrefixMismatch { found, expected } => write!(
+            Self::PrefixMismatch {
+                position,
+                found,
+                expected,
+            } => write!(
                 f,
-                "key prefix {found:?} does not match {expected:?}, the prefix computed from the rest of the key"
+                "malformed key at byte {position}: prefix {found:?} does not match {expected:?}, the prefix \
+                 computed from the rest of the key"
             ),
             Self::RangeUnsupported { reason } => write!(f, "range not available: {reason}"),
         }
@@ -205,6 +225,14 @@ impl Error {
             field: field.map(str::to_owned),
             position,
             reason: reason.into(),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn broken(field: Option<&str>, rule: crate::rules::Rule) -> Self {
+        Self::BrokenRule {
+            field: field.map(str::to_owned),
+            rule,
         }
     }
 

@@ -33,6 +33,21 @@ pub enum HashAlg {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// `a == b`, in constants.
+const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 impl HashAlg {
     /// The name as written in a spec: `md5`, `xxh32`, `xxh64`, `xxh3`.
     #[must_use]
@@ -45,16 +60,20 @@ impl HashAlg {
         }
     }
 
-    /// The algorithm named `name`, if any.
+    /// Every algorithm, in the order of their names in messages.
+    pub const ALL: [Self; 4] = [Self::Md5, Self::Xxh32, Self::Xxh64, Self::Xxh3];
+
+    /// The algorithm named `name`, if any (usable in constants, as derived keys do).
     #[must_use]
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "md5" => Self::Md5,
-            "xxh32" => Self::Xxh32,
-            "xxh64" => Self::Xxh64,
-            "xxh3" => Self::Xxh3,
-            _ => return None,
-        })
+    pub const fn from_name(name: &str) -> Option<Self> {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if bytes_eq(name.as_bytes(), Self::ALL[i].name().as_bytes()) {
+                return Some(Self::ALL[i]);
+            }
+            i += 1;
+        }
+        None
     }
 
     /// The length of the full digest in hex characters: the longest prefix.

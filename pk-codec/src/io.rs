@@ -5,8 +5,8 @@ use crate::num::{self, IntParse};
 use crate::spec::{FieldSpec, Kind, Order};
 use crate::text::{self, DESC_NONE, SOME_MARKER};
 
-/// The most field spans a bucket hash may cover.
-pub(crate) const MAX_SPANS: usize = 8;
+/// The most runs of fields a bucket hash may cover.
+pub(crate) const MAX_SPANS: usize = crate::rules::MAX_HASH_RUNS;
 
 /// An integer that picks a bucket by `value % count` (`rem_euclid` for negative values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,16 @@ pub(crate) struct BucketSeed {
 }
 
 impl BucketSeed {
+    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
+    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
+    /// which is the same text as the fields joined by the delimiter.
     fn add_span(&mut self, start: usize, end: usize) {
+        if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
+            && self.spans[last].1 as usize + 1 == start
+        {
+            self.spans[last].1 = end as u32;
+            return;
+        }
         if self.span_count < MAX_SPANS {
             self.spans[self.span_count] = (start as u32, end as u32);
         }
@@ -412,11 +421,11 @@ impl<'a> KeyReader<'a> {
                     ),
                 ))
             }
-            IntParse::OutOfRange(value) => Err(Error::ValueOutOfRange {
-                field: field.to_owned(),
-                value,
-                ty: spec.kind().name(),
-            }),
+            IntParse::OutOfRange(value) => Err(self.fault(
+                field,
+                start,
+                format!("value {value} does not fit in {}", spec.kind().name()),
+            )),
         }
     }
 
@@ -424,7 +433,7 @@ impl<'a> KeyReader<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::Malformed`] for a short field or a non-digit; [`Error::ValueOutOfRange`] above `max`.
+    /// [`Error::Malformed`] for a short field, a non-digit or a value above `max`.
     #[inline]
     pub fn uint(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         let start = self.pos;
@@ -478,8 +487,8 @@ impl<'a> KeyReader<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::Malformed`] for a short field, a bad sign or a non-digit;
-    /// [`Error::ValueOutOfRange`] outside `[min, max]`.
+    /// [`Error::Malformed`] for a short field, a bad sign, a non-digit or a value outside
+    /// `[min, max]`.
     #[inline]
     pub fn int(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
         let start = self.pos;

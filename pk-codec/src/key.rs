@@ -1,7 +1,7 @@
 //! The typed side: [`KeyField`] for Rust types, [`PartitionKey`] and [`DecodeKey`] for whole keys.
 
 use crate::error::Result;
-use crate::io::{KeyReader, KeyWriter};
+use crate::io::{BucketValue, KeyReader, KeyWriter};
 use crate::layout::Layout;
 use crate::shape::KeyShape;
 use crate::spec::{FieldSpec, Kind};
@@ -35,6 +35,11 @@ pub trait KeyField {
     /// The field kind this type is written as.
     const KIND: Kind;
 
+    /// Whether the type is an `Option`, written with the optional form of its kind. An `Option`
+    /// of a type that is already optional has no key form (`None` and `Some(None)` would be one
+    /// key): naming its `OPTIONAL`, as [`FieldSpec::of`] does, fails to compile.
+    const OPTIONAL: bool = false;
+
     /// Writes the value (the caller has already called [`KeyWriter::begin_field`]).
     ///
     /// # Errors
@@ -42,6 +47,14 @@ pub trait KeyField {
     /// What the kind's [`KeyWriter`] method returns: a value too wide for its width, a plain
     /// string holding a byte at or below the delimiter.
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()>;
+
+    /// The value a modulo bucket prefix takes of this field: the integer, for integer types; `None`
+    /// for the others, which the rulebook refuses as a modulo bucket's field.
+    #[doc(hidden)]
+    #[inline]
+    fn bucket_value(&self) -> Option<BucketValue> {
+        None
+    }
 }
 
 /// A [`KeyField`] that can also be read back (every one but the borrowed `&str` and `&[u8]`).
@@ -50,8 +63,8 @@ pub trait DecodeField: KeyField + Sized {
     ///
     /// # Errors
     ///
-    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position, or
-    /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange) for a number outside the type.
+    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position (also for a number
+    /// outside the type).
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
 }
 
@@ -62,6 +75,10 @@ macro_rules! uint_field {
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$write(spec, field, *self as $wide)
+            }
+            #[inline]
+            fn bucket_value(&self) -> Option<BucketValue> {
+                Some(BucketValue::from(*self))
             }
         }
         impl DecodeField for $t {
@@ -88,6 +105,10 @@ macro_rules! int_field {
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$write(spec, field, *self as $wide)
+            }
+            #[inline]
+            fn bucket_value(&self) -> Option<BucketValue> {
+                Some(BucketValue::from(*self))
             }
         }
         impl DecodeField for $t {
@@ -181,14 +202,28 @@ impl DecodeField for char {
 
 impl<T: KeyField + ?Sized> KeyField for &T {
     const KIND: Kind = T::KIND;
+    const OPTIONAL: bool = T::OPTIONAL;
     #[inline]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         (**self).encode_field(spec, field, w)
+    }
+    #[inline]
+    fn bucket_value(&self) -> Option<BucketValue> {
+        (**self).bucket_value()
     }
 }
 
 impl<T: KeyField> KeyField for Option<T> {
     const KIND: Kind = T::KIND;
+    const OPTIONAL: bool = {
+        // Reached through a type parameter too (`Option<V>` with `V = Option<u32>`), where the
+        // derive cannot see the nesting.
+        crate::rules::enforce(if T::OPTIONAL {
+            Err(crate::rules::Rule::NestedOption)
+        } else {
+            Ok(true)
+        })
+    };
     #[inline]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         match self {
@@ -313,7 +348,6 @@ pub trait DecodeKey: PartitionKey + Sized {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) with the byte position,
-    /// [`Error::PrefixMismatch`](crate::Error::PrefixMismatch),
-    /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange).
+    /// [`Error::PrefixMismatch`](crate::Error::PrefixMismatch).
     fn decode(key: &str) -> Result<Self>;
 }

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
-use crate::io::{BucketValue, KeyReader, KeyWriter, MAX_SPANS};
+use crate::io::{BucketValue, KeyReader, KeyWriter};
 use crate::range::{KeyRange, RangeBuilder};
+use crate::rules;
 use crate::shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
 use crate::spec::{FieldSpec, Kind, Order};
 use crate::value::Value;
@@ -624,23 +625,8 @@ impl FieldConfig {
     }
 }
 
-/// A name is one or more identifiers joined by `.` (`device_id`, or `card.device_id` for a field
-/// of a key spliced into a derived key).
 fn check_name(name: &str) -> Result<()> {
-    let ok = name.split('.').all(|part| {
-        !part.is_empty()
-            && !part.starts_with(|c: char| c.is_ascii_digit())
-            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::layout(
-            Some(name),
-            "a field name is letters, digits and `_`, does not start with a digit, and may join \
-             such names with `.`",
-        ))
-    }
+    rules::check_field_name(name).map_err(|rule| Error::broken(Some(name), rule))
 }
 
 impl TryFrom<LayoutConfig> for Layout {
@@ -652,12 +638,7 @@ impl TryFrom<LayoutConfig> for Layout {
         }
         let delimiter = match config.delimiter {
             None => DEFAULT_DELIMITER,
-            Some(c) => u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| {
-                Error::layout(
-                    None,
-                    format!("the delimiter must be an ASCII character, not {c:?}"),
-                )
-            })?,
+            Some(c) => rules::check_delimiter(c).map_err(|rule| Error::broken(None, rule))?,
         };
         let mut fields: Vec<FieldDef> = Vec::with_capacity(config.fields.len());
         for field in &config.fields {
@@ -710,31 +691,27 @@ impl TryFrom<LayoutConfig> for Layout {
                             ));
                         };
                         let i = index_of(name)?;
-                        let spec = fields[i].spec;
-                        if !spec.kind().is_integer() || spec.is_optional() {
-                            return Err(Error::layout(
-                                Some(name),
-                                "a modulo bucket prefix needs an integer field that is not optional",
-                            ));
-                        }
+                        rules::check_modulo_field(&fields[i].spec)
+                            .map_err(|rule| Error::broken(Some(name), rule))?;
                         BucketFields::Modulo(i)
                     }
                     BucketBy::Hash => {
-                        if names.len() > MAX_SPANS {
-                            return Err(Error::layout(
-                                None,
-                                format!(
-                                    "a bucket hash covers at most {MAX_SPANS} fields, not {}",
-                                    names.len()
-                                ),
-                            ));
+                        let mut indices = Vec::with_capacity(names.len());
+                        for name in names {
+                            let i = index_of(name)?;
+                            if indices.contains(&i) {
+                                return Err(Error::layout(
+                                    Some(name),
+                                    "the bucket hash names this field twice",
+                                ));
+                            }
+                            indices.push(i);
                         }
-                        let mut indices = names
-                            .iter()
-                            .map(|n| index_of(n))
-                            .collect::<Result<Vec<_>>>()?;
                         indices.sort_unstable();
-                        indices.dedup();
+                        let hashed: Vec<bool> =
+                            (0..fields.len()).map(|i| indices.contains(&i)).collect();
+                        rules::check_hash_runs(&hashed)
+                            .map_err(|rule| Error::broken(None, rule))?;
                         BucketFields::Hash(indices)
                     }
                 };
@@ -907,13 +884,30 @@ impl SpecParser<'_> {
             escaped: false,
             optional: false,
         };
+        let (mut order_given, mut escaped_given, mut optional_given) = (false, false, false);
         for word in words {
             match word {
-                "desc" => field.order = OrderConfig::Desc,
-                "asc" => field.order = OrderConfig::Asc,
-                "escaped" => field.escaped = true,
-                "optional" => field.optional = true,
+                "desc" | "asc" => {
+                    self.once(word, order_given, "an order (asc or desc)")?;
+                    order_given = true;
+                    field.order = if word == "desc" {
+                        OrderConfig::Desc
+                    } else {
+                        OrderConfig::Asc
+                    };
+                }
+                "escaped" => {
+                    self.once(word, escaped_given, "escaped")?;
+                    escaped_given = true;
+                    field.escaped = true;
+                }
+                "optional" => {
+                    self.once(word, optional_given, "optional")?;
+                    optional_given = true;
+                    field.optional = true;
+                }
                 _ if word.starts_with("width=") => {
+                    self.once(word, field.width.is_some(), "width")?;
                     field.width = Some(self.number(&word[6..], "a width from 1 to 40")?);
                 }
                 _ => {
@@ -933,8 +927,14 @@ impl SpecParser<'_> {
         let key = item[..eq].trim();
         let value = item[eq + 1..].trim();
         match key {
-            "delimiter" => config.delimiter = Some(self.char_literal(value)?),
-            "max_len" => config.max_len = Some(self.number(value, "a length in bytes")?),
+            "delimiter" => {
+                self.once(key, config.delimiter.is_some(), "delimiter")?;
+                config.delimiter = Some(self.char_literal(value)?);
+            }
+            "max_len" => {
+                self.once(key, config.max_len.is_some(), "max_len")?;
+                config.max_len = Some(self.number(value, "a length in bytes")?);
+            }
             "hash" => {
                 let mut parts = value.split(':');
                 let alg = parts.next().unwrap_or_default();
@@ -949,6 +949,13 @@ impl SpecParser<'_> {
                     .ok_or_else(|| self.err(value, "expected `hash=ALG:LEN`, e.g. `hash=md5:4`"))?;
                 let len = self.number(len_text, "a prefix length in hex characters")?;
                 let separator = self.separator(parts.next())?;
+                if let Some(extra) = parts.next() {
+                    return Err(self.err(
+                        extra,
+                        format!("unexpected {extra:?} after `hash=ALG:LEN[:sep]`"),
+                    ));
+                }
+                self.once(key, config.prefix.is_some(), "a prefix (hash or buckets)")?;
                 config.prefix = Some(PrefixConfig::Hash {
                     algorithm,
                     len,
@@ -986,6 +993,7 @@ impl SpecParser<'_> {
                         format!("expected `mod(field)` or `hash(fields)`, found {how:?}"),
                     ));
                 };
+                self.once(key, config.prefix.is_some(), "a prefix (hash or buckets)")?;
                 config.prefix = Some(PrefixConfig::Buckets {
                     count,
                     by,
@@ -1003,6 +1011,15 @@ impl SpecParser<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a second `what` at `at`.
+    fn once(&self, at: &str, given: bool, what: &str) -> Result<()> {
+        if given {
+            Err(self.err(at, format!("{what} is given twice; give it once")))
+        } else {
+            Ok(())
+        }
     }
 
     fn separator(&self, word: Option<&str>) -> Result<bool> {

@@ -81,6 +81,7 @@ mod key;
 mod layout;
 mod num;
 mod range;
+pub mod rules;
 mod shape;
 mod spec;
 mod text;
@@ -96,8 +97,9 @@ pub use io::{BucketValue, KeyReader, KeyWriter};
 pub use key::{DecodeField, DecodeKey, KeyField, PartitionKey};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use range::{KeyRange, RangeBuilder};
+pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
-pub use spec::{FieldSpec, Kind, MAX_WIDTH, Order};
+pub use spec::{FieldSpec, Kind, Order};
 pub use value::Value;
 
 /// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.
@@ -109,13 +111,101 @@ pub use pk_derive::PartitionKey;
 pub mod __private {
     pub use crate::io::{KeyReader, KeyWriter};
 
-    /// [`FieldSpec::delimiter_floor`](crate::FieldSpec), as a byte (`u8::MAX` for none), for
-    /// the derive's compile-time delimiter checks of nested keys.
+    pub use crate::rules::enforce;
+    use crate::{FieldSpec, HashAlg, KeyShape};
+
+    /// [`FieldSpec::delimiter_floor`], as a byte (`u8::MAX` for none), for the derive's
+    /// compile-time delimiter checks of nested keys.
     #[must_use]
-    pub const fn delimiter_floor(spec: &crate::FieldSpec) -> u8 {
+    pub const fn delimiter_floor(spec: &FieldSpec) -> u8 {
         match spec.delimiter_floor() {
             Some(floor) => floor,
             None => u8::MAX,
+        }
+    }
+
+    /// The delimiter byte of `#[pk(delimiter = c)]`, or a compile error naming the rule it breaks.
+    #[must_use]
+    pub const fn delimiter(c: char) -> u8 {
+        enforce(crate::rules::check_delimiter(c))
+    }
+
+    /// The algorithm of `#[pk(hash(name, ...))]`, or a compile error listing the names.
+    #[must_use]
+    pub const fn hash_alg(name: &str) -> HashAlg {
+        match HashAlg::from_name(name) {
+            Some(alg) => alg,
+            None => panic!(
+                "unknown hash algorithm in #[pk(hash(...))]: expected md5, xxh32, xxh64 or xxh3"
+            ),
+        }
+    }
+
+    /// The prefix of a derived key, checked against the rulebook (a compile error if it breaks a
+    /// rule).
+    #[must_use]
+    pub const fn prefix(prefix: crate::Prefix) -> crate::Prefix {
+        enforce(match prefix.check() {
+            Ok(()) => Ok(prefix),
+            Err(rule) => Err(rule),
+        })
+    }
+
+    /// The shape of a derived key, checked against the rulebook (a compile error if it breaks a
+    /// rule).
+    #[must_use]
+    pub const fn shape(shape: KeyShape) -> KeyShape {
+        enforce(match shape.check() {
+            Ok(()) => Ok(shape),
+            Err(rule) => Err(rule),
+        })
+    }
+
+    /// A derived key's field, checked against the rulebook in `shape` (a compile error if it
+    /// breaks a rule).
+    pub const fn field(shape: &KeyShape, spec: FieldSpec) {
+        enforce::<()>(shape.check_field_rules(&spec));
+    }
+
+    /// The field a derived key's modulo bucket reads, checked (a compile error if it cannot).
+    pub const fn modulo_field(spec: FieldSpec) {
+        enforce::<()>(crate::rules::check_modulo_field(&spec));
+    }
+
+    /// The hashed-field flags of a derived key's bucket hash, checked (a compile error if they
+    /// form too many runs).
+    pub const fn hash_runs(hashed: &[bool]) {
+        enforce::<()>(crate::rules::check_hash_runs(hashed));
+    }
+
+    /// A derived key's field name, checked (a compile error if a layout could not name it).
+    pub const fn field_name(name: &str) {
+        enforce::<()>(crate::rules::check_field_name(name));
+    }
+
+    /// A key spliced into a derived key as a field: its fields' lowest delimiter floor
+    /// ([`PartitionKey::FIELD_FLOOR`](crate::PartitionKey::FIELD_FLOOR)) against the outer
+    /// delimiter (a compile error if the delimiter cannot order them).
+    pub const fn nested(shape: &KeyShape, floor: u8) {
+        let delimiter = shape.delimiter();
+        if delimiter >= floor {
+            enforce::<()>(Err(crate::rules::Rule::DelimiterFloor { delimiter, floor }));
+        }
+    }
+
+    /// Declares the bucket value of a modulo bucket's field while writing.
+    #[inline]
+    pub fn bucket_value<T: crate::KeyField + ?Sized>(w: &mut crate::KeyWriter<'_>, value: &T) {
+        if let Some(v) = value.bucket_value() {
+            w.bucket_value(v);
+        }
+    }
+
+    /// Declares the bucket value of a modulo bucket's field while reading.
+    #[inline]
+    pub fn read_bucket_value<T: crate::KeyField + ?Sized>(r: &mut crate::KeyReader<'_>, value: &T) {
+        if let Some(v) = value.bucket_value() {
+            r.bucket_value(v);
         }
     }
 

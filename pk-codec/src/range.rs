@@ -52,8 +52,9 @@ impl KeyRange {
 }
 
 /// The smallest string above every string that starts with `s`, or `None` for `""`.
-/// Only used on text whose last byte is ASCII below 0x7F (a delimiter or a digit), so the
-/// increment never overflows (the mistake of incrementing a 0xFF byte cannot happen here).
+/// Only used on text whose last byte is ASCII below 0x7F (a digit, or a delimiter, which the
+/// rulebook keeps below 0x7F: `rules::check_delimiter`), so the increment stays ASCII and never
+/// overflows (the mistake of incrementing a 0xFF byte cannot happen here).
 fn after_all_starting_with(s: &str) -> Option<String> {
     let last = *s.as_bytes().last()?;
     debug_assert!(last < 0x7f);
@@ -96,8 +97,10 @@ impl<'s> RangeBuilder<'s> {
     ///
     /// # Errors
     ///
-    /// [`Error::RangeUnsupported`] for a hash prefix, which scatters the natural order.
+    /// [`Error::RangeUnsupported`] for a hash prefix, which scatters the natural order;
+    /// [`Error::BrokenRule`] for a shape that breaks a rule (see [`KeyShape::check`]).
     pub fn new(shape: &'s KeyShape) -> Result<Self> {
+        shape.validate()?;
         if let Prefix::Hash { alg, .. } = shape.prefix() {
             return Err(Error::RangeUnsupported {
                 reason: format!(

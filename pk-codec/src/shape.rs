@@ -7,6 +7,7 @@ use crate::bucket::{MergeSorted, bucket_of_hash, bucket_of_value, bucket_width, 
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 use crate::io::{BucketSeed, KeyReader, KeyWriter, MAX_SPANS};
+use crate::rules::{MAX_BUCKETS, MAX_KEY_LEN, Rule};
 use crate::spec::FieldSpec;
 
 /// The stores' limit on a String primary-key column: 1 KB.
@@ -62,6 +63,35 @@ impl Prefix {
             Self::Bucket {
                 count, separator, ..
             } => bucket_width(count) as usize + separator as usize,
+        }
+    }
+
+    /// Checks the prefix's parameters: a hash prefix's length against its digest, a bucket count
+    /// against [`MAX_BUCKETS`](crate::rules::MAX_BUCKETS).
+    ///
+    /// # Errors
+    ///
+    /// [`Rule::HashLen`] or [`Rule::BucketCount`].
+    pub const fn check(&self) -> Result<(), Rule> {
+        match *self {
+            Self::None => Ok(()),
+            Self::Hash { alg, len, .. } => {
+                if len == 0 || len > alg.max_len() {
+                    Err(Rule::HashLen {
+                        len,
+                        max: alg.max_len(),
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+            Self::Bucket { count, .. } => {
+                if count == 0 || count > MAX_BUCKETS {
+                    Err(Rule::BucketCount { count })
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 
@@ -151,87 +181,66 @@ impl KeyShape {
         self.max_len
     }
 
-    /// Checks the shape on its own: the delimiter, the prefix's parameters, the limit.
+    /// Checks the shape on its own: the delimiter, the prefix's parameters, the limit (the
+    /// rulebook's shape rules, see [`rules`](crate::rules)).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidLayout`] saying what cannot work.
-    pub fn validate(&self) -> Result<()> {
-        let d = self.delimiter;
-        if !d.is_ascii() {
-            return Err(Error::layout(
-                None,
-                format!("the delimiter must be an ASCII character, not byte {d:#04x}"),
-            ));
+    /// The [`Rule`] the shape breaks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{BucketBy, KeyShape, Prefix, Rule};
+    ///
+    /// assert_eq!(KeyShape::new(b',').check(), Ok(()));
+    /// assert_eq!(KeyShape::new(0x7f).check(), Err(Rule::DelimiterTooHigh { delimiter: 0x7f }));
+    /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: false };
+    /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
+    /// ```
+    pub const fn check(&self) -> Result<(), Rule> {
+        if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
+            return Err(rule);
         }
-        if d.is_ascii_alphanumeric() {
-            return Err(Error::layout(
-                None,
-                format!(
-                    "the delimiter {:?} is a letter or digit, which field values hold; use punctuation below `-`, such as `,`",
-                    char::from(d)
-                ),
-            ));
+        if let Err(rule) = self.prefix.check() {
+            return Err(rule);
         }
-        match self.prefix {
-            Prefix::None => {}
-            Prefix::Hash { alg, len, .. } => {
-                if len == 0 || len > alg.max_len() {
-                    return Err(Error::layout(
-                        None,
-                        format!(
-                            "a {} prefix takes 1 to {} hex characters, not {len}",
-                            alg.name(),
-                            alg.max_len()
-                        ),
-                    ));
-                }
-            }
-            Prefix::Bucket { count, .. } => {
-                if count == 0 {
-                    return Err(Error::layout(
-                        None,
-                        "a bucket prefix needs at least 1 bucket",
-                    ));
-                }
-            }
-        }
-        if self.max_len <= self.prefix.len() {
-            return Err(Error::layout(
-                None,
-                format!(
-                    "a key limit of {} bytes leaves no room after the {}-byte prefix",
-                    self.max_len,
-                    self.prefix.len()
-                ),
-            ));
+        if self.max_len <= self.prefix.len() || self.max_len > MAX_KEY_LEN {
+            return Err(Rule::KeyLen {
+                max_len: self.max_len,
+                prefix_len: self.prefix.len(),
+            });
         }
         Ok(())
     }
 
-    /// Checks that this shape's delimiter keeps `spec`'s order: it must sort below every byte of
-    /// the field's variable-length forms (fixed-width forms never meet the delimiter in a
-    /// comparison, and plain strings are checked value by value).
+    /// Checks that `spec` keeps its guarantees in this shape ([`FieldSpec::check`] with this
+    /// delimiter).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidLayout`] naming `field`.
+    /// The [`Rule`] the field breaks.
+    pub const fn check_field_rules(&self, spec: &FieldSpec) -> Result<(), Rule> {
+        spec.check(self.delimiter)
+    }
+
+    /// [`KeyShape::check`], as this crate's error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokenRule`] naming the rule.
+    pub fn validate(&self) -> Result<()> {
+        self.check().map_err(|rule| Error::broken(None, rule))
+    }
+
+    /// [`KeyShape::check_field_rules`], as this crate's error naming `field`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokenRule`] naming `field` and the rule.
     pub fn check_field(&self, field: &str, spec: &FieldSpec) -> Result<()> {
-        spec.validate(field)?;
-        match spec.delimiter_floor() {
-            Some(floor) if self.delimiter >= floor => Err(Error::layout(
-                Some(field),
-                format!(
-                    "the delimiter {:?} does not sort below {:?}, which this {} field can hold, so a \
-                     shorter value would not sort before a longer one; use a delimiter below {:?}, such as `,`",
-                    char::from(self.delimiter),
-                    char::from(floor),
-                    spec.kind().name(),
-                    char::from(floor),
-                ),
-            )),
-            _ => Ok(()),
-        }
+        self.check_field_rules(spec)
+            .map_err(|rule| Error::broken(Some(field), rule))
     }
 
     /// Encodes one key into `out` (appending): the prefix, then the fields that `body` writes,
@@ -463,6 +472,9 @@ impl KeyShape {
         key: &str,
         body: impl FnOnce(&mut KeyReader<'_>) -> Result<T>,
     ) -> Result<T> {
+        if key.len() > self.max_len {
+            return Err(self.too_long(key));
+        }
         let (prefix, natural) = self.split_prefix(key)?;
         let natural_start = key.len() - natural.len();
         let mut reader = KeyReader::new(key, natural_start, self.delimiter);
@@ -472,13 +484,33 @@ impl KeyShape {
             let mut buf = [0u8; 32];
             let expected = self.compute_prefix(natural, &reader.seed, &mut buf)?;
             if expected != prefix.as_bytes() {
+                let position = expected
+                    .iter()
+                    .zip(prefix.as_bytes())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
                 return Err(Error::PrefixMismatch {
+                    position,
                     found: prefix.to_owned(),
                     expected: String::from_utf8_lossy(expected).into_owned(),
                 });
             }
         }
         Ok(value)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_long(&self, key: &str) -> Error {
+        Error::malformed(
+            None,
+            self.max_len,
+            format!(
+                "the key is {} bytes, over the layout's limit of {} bytes, so no key of this layout is this long",
+                key.len(),
+                self.max_len
+            ),
+        )
     }
 
     /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket prefix).

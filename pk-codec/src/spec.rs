@@ -1,6 +1,9 @@
 //! The per-field format description shared by runtime layouts and derived keys.
 
 use crate::error::{Error, Result};
+use crate::key::KeyField;
+use crate::rules::{self, Rule};
+use crate::text::SOME_MARKER;
 
 /// The type of a key field, which decides its text form.
 ///
@@ -142,9 +145,6 @@ pub struct FieldSpec {
     optional: bool,
 }
 
-/// The widest integer field, in characters (a `u128` needs 39 digits, an `i128` 40 characters).
-pub const MAX_WIDTH: u8 = 40;
-
 impl FieldSpec {
     /// An ascending field of `kind`, at the kind's default width.
     #[must_use]
@@ -160,6 +160,25 @@ impl FieldSpec {
             escaped: false,
             optional: false,
         }
+    }
+
+    /// An ascending field of the Rust type `T`, at the kind's default width, optional when `T` is an
+    /// `Option`: how derived keys build their fields' specs, through `T`'s own [`KeyField`] impl
+    /// (so a type alias or a type parameter is the type it names).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind};
+    ///
+    /// type DeviceId = u32;
+    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: 32 }));
+    /// assert!(FieldSpec::of::<Option<String>>().is_optional());
+    /// ```
+    #[must_use]
+    pub const fn of<T: KeyField + ?Sized>() -> Self {
+        let spec = Self::new(T::KIND);
+        if T::OPTIONAL { spec.optional() } else { spec }
     }
 
     /// The same field with a declared width in characters (integers only; checked by
@@ -247,64 +266,90 @@ impl FieldSpec {
         matches!(self.order, Order::Asc) && matches!(self.kind, Kind::Str | Kind::Bytes)
     }
 
-    /// Checks the spec on its own: a width on a non-integer, a width out of range, `escaped` on a
-    /// non-string.
+    /// Checks the spec on its own and against the layout's delimiter: the rulebook's field rules
+    /// ([`rules`](crate::rules)).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidLayout`] naming `field` and the problem.
-    pub fn validate(&self, field: &str) -> Result<()> {
-        match self.kind {
-            Kind::Uint { bits } | Kind::Int { bits } => {
-                if !matches!(bits, 8 | 16 | 32 | 64 | 128) {
-                    return Err(Error::layout(
-                        Some(field),
-                        format!("integers have 8, 16, 32, 64 or 128 bits, not {bits}"),
-                    ));
-                }
-                let min = if matches!(self.kind, Kind::Int { .. }) {
-                    2
-                } else {
-                    1
-                };
-                if self.width < min || self.width > MAX_WIDTH {
-                    return Err(Error::layout(
-                        Some(field),
-                        format!(
-                            "width {} is out of range: a {} field takes {min} to {MAX_WIDTH} characters",
-                            self.width,
-                            self.kind.name()
-                        ),
-                    ));
+    /// The [`Rule`] the field breaks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind, Rule};
+    ///
+    /// let name = FieldSpec::new(Kind::Str).optional();
+    /// assert_eq!(name.check(b','), Ok(()));
+    /// // `Some("")` is written `=`: a delimiter at or above `=` cannot order it.
+    /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }));
+    /// ```
+    pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
+        if let Kind::Uint { bits } | Kind::Int { bits } = self.kind
+            && !matches!(bits, 8 | 16 | 32 | 64 | 128)
+        {
+            return Err(Rule::IntegerBits { bits });
+        }
+        match rules::width_range(self.kind) {
+            Some((min, max)) => {
+                if self.width < min || self.width > max {
+                    return Err(Rule::WidthRange {
+                        width: self.width,
+                        min,
+                        max,
+                    });
                 }
             }
-            _ if self.width != 0 => {
-                return Err(Error::layout(
-                    Some(field),
-                    format!(
-                        "width applies to integer fields, not to {}",
-                        self.kind.name()
-                    ),
-                ));
+            None => {
+                if self.width != 0 {
+                    return Err(Rule::WidthOnNonInteger);
+                }
             }
-            _ => {}
         }
         if self.escaped && !matches!(self.kind, Kind::Str) {
-            return Err(Error::layout(
-                Some(field),
-                format!("escaped applies to str fields, not to {}", self.kind.name()),
-            ));
+            return Err(Rule::EscapedOnNonString);
         }
-        Ok(())
+        match self.delimiter_floor() {
+            Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor { delimiter, floor }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the spec on its own (not against a delimiter): [`FieldSpec::check`] for rules that
+    /// do not involve the delimiter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokenRule`] naming `field` and the rule.
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self.check(0) {
+            Ok(()) | Err(Rule::DelimiterFloor { .. }) => Ok(()),
+            Err(rule) => Err(Error::broken(Some(field), rule)),
+        }
     }
 
     /// The lowest byte a variable-length form of this field can hold, which the delimiter must
-    /// sort below so that a shorter value followed by the delimiter sorts before a longer one.
-    /// `None` when there is nothing to check when the layout is built: fixed-width fields never
-    /// compare their bytes against a delimiter, and plain strings are checked value by value.
+    /// sort below so that a shorter value followed by the delimiter sorts before a longer one:
+    /// the one definition of the delimiter floor. `None` when there is nothing to check when the
+    /// layout is built: fixed-width fields never compare their bytes against a delimiter, and plain
+    /// strings are checked value by value.
+    ///
+    /// An optional field counts the `=` it writes before `Some` when its form can be empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind};
+    ///
+    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: 32 }).delimiter_floor(), None);
+    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: 32 }).optional().delimiter_floor(), Some(b'0'));
+    /// assert_eq!(FieldSpec::new(Kind::Str).delimiter_floor(), None);
+    /// assert_eq!(FieldSpec::new(Kind::Str).optional().delimiter_floor(), Some(b'='));
+    /// assert_eq!(FieldSpec::new(Kind::Str).escaped().delimiter_floor(), Some(b'-'));
+    /// assert_eq!(FieldSpec::new(Kind::Bytes).descending().delimiter_floor(), Some(b'a'));
+    /// ```
     #[must_use]
-    pub(crate) const fn delimiter_floor(&self) -> Option<u8> {
-        match (self.kind, self.order) {
+    pub const fn delimiter_floor(&self) -> Option<u8> {
+        let form = match (self.kind, self.order) {
             (Kind::Uint { .. } | Kind::Bool, _) if self.optional => Some(b'0'),
             (Kind::Int { .. }, _) if self.optional => Some(b'-'),
             (Kind::Uint { .. } | Kind::Int { .. } | Kind::Bool, _) => None,
@@ -312,6 +357,14 @@ impl FieldSpec {
             (Kind::Str | Kind::Char, Order::Asc) => Some(b'-'),
             (Kind::Bytes, Order::Asc) => Some(b'0'),
             (_, Order::Desc) => Some(b'a'),
+        };
+        if self.optional && self.inner_may_be_empty() {
+            match form {
+                Some(f) if f < SOME_MARKER => Some(f),
+                _ => Some(SOME_MARKER),
+            }
+        } else {
+            form
         }
     }
 }

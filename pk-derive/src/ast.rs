@@ -51,17 +51,6 @@ pub(crate) enum ScalarKind {
     Char,
 }
 
-impl ScalarKind {
-    /// The narrowest and widest width of an integer field, as `FieldSpec::validate` checks.
-    pub(crate) fn width_range(self) -> Option<(u8, u8)> {
-        match self {
-            Self::Uint => Some((1, 40)),
-            Self::Int => Some((2, 40)),
-            _ => None,
-        }
-    }
-}
-
 impl<'a> Input<'a> {
     pub(crate) fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Option<Self> {
         let data = match &input.data {
@@ -255,10 +244,12 @@ pub(crate) fn classify(ty: &Type) -> Form {
                             kind,
                             optional: true,
                         },
-                        Form::Scalar { optional: true, .. } => Form::Unsupported(
-                            "`Option<Option<T>>` has no key form: None and Some(None) would need \
-                             two null markers",
-                        ),
+                        // `Option<Option<T>>`: refused by pk-codec's rulebook when the field's
+                        // spec is built (`KeyField::OPTIONAL`), as it is through a type parameter.
+                        Form::Scalar { optional: true, .. } => Form::Scalar {
+                            kind: None,
+                            optional: true,
+                        },
                         Form::Unsupported(why) => Form::Unsupported(why),
                         // Checked by the trait system: `Option<T>: KeyField`.
                         Form::Nested => Form::Scalar {
@@ -365,7 +356,6 @@ mod tests {
             "(u32, u32)",
             "[u8; 4]",
             "Vec<u32>",
-            "Option<Option<u8>>",
             "&CardKey",
             "fn()",
         ] {

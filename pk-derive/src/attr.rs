@@ -29,14 +29,6 @@ const WIDTH: &str = "width";
 const DESC: &str = "desc";
 const ESCAPED: &str = "escaped";
 
-/// The hash algorithms, as pk-codec's `HashAlg` names them, with their digest length in hex.
-pub(crate) const ALGORITHMS: [(&str, &str, u8); 4] = [
-    ("md5", "Md5", 32),
-    ("xxh32", "Xxh32", 8),
-    ("xxh64", "Xxh64", 16),
-    ("xxh3", "Xxh3", 16),
-];
-
 /// A value with the span of the attribute that gave it.
 pub(crate) struct WithSpan<T> {
     pub(crate) value: T,
@@ -44,8 +36,8 @@ pub(crate) struct WithSpan<T> {
 }
 
 pub(crate) struct HashAttr {
-    /// Index into [`ALGORITHMS`].
-    pub(crate) alg: usize,
+    /// The algorithm's name, looked up by pk-codec (`HashAlg::from_name`) in generated code.
+    pub(crate) alg: WithSpan<String>,
     pub(crate) len: WithSpan<u8>,
     pub(crate) separator: bool,
 }
@@ -159,14 +151,11 @@ fn path_name(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
-    let mut alg: Option<usize> = None;
+    let mut alg: Option<WithSpan<String>> = None;
     let mut len: Option<WithSpan<u8>> = None;
     let mut separator: Option<()> = None;
     meta.parse_nested_meta(|inner| {
-        if let Some(i) = ALGORITHMS.iter().position(|(name, ..)| inner.path.is_ident(name)) {
-            // hash(md5, ...)
-            set(&mut alg, i, &inner, "hash(<algorithm>)")
-        } else if inner.path.is_ident(LEN) {
+        if inner.path.is_ident(LEN) {
             // hash(..., len = 4)
             let lit: LitInt = inner.value()?.parse()?;
             let value = lit.base10_parse::<u8>()?;
@@ -174,9 +163,13 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
         } else if inner.path.is_ident(SEPARATOR) {
             // hash(..., separator)
             set(&mut separator, (), &inner, "hash(separator)")
+        } else if let Some(name) = inner.path.get_ident().filter(|_| inner.input.is_empty() || inner.input.peek(Token![,])) {
+            // hash(md5, ...): the name is looked up by pk-codec in the generated code.
+            let value = WithSpan { value: name.to_string(), span: name.span() };
+            set(&mut alg, value, &inner, "hash(<algorithm>)")
         } else {
             Err(inner.error(format!(
-                "unknown #[pk(hash({}))] parameter; expected an algorithm (md5, xxh32, xxh64, xxh3), len = N or separator",
+                "unknown #[pk(hash({}))] parameter; expected an algorithm name (md5, xxh32, ...), len = N or separator",
                 path_name(&inner)
             )))
         }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Member, WherePredicate};
 
 use crate::ast::{self, Field, Form, Input, ScalarKind};
-use crate::attr::{self, ALGORITHMS, BucketBy};
+use crate::attr::{self, BucketBy};
 use crate::valid::{self, Errors};
 
 /// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
@@ -58,10 +58,12 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// The constant `FieldSpec` of a scalar field.
+/// The constant `FieldSpec` of a scalar field: its type's own kind and optionality (through the
+/// type's `KeyField` impl, so aliases and type parameters are the types they name), then the
+/// field's attributes. The rules it must keep are checked in `SHAPE` (see [`Gen::checks`]).
 fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     let ty = field.ty;
-    let kind = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::KIND);
+    let base = quote_spanned!(ty.span()=> #krate::FieldSpec::of::<#ty>());
     let a = &field.attrs;
     let width = a.width.as_ref().map(|w| {
         let w = w.value;
@@ -69,9 +71,7 @@ fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     });
     let desc = a.desc.map(|_| quote!(.descending()));
     let escaped = a.escaped.map(|_| quote!(.escaped()));
-    let optional =
-        matches!(field.form, Form::Scalar { optional: true, .. }).then(|| quote!(.optional()));
-    quote!(#krate::FieldSpec::new(#kind) #width #desc #escaped #optional)
+    quote!(#base #width #desc #escaped)
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -87,7 +87,6 @@ struct Gen<'i, 'a> {
     /// The path of pk-codec: `::pk_codec`, or what `#[pk(crate = "...")]` says.
     krate: TokenStream,
     roles: Vec<Role>,
-    delimiter: u8,
 }
 
 impl Gen<'_, '_> {
@@ -111,11 +110,6 @@ impl Gen<'_, '_> {
                 }
             }
         }
-        let delimiter = input
-            .attrs
-            .delimiter
-            .as_ref()
-            .map_or(b',', |d| d.value as u8);
         Gen {
             input,
             krate: input
@@ -124,7 +118,6 @@ impl Gen<'_, '_> {
                 .clone()
                 .unwrap_or_else(|| quote!(::pk_codec)),
             roles,
-            delimiter,
         }
     }
 
@@ -132,21 +125,23 @@ impl Gen<'_, '_> {
         self.input.attrs.hash.is_some() || self.input.attrs.buckets.is_some()
     }
 
+    /// The `KeyShape` expression, its parameters checked by pk-codec's rulebook.
     fn shape(&self) -> TokenStream {
         let krate = &self.krate;
-        let d = self.delimiter;
         let c = &self.input.attrs;
+        let d = c.delimiter.as_ref().map_or(',', |d| d.value);
         let max_len = c.max_len.as_ref().map(|m| {
             let m = m.value;
             quote!(.with_max_len(#m))
         });
         let prefix = if let Some(h) = &c.hash {
-            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let (name, span) = (&h.value.alg.value, h.value.alg.span);
+            let alg = respan(quote!(#krate::__private::hash_alg(#name)), span);
             let len = h.value.len.value;
             let sep = h.value.separator;
-            Some(quote! {
-                .with_prefix(#krate::Prefix::Hash { alg: #krate::HashAlg::#alg, len: #len, separator: #sep })
-            })
+            let prefix = quote!(#krate::Prefix::Hash { alg: #alg, len: #len, separator: #sep });
+            let prefix = respan(quote!(#krate::__private::prefix(#prefix)), h.span);
+            Some(quote!(.with_prefix(#prefix)))
         } else {
             c.buckets.as_ref().map(|b| {
                 let count = b.value.count.value;
@@ -155,12 +150,65 @@ impl Gen<'_, '_> {
                     BucketBy::Modulo(_) => quote!(#krate::BucketBy::Modulo),
                     BucketBy::Hash(_) => quote!(#krate::BucketBy::Hash),
                 };
-                quote! {
-                    .with_prefix(#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep })
-                }
+                let prefix =
+                    quote!(#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep });
+                let prefix = respan(quote!(#krate::__private::prefix(#prefix)), b.span);
+                quote!(.with_prefix(#prefix))
             })
         };
-        quote!(#krate::KeyShape::new(#d) #max_len #prefix)
+        let span = c
+            .delimiter
+            .as_ref()
+            .map_or_else(proc_macro2::Span::call_site, |d| d.span);
+        let delimiter = respan(quote!(#krate::__private::delimiter(#d)), span);
+        let span = c
+            .max_len
+            .as_ref()
+            .map_or_else(proc_macro2::Span::call_site, |m| m.span);
+        let shape = quote!(#krate::KeyShape::new(#delimiter) #max_len #prefix);
+        call_at(quote!(#krate::__private::shape), shape, span)
+    }
+
+    /// Statements, evaluated in the `SHAPE` constant, that check every field and the prefix's
+    /// fields against pk-codec's rulebook: a broken rule is a compile error spanned on the field.
+    fn checks(&self) -> TokenStream {
+        let krate = &self.krate;
+        let mut out = TokenStream::new();
+        for (i, field) in self.input.fields.iter().enumerate() {
+            let ty = field.ty;
+            let name = &field.name;
+            // Every token of a check carries the field's span, so that a broken rule is reported
+            // on the field, not on the derive.
+            let at_field = |tokens: TokenStream| respan(tokens, field.member.span());
+            let at_type = |tokens: TokenStream| respan(tokens, ty.span());
+            out.extend(at_field(quote!(#krate::__private::field_name(#name);)));
+            match field.form {
+                Form::Nested => out.extend(at_type(quote! {
+                    #krate::__private::nested(&__pk_shape, <#ty as #krate::PartitionKey>::FIELD_FLOOR);
+                })),
+                _ => {
+                    let spec = spec(field, krate);
+                    out.extend(at_type(quote!(#krate::__private::field(&__pk_shape, #spec);)));
+                    if self.roles[i] == Role::Modulo {
+                        out.extend(at_type(quote!(#krate::__private::modulo_field(#spec);)));
+                    }
+                }
+            }
+        }
+        if self.roles.contains(&Role::Hashed) {
+            let flags = self.roles.iter().map(|r| *r == Role::Hashed);
+            let span = self
+                .input
+                .attrs
+                .buckets
+                .as_ref()
+                .map_or_else(proc_macro2::Span::call_site, |b| b.span);
+            out.extend(respan(
+                quote!(#krate::__private::hash_runs(&[#(#flags),*]);),
+                span,
+            ));
+        }
+        out
     }
 
     /// `FIELD_FLOOR`: the lowest floor of the fields, nested keys included.
@@ -181,15 +229,6 @@ impl Gen<'_, '_> {
             floor = quote!(#krate::__private::min_floor(#floor, #one));
         }
         floor
-    }
-
-    /// Whether some field's delimiter rules are only known to the compiler (nested keys, scalars
-    /// whose kind the macro cannot see).
-    fn needs_const_check(&self) -> bool {
-        self.input
-            .fields
-            .iter()
-            .any(|f| matches!(f.form, Form::Nested | Form::Scalar { kind: None, .. }))
     }
 
     /// Writes field `i` of `self`; with `bookkeeping`, also declares the bucket value or span.
@@ -231,7 +270,7 @@ impl Gen<'_, '_> {
                     Role::Modulo => quote! {
                         __pk_w.begin_field();
                         #write
-                        __pk_w.bucket_value(self.#m);
+                        #krate::__private::bucket_value(__pk_w, &self.#m);
                     },
                     Role::Hashed => quote! {
                         __pk_w.begin_field();
@@ -281,7 +320,7 @@ impl Gen<'_, '_> {
                     Role::Modulo => quote! {
                         __pk_r.begin_field(#name)?;
                         #read
-                        __pk_r.bucket_value(#var);
+                        #krate::__private::read_bucket_value(__pk_r, &#var);
                     },
                     Role::Hashed => quote! {
                         __pk_r.begin_field(#name)?;
@@ -338,9 +377,11 @@ impl Gen<'_, '_> {
         });
         let c = &self.input.attrs;
         let prefix = if let Some(h) = &c.hash {
-            let alg = format_ident!("{}", ALGORITHMS[h.value.alg].1);
+            let alg = &h.value.alg.value;
             let (len, sep) = (h.value.len.value, h.value.separator);
-            Some(quote!(__pk_b = __pk_b.hash_prefix(#krate::HashAlg::#alg, #len, #sep);))
+            Some(
+                quote!(__pk_b = __pk_b.hash_prefix(#krate::__private::hash_alg(#alg), #len, #sep);),
+            )
         } else {
             c.buckets.as_ref().map(|b| {
                 let (count, sep) = (b.value.count.value, b.value.separator);
@@ -404,12 +445,13 @@ impl Gen<'_, '_> {
     /// for an equality (`bound == false`), or a `&` of its bound type, for a bound.
     fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
         let krate = &self.krate;
+        let h_w = hygienic("__pk_w");
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
         let (target, arg) = match field.form {
             Form::Nested => {
-                return quote!(<#ty as #krate::PartitionKey>::write_fields(#value, __pk_w));
+                return quote!(<#ty as #krate::PartitionKey>::write_fields(#value, #h_w));
             }
             Form::Scalar {
                 kind: Some(ScalarKind::Str),
@@ -448,11 +490,11 @@ impl Gen<'_, '_> {
         };
         let spec = spec(field, &self.krate);
         let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
-        let bucket =
-            (!bound && self.roles[i] == Role::Modulo).then(|| quote!(__pk_w.bucket_value(#value);));
+        let bucket = (!bound && self.roles[i] == Role::Modulo)
+            .then(|| quote!(#krate::__private::bucket_value(#h_w, &#value);));
         quote! {{
-            __pk_w.begin_field();
-            #call(#arg, &const { #spec }, #name, __pk_w)?;
+            #h_w.begin_field();
+            #call(#arg, &const { #spec }, #name, #h_w)?;
             #bucket
             ::core::result::Result::Ok(())
         }}
@@ -460,6 +502,12 @@ impl Gen<'_, '_> {
 
     fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
         let krate = &self.krate;
+        // Locals of the generated functions, hygienic so that a field (so a parameter) named
+        // `__pk_b` cannot capture them.
+        let [h_b, h_w, h_v, h_x, h_enc, h_lo, h_hi] = [
+            "__pk_b", "__pk_w", "__pk_v", "__pk_x", "__pk_enc", "__pk_lo", "__pk_hi",
+        ]
+        .map(hygienic);
         let n = self.input.fields.len();
         let ident = &self.input.original.ident;
         let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
@@ -476,7 +524,7 @@ impl Gen<'_, '_> {
                 .map(|i| {
                     let p = &params[i];
                     let write = self.write_value(i, &quote!(#p), false);
-                    quote!(__pk_b.equal(|__pk_w| #write)?;)
+                    quote!(#h_b.equal(|#h_w| #write)?;)
                 })
                 .collect();
             let before = if k == 0 {
@@ -502,7 +550,7 @@ impl Gen<'_, '_> {
             )
             .then(|| quote!(<'__pk>));
             let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
-            let bounded = self.write_value(k, &quote!(__pk_v), true);
+            let bounded = self.write_value(k, &quote!(#h_v), true);
             let desc = field.attrs.desc.is_some();
             let in_doc = format!(
                 "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
@@ -521,24 +569,24 @@ impl Gen<'_, '_> {
                     #(#head_params: #head_types,)*
                     #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
                 ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
-                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                    let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#head_equal)*
-                    let __pk_enc = |__pk_b: &#krate::RangeBuilder<'_>, __pk_v: &#bound_ty| {
-                        __pk_b.bound(|__pk_w| #bounded)
+                    let #h_enc = |#h_b: &#krate::RangeBuilder<'_>, #h_v: &#bound_ty| {
+                        #h_b.bound(|#h_w| #bounded)
                     };
-                    let __pk_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
-                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
-                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                    let #h_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(#h_x) => ::core::ops::Bound::Included(#h_enc(&#h_b, #h_x)?),
+                        ::core::ops::Bound::Excluded(#h_x) => ::core::ops::Bound::Excluded(#h_enc(&#h_b, #h_x)?),
                         ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
                     };
-                    let __pk_hi = match ::core::ops::RangeBounds::end_bound(&#bounds_name) {
-                        ::core::ops::Bound::Included(v) => ::core::ops::Bound::Included(__pk_enc(&__pk_b, v)?),
-                        ::core::ops::Bound::Excluded(v) => ::core::ops::Bound::Excluded(__pk_enc(&__pk_b, v)?),
+                    let #h_hi = match ::core::ops::RangeBounds::end_bound(&#bounds_name) {
+                        ::core::ops::Bound::Included(#h_x) => ::core::ops::Bound::Included(#h_enc(&#h_b, #h_x)?),
+                        ::core::ops::Bound::Excluded(#h_x) => ::core::ops::Bound::Excluded(#h_enc(&#h_b, #h_x)?),
                         ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
                     };
-                    ::core::result::Result::Ok(__pk_b.finish(
-                        __pk_lo.as_ref().map(::std::string::String::as_str),
-                        __pk_hi.as_ref().map(::std::string::String::as_str),
+                    ::core::result::Result::Ok(#h_b.finish(
+                        #h_lo.as_ref().map(::std::string::String::as_str),
+                        #h_hi.as_ref().map(::std::string::String::as_str),
                         #desc,
                     ))
                 }
@@ -547,9 +595,9 @@ impl Gen<'_, '_> {
                 #vis fn #eq_name(
                     #(#params: #types,)*
                 ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
-                    let mut __pk_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                    let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#equal)*
-                    ::core::result::Result::Ok(__pk_b.finish(
+                    ::core::result::Result::Ok(#h_b.finish(
                         ::core::ops::Bound::Unbounded,
                         ::core::ops::Bound::Unbounded,
                         false,
@@ -559,6 +607,41 @@ impl Gen<'_, '_> {
         }
         quote!(#(#methods)*)
     }
+}
+
+/// `function(args)` with the call's own tokens at `span` and the arguments' tokens as they are, so
+/// that an error inside an argument keeps its own span.
+fn call_at(function: TokenStream, args: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    group.set_span(span);
+    let mut out = respan(function, span);
+    out.extend([proc_macro2::TokenTree::Group(group)]);
+    out
+}
+
+/// The same tokens, every one with `span` (groups included).
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                TokenTree::Group(group)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}
+
+/// An identifier that only the generated code can name (macro-rules hygiene), so that no
+/// identifier of the user's, such as a field used as a parameter name, can capture it.
+fn hygienic(name: &str) -> Ident {
+    Ident::new(name, proc_macro2::Span::mixed_site())
 }
 
 /// Where-clause bounds for fields whose types mention a type parameter.
@@ -615,27 +698,26 @@ fn expand(input: &Input<'_>) -> TokenStream {
     let decode_where = where_clause(input, true, krate);
 
     let shape = g.shape();
-    // The delimiter rules of nested keys are only known to the compiler: checked in a constant,
-    // evaluated by `cargo check` for a concrete struct, and after monomorphization for a generic one.
-    let mut floor_check = None;
-    let shape = if g.needs_const_check() {
-        let d = g.delimiter;
-        let message = format!(
-            "the delimiter of `{ident}` does not sort below a byte that a field of a nested key can hold \
-             (descending forms `a`, hex `0`, escaped strings `-`); use a lower delimiter, such as ','"
-        );
-        if input.original.generics.params.is_empty() {
-            floor_check = Some(quote! {
-                const _: () = ::core::assert!(#d < <#ident as #krate::PartitionKey>::FIELD_FLOOR, #message);
-            });
+    let checks = g.checks();
+    // Every rule is checked in this constant, by pk-codec's own `const fn`s. For a struct without
+    // type parameters a free constant names it, so `cargo check` evaluates it; for a generic
+    // struct it is evaluated for each instance that is used (monomorphization).
+    let shape = quote!({
+        let __pk_shape = #shape;
+        #checks
+        __pk_shape
+    });
+    let force = (input.original.generics.type_params().next().is_none()
+        && input.original.generics.const_params().next().is_none())
+    .then(|| {
+        let lifetimes = input.original.generics.lifetimes().map(|_| quote!('static));
+        let args = (!input.original.generics.params.is_empty()).then(|| quote!(<#(#lifetimes),*>));
+        quote! {
+            const _: () = {
+                let _ = <#ident #args as #krate::PartitionKey>::SHAPE;
+            };
         }
-        quote!({
-            ::core::assert!(#d < <Self as #krate::PartitionKey>::FIELD_FLOOR, #message);
-            #shape
-        })
-    } else {
-        shape
-    };
+    });
     let floor = g.field_floor();
     let layout = g.layout();
     let n = input.fields.len();
@@ -708,7 +790,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 }
             }
 
-            #floor_check
+            #force
 
             #decode_impl
 
