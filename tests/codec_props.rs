@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
-use pk_codec::{FieldSpec, HashAlg, Kind, Layout, Value};
+use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, MAX_BUCKETS, Rule, Value};
 use proptest::prelude::*;
 
 /// One field of a random layout: its spec and how to make its values.
@@ -58,8 +58,8 @@ fn pow10(n: u8) -> Option<u128> {
     10u128.checked_pow(u32::from(n))
 }
 
-/// Values that fit `spec`.
-fn value_of(spec: FieldSpec) -> BoxedStrategy<Value> {
+/// Values that fit `spec` in a layout with `delimiter`.
+fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
     let inner: BoxedStrategy<Value> = match spec.kind() {
         Kind::Uint { bits } => {
             let type_max = if bits == 128 {
@@ -96,8 +96,14 @@ fn value_of(spec: FieldSpec) -> BoxedStrategy<Value> {
                 .prop_map(|c| Value::Str(c.into_iter().collect()))
                 .boxed()
         }
-        // Plain strings: every byte above any delimiter we pick (all are `,` or lower).
-        Kind::Str => "[-./0-9a-z_é€😀]{0,6}".prop_map(Value::Str).boxed(),
+        // Plain strings: any characters whose bytes all sort above the delimiter (the only ones a
+        // plain string may hold), printable ASCII and beyond.
+        Kind::Str => prop::collection::vec(
+            prop_oneof![3 => (0x20u8..0x80).prop_map(char::from), 1 => any::<char>()],
+            0..6,
+        )
+        .prop_map(move |c| Value::Str(c.into_iter().filter(|&c| c > delimiter).collect()))
+        .boxed(),
         Kind::Bytes => prop::collection::vec(any::<u8>(), 0..6)
             .prop_map(Value::Bytes)
             .boxed(),
@@ -112,37 +118,68 @@ fn value_of(spec: FieldSpec) -> BoxedStrategy<Value> {
     }
 }
 
-fn layout_of(fields: &[FieldGen], delimiter: char) -> Layout {
-    fields
+/// The layout of `fields` with `delimiter`, if the rulebook accepts it. A refusal must name the
+/// rule it breaks (and only the rules about delimiters can be broken by these fields).
+fn layout_of(fields: &[FieldGen], delimiter: char) -> Option<Layout> {
+    let built = fields
         .iter()
         .enumerate()
         .fold(
             Layout::builder().delimiter(delimiter).max_len(100_000),
             |b, (i, f)| b.field(format!("f{i}"), f.spec),
         )
-        .build()
-        .expect("generated layouts are valid")
+        .build();
+    match built {
+        Ok(layout) => Some(layout),
+        Err(Error::BrokenRule {
+            rule:
+                Rule::DelimiterFloor { .. }
+                | Rule::DelimiterAlphanumeric { .. }
+                | Rule::DelimiterTooHigh { .. },
+            ..
+        }) => None,
+        Err(other) => panic!("a generated layout was refused for another reason: {other}"),
+    }
 }
 
-fn rows_of(fields: &[FieldGen], n: std::ops::Range<usize>) -> BoxedStrategy<Vec<Vec<Value>>> {
-    let row: Vec<BoxedStrategy<Value>> = fields.iter().map(|f| value_of(f.spec)).collect();
+/// The bytes next to the floors of the forms (`-` `0` `=` `a`) and the ends of ASCII, where a
+/// delimiter stops keeping some field's order.
+const BOUNDARY_DELIMITERS: &[u8] = b"\0\x01 +,-./:<=>?@[\\]^_`{|}~\x7f";
+
+/// Every ASCII delimiter: the low ones (which every field accepts), the ones at the floors of the
+/// forms, and any other.
+fn delimiter_gen() -> impl Strategy<Value = char> {
+    prop_oneof![
+        1 => (0u8..=b',').prop_map(char::from),
+        2 => prop::sample::select(BOUNDARY_DELIMITERS).prop_map(char::from),
+        1 => (0u8..0x80).prop_map(char::from),
+    ]
+}
+
+fn rows_of(
+    fields: &[FieldGen],
+    delimiter: char,
+    n: std::ops::Range<usize>,
+) -> BoxedStrategy<Vec<Vec<Value>>> {
+    let row: Vec<BoxedStrategy<Value>> =
+        fields.iter().map(|f| value_of(f.spec, delimiter)).collect();
     prop::collection::vec(row, n).boxed()
 }
 
-/// A random layout (1 to 4 fields, a delimiter) and rows for it.
+/// A random layout that the rulebook accepts (1 to 4 fields of every kind and option, any ASCII
+/// delimiter) and rows for it.
 fn layout_and_rows(
     rows: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Layout, Vec<FieldGen>, Vec<Vec<Value>>)> {
-    (
-        prop::collection::vec(field_gen(), 1..5),
-        prop::sample::select(vec![',', ' ', '!', '\u{1}', '\0', '+']),
-    )
-        .prop_flat_map(move |(fields, delimiter)| {
-            let layout = layout_of(&fields, delimiter);
+    (prop::collection::vec(field_gen(), 1..5), delimiter_gen())
+        .prop_filter_map("the rulebook refuses the layout", |(fields, delimiter)| {
+            layout_of(&fields, delimiter).map(|layout| (layout, fields, delimiter))
+        })
+        .prop_flat_map(move |(layout, fields, delimiter)| {
             (
                 Just(layout),
                 Just(fields.clone()),
-                rows_of(&fields, rows.clone()),
+                rows_of(&fields, delimiter, rows.clone()),
             )
         })
 }
@@ -163,9 +200,21 @@ fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
     Ordering::Equal
 }
 
+/// Bucket counts from 1 to the rulebook's maximum, small ones more often.
+fn bucket_count() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        4 => 1u32..20,
+        1 => 1..=MAX_BUCKETS,
+        1 => Just(MAX_BUCKETS),
+    ]
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
+        // Layouts the rulebook refuses (a high delimiter with a variable-length field) are drawn
+        // again.
+        max_global_rejects: 100_000,
         ..ProptestConfig::default()
     }
 }
@@ -202,18 +251,24 @@ proptest! {
 
     #[test]
     fn distinct_values_give_distinct_keys_with_any_prefix(
-        (layout, fields, rows) in layout_and_rows(2..10),
+        (layout, _f, rows) in layout_and_rows(2..10),
         prefix in 0usize..5,
+        alg in prop::sample::select(HashAlg::ALL.to_vec()),
+        len in any::<prop::sample::Index>(),
+        count in bucket_count(),
+        hashed in prop::collection::vec(any::<bool>(), 4),
+        sep in prop::sample::select(vec!["", ":sep"]),
     ) {
         let spec = layout.to_string();
+        let len = 1 + len.index(usize::from(alg.max_len()));
+        let hashed: Vec<String> = (0..layout.fields().len()).filter(|&i| hashed[i]).map(|i| format!("f{i}")).collect();
         let prefixed: Layout = match prefix {
             0 => spec,
-            1 => format!("{spec}; hash=md5:32"),
-            2 => format!("{spec}; hash=xxh3:16:sep"),
-            3 => format!("{spec}; buckets=7:hash"),
-            _ => format!("{spec}; buckets=16:hash(f0):sep"),
+            1 => format!("{spec}; hash={}:{len}{sep}", alg.name()),
+            2 => format!("{spec}; buckets={count}:hash{sep}"),
+            3 if !hashed.is_empty() => format!("{spec}; buckets={count}:hash({}){sep}", hashed.join(",")),
+            _ => format!("{spec}; buckets={count}:hash(f0){sep}"),
         }.parse().unwrap();
-        let _ = fields;
         let mut seen: HashMap<String, &Vec<Value>> = HashMap::new();
         for row in &rows {
             let key = prefixed.encode(row).unwrap();
@@ -264,7 +319,7 @@ proptest! {
     #[test]
     fn bucket_merge_equals_a_sort(
         (layout, _f, rows) in layout_and_rows(0..40),
-        count in 1u32..20,
+        count in bucket_count(),
         by_hash in any::<bool>(),
         sep in any::<bool>(),
     ) {
@@ -318,6 +373,209 @@ proptest! {
                 prop_assert_eq!(layout.encode(&values).unwrap(), text, "decode accepted a non-canonical key");
             }
         }
+    }
+
+    #[test]
+    fn exactly_the_keys_that_encode_decode_under_any_length_limit(
+        (layout, _f, rows) in layout_and_rows(1..6),
+        limit in any::<prop::sample::Index>(),
+    ) {
+        // A limit around the keys' lengths: some keys fit, some do not.
+        let keys: Vec<String> = rows.iter().map(|r| layout.encode(r).unwrap()).collect();
+        let longest = keys.iter().map(String::len).max().unwrap_or(0);
+        let max_len = 1 + limit.index(longest + 2);
+        let spec = layout.to_string().replace("max_len=100000", &format!("max_len={max_len}"));
+        let limited: Layout = spec.parse().unwrap();
+        for (row, key) in rows.iter().zip(&keys) {
+            match limited.encode(row) {
+                Ok(k) => {
+                    prop_assert_eq!(&k, key);
+                    prop_assert_eq!(&limited.decode(key).unwrap(), row);
+                }
+                Err(Error::KeyTooLong { len, limit }) => {
+                    prop_assert_eq!((len, limit), (key.len(), max_len));
+                    prop_assert!(
+                        matches!(limited.decode(key), Err(Error::Malformed { position, .. }) if position == max_len),
+                        "`{}` decoded {:?}, which it refuses to encode", limited, key
+                    );
+                }
+                Err(other) => prop_assert!(false, "unexpected {other}"),
+            }
+        }
+    }
+}
+
+/// Every field form (kind, order, escaped, optional), all at once.
+fn every_field_form() -> Vec<FieldSpec> {
+    let kinds = [
+        Kind::Uint { bits: 8 },
+        Kind::Int { bits: 8 },
+        Kind::Str,
+        Kind::Bytes,
+        Kind::Bool,
+        Kind::Char,
+    ];
+    let mut out = Vec::new();
+    for kind in kinds {
+        for desc in [false, true] {
+            for escaped in [false, true] {
+                for optional in [false, true] {
+                    if escaped && kind != Kind::Str {
+                        continue;
+                    }
+                    let mut spec = FieldSpec::new(kind);
+                    if desc {
+                        spec = spec.descending();
+                    }
+                    if escaped {
+                        spec = spec.escaped();
+                    }
+                    if optional {
+                        spec = spec.optional();
+                    }
+                    out.push(spec);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The extreme values of a field form that a layout with `delimiter` can encode.
+fn boundary_values(spec: FieldSpec, delimiter: char) -> Vec<Value> {
+    let mut values = match spec.kind() {
+        Kind::Uint { .. } => vec![Value::Uint(0), Value::Uint(1), Value::Uint(255)],
+        Kind::Int { .. } => [-128, -1, 0, 1, 127].map(Value::Int).to_vec(),
+        Kind::Str => [
+            "",
+            "\0",
+            "!",
+            "-",
+            "=",
+            "_",
+            "a",
+            "~",
+            "\u{7f}",
+            "é",
+            "~~",
+            "\u{10ffff}",
+        ]
+        .iter()
+        .filter(|s| spec.is_escaped() || spec.is_descending() || s.chars().all(|c| c > delimiter))
+        .map(|&s| Value::Str(s.to_owned()))
+        .collect(),
+        Kind::Bytes => [&[][..], &[0], &[0, 0], &[0x2c], &[0xff]]
+            .iter()
+            .map(|b| Value::Bytes(b.to_vec()))
+            .collect(),
+        Kind::Bool => vec![Value::Bool(false), Value::Bool(true)],
+        Kind::Char => ['\0', ',', 'a', '\u{10ffff}'].map(Value::Char).to_vec(),
+        _ => unreachable!(),
+    };
+    if spec.is_optional() {
+        values.insert(0, Value::Null);
+    }
+    values
+}
+
+/// Not a sample: every ASCII delimiter against every field form, before and after another field,
+/// on each form's extreme values. Every layout the rulebook accepts keeps order, round trip and
+/// injectivity; every one it refuses names a delimiter rule.
+#[test]
+fn every_accepted_delimiter_keeps_every_guarantee_for_every_field_form() {
+    let other = FieldSpec::new(Kind::Uint { bits: 8 });
+    let mut accepted = 0;
+    for d in 0u8..0x80 {
+        let delimiter = char::from(d);
+        for spec in every_field_form() {
+            for first in [true, false] {
+                let fields = if first {
+                    vec![FieldGen { spec }, FieldGen { spec: other }]
+                } else {
+                    vec![FieldGen { spec: other }, FieldGen { spec }]
+                };
+                let Some(layout) = layout_of(&fields, delimiter) else {
+                    continue;
+                };
+                accepted += 1;
+                let mut rows = Vec::new();
+                for v in boundary_values(spec, delimiter) {
+                    for o in [Value::Uint(0), Value::Uint(255)] {
+                        rows.push(if first {
+                            vec![v.clone(), o]
+                        } else {
+                            vec![o, v.clone()]
+                        });
+                    }
+                }
+                let keys: Vec<String> = rows.iter().map(|r| layout.encode(r).unwrap()).collect();
+                for (a, ka) in rows.iter().zip(&keys) {
+                    assert_eq!(&layout.decode(ka).unwrap(), a, "`{layout}`: {ka:?}");
+                    for (b, kb) in rows.iter().zip(&keys) {
+                        assert_eq!(
+                            typed_cmp(&layout, a, b),
+                            ka.cmp(kb),
+                            "`{layout}`: {a:?} vs {b:?} gave {ka:?} vs {kb:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(accepted > 1_000, "only {accepted} layouts were accepted");
+}
+
+#[test]
+fn bucket_counts_above_the_maximum_are_refused_naming_the_rule() {
+    for count in [MAX_BUCKETS + 1, 100_000_000, u32::MAX] {
+        let err = format!("ts: u64; buckets={count}:mod(ts)")
+            .parse::<Layout>()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::BrokenRule {
+                field: None,
+                rule: Rule::BucketCount { count }
+            }
+        );
+        assert!(err.to_string().contains("bucket-count"), "{err}");
+    }
+    let max: Layout = format!("ts: u64; buckets={MAX_BUCKETS}:mod(ts)")
+        .parse()
+        .unwrap();
+    assert_eq!(max.prefix_ranges(&[]).unwrap().len(), MAX_BUCKETS as usize);
+}
+
+#[test]
+fn delimiter_del_is_refused_and_every_lower_punctuation_keeps_ranges_ascii() {
+    let err = "a: u8; b: u8; delimiter='\\x7f'"
+        .parse::<Layout>()
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BrokenRule {
+                rule: Rule::DelimiterTooHigh { delimiter: 0x7f },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    for d in (0u8..0x7f).filter(|d| !d.is_ascii_alphanumeric()) {
+        let layout = Layout::builder()
+            .delimiter(char::from(d))
+            .field("a", FieldSpec::new(Kind::Uint { bits: 8 }))
+            .field("b", FieldSpec::new(Kind::Uint { bits: 8 }))
+            .build()
+            .unwrap();
+        let range = layout
+            .range(
+                &[Value::Uint(1)],
+                Bound::Included(&Value::Uint(2)),
+                Bound::Unbounded,
+            )
+            .unwrap();
+        assert!(range.start.is_ascii() && range.end.as_deref().is_some_and(str::is_ascii));
     }
 }
 

@@ -278,6 +278,17 @@ fn options_are_checked() {
             reason: "must be at least 1"
         }
     );
+    // A u64 option above i64::MAX is reported with its own value, not clamped.
+    assert_eq!(
+        err(TableOptions::default()
+            .split_size_bytes(u64::MAX)
+            .merge_below(u64::MAX, 0)),
+        TableError::InvalidOption {
+            option: "merge_size_bytes",
+            value: i128::from(u64::MAX),
+            reason: "must be at most half of split_size_bytes"
+        }
+    );
     assert_eq!(
         err(TableOptions::default().load_window_ms(0)),
         TableError::InvalidOption {

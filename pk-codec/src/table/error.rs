@@ -44,8 +44,8 @@ pub enum TableError {
     InvalidOption {
         /// The option's name.
         option: &'static str,
-        /// The value given.
-        value: i64,
+        /// The value given (wide enough for every `u64` and `i64` option).
+        value: i128,
         /// The allowed range.
         reason: &'static str,
     },

@@ -149,28 +149,27 @@ impl TableOptions {
 
     /// Checks the options (pre-split points are checked against the schema by the table).
     pub(crate) fn check(&self) -> Result<()> {
-        let bad = |option, value: i64, reason| {
+        let bad = |option, value: i128, reason| {
             Err(TableError::InvalidOption {
                 option,
                 value,
                 reason,
             })
         };
-        let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         if self.max_versions == 0 {
             return bad("max_versions", 0, "must be at least 1");
         }
         if self.ttl_seconds != -1 && self.ttl_seconds < 86_400 {
             return bad(
                 "ttl_seconds",
-                self.ttl_seconds,
+                i128::from(self.ttl_seconds),
                 "must be -1 (never) or at least 86400",
             );
         }
         if self.max_version_offset_seconds < 1 {
             return bad(
                 "max_version_offset_seconds",
-                self.max_version_offset_seconds,
+                i128::from(self.max_version_offset_seconds),
                 "must be at least 1",
             );
         }
@@ -186,7 +185,7 @@ impl TableOptions {
         {
             return bad(
                 "merge_size_bytes",
-                as_i64(m),
+                i128::from(m),
                 "must be at most half of split_size_bytes",
             );
         }
@@ -196,12 +195,16 @@ impl TableOptions {
         {
             return bad(
                 "merge_load_ops",
-                as_i64(m),
+                i128::from(m),
                 "must be at most half of split_load_ops",
             );
         }
         if self.load_window_ms < 1 {
-            return bad("load_window_ms", self.load_window_ms, "must be at least 1");
+            return bad(
+                "load_window_ms",
+                i128::from(self.load_window_ms),
+                "must be at least 1",
+            );
         }
         if self.load_sample_every == 0 {
             return bad("load_sample_every", 0, "must be at least 1");
