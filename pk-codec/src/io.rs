@@ -2,60 +2,9 @@
 
 use crate::error::{Error, Result};
 use crate::num::{self, IntParse};
+use crate::prefix::{BucketSeed, BucketValue};
 use crate::spec::{FieldSpec, Kind, Order};
 use crate::text::{self, DESC_NONE, SOME_MARKER};
-
-/// The most runs of fields a bucket hash may cover.
-pub(crate) const MAX_SPANS: usize = crate::rules::MAX_HASH_RUNS;
-
-/// An integer that picks a bucket by `value % count` (`rem_euclid` for negative values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BucketValue {
-    /// An unsigned value.
-    Unsigned(u128),
-    /// A signed value.
-    Signed(i128),
-}
-
-macro_rules! bucket_value_from {
-    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
-        impl From<$t> for BucketValue {
-            #[inline]
-            fn from(v: $t) -> Self {
-                Self::$variant(v as $wide)
-            }
-        }
-    )*};
-}
-bucket_value_from!(Unsigned as u128: u8, u16, u32, u64, u128, usize);
-bucket_value_from!(Signed as i128: i8, i16, i32, i64, i128, isize);
-
-/// What a key's bucket is computed from, gathered while its fields are written or read.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct BucketSeed {
-    pub(crate) value: Option<BucketValue>,
-    pub(crate) spans: [(u32, u32); MAX_SPANS],
-    pub(crate) span_count: usize,
-}
-
-impl BucketSeed {
-    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
-    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
-    /// which is the same text as the fields joined by the delimiter.
-    fn add_span(&mut self, start: usize, end: usize) {
-        if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
-            && self.spans[last].1 as usize + 1 == start
-        {
-            self.spans[last].1 = end as u32;
-            return;
-        }
-        if self.span_count < MAX_SPANS {
-            self.spans[self.span_count] = (start as u32, end as u32);
-        }
-        // Counted past the end so that the shape can refuse too many spans.
-        self.span_count += 1;
-    }
-}
 
 /// Writes the fields of one key, in order, into a `String`.
 ///

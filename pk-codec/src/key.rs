@@ -1,8 +1,9 @@
 //! The typed side: [`KeyField`] for Rust types, [`PartitionKey`] and [`DecodeKey`] for whole keys.
 
 use crate::error::Result;
-use crate::io::{BucketValue, KeyReader, KeyWriter};
+use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
+use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
 use crate::spec::{FieldSpec, Kind};
 

@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
-use crate::io::{BucketValue, KeyReader, KeyWriter};
+use crate::io::{KeyReader, KeyWriter};
+use crate::prefix::{BucketBy, BucketValue, Prefix};
 use crate::range::{KeyRange, RangeBuilder};
 use crate::rules;
-use crate::shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
+use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::spec::{FieldSpec, Kind, Order};
 use crate::value::Value;
 

@@ -73,13 +73,13 @@
 
 #[cfg(feature = "derive")]
 pub mod _derive;
-mod bucket;
 mod error;
 mod hash;
 mod io;
 mod key;
 mod layout;
 mod num;
+mod prefix;
 mod range;
 pub mod rules;
 mod shape;
@@ -90,15 +90,15 @@ mod value;
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
 pub mod table;
 
-pub use bucket::{MergeSorted, merge_sorted_by};
 pub use error::{Error, Result};
 pub use hash::HashAlg;
-pub use io::{BucketValue, KeyReader, KeyWriter};
+pub use io::{KeyReader, KeyWriter};
 pub use key::{DecodeField, DecodeKey, KeyField, PartitionKey};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
+pub use prefix::{BucketBy, BucketValue, MergeSorted, Prefix, merge_sorted_by};
 pub use range::{KeyRange, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
-pub use shape::{BucketBy, DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape, Prefix};
+pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use spec::{FieldSpec, Kind, Order};
 pub use value::Value;
 

@@ -4,10 +4,10 @@ use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bucket::bucket_of_value;
 use crate::error::{Error, Result};
-use crate::io::{BucketSeed, KeyWriter};
-use crate::shape::{BucketBy, KeyShape, Prefix};
+use crate::io::KeyWriter;
+use crate::prefix::{BucketSeed, Prefix};
+use crate::shape::KeyShape;
 
 /// A range of keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound (a
 /// store's `INF_MAX`). Both are plain strings, ready for a store's range read.
@@ -55,7 +55,7 @@ impl KeyRange {
 /// Only used on text whose last byte is ASCII below 0x7F (a digit, or a delimiter, which the
 /// rulebook keeps below 0x7F: `rules::check_delimiter`), so the increment stays ASCII and never
 /// overflows (the mistake of incrementing a 0xFF byte cannot happen here).
-fn after_all_starting_with(s: &str) -> Option<String> {
+pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
     let last = *s.as_bytes().last()?;
     debug_assert!(last < 0x7f);
     let mut out = s[..s.len() - 1].to_owned();
@@ -190,28 +190,8 @@ impl<'s> RangeBuilder<'s> {
             };
             (start, end)
         };
-        let Prefix::Bucket { count, by, .. } = self.shape.prefix() else {
-            return vec![KeyRange { start, end }];
-        };
-        let one = match (by, self.seed.value) {
-            (BucketBy::Modulo, Some(v)) => Some(bucket_of_value(v, count)),
-            _ => None,
-        };
-        let buckets = match one {
-            Some(b) => b..b + 1,
-            None => 0..count,
-        };
-        buckets
-            .map(|b| {
-                let pfx = self.shape.bucket_prefix(b);
-                KeyRange {
-                    start: format!("{pfx}{start}"),
-                    end: match &end {
-                        Some(e) => Some(format!("{pfx}{e}")),
-                        None => after_all_starting_with(&pfx),
-                    },
-                }
-            })
-            .collect()
+        self.shape
+            .prefix()
+            .bucket_ranges(self.shape.delimiter(), self.seed.value, start, end)
     }
 }

@@ -1,13 +1,10 @@
 //! [`KeyShape`]: the delimiter, prefix and length limit of a key, and the one engine that encodes
 //! and decodes keys for runtime layouts and derived types alike.
 
-use serde::{Deserialize, Serialize};
-
-use crate::bucket::{MergeSorted, bucket_of_hash, bucket_of_value, bucket_width, merge_sorted_by};
 use crate::error::{Error, Result};
-use crate::hash::HashAlg;
-use crate::io::{BucketSeed, KeyReader, KeyWriter, MAX_SPANS};
-use crate::rules::{MAX_BUCKETS, MAX_KEY_LEN, Rule};
+use crate::io::{KeyReader, KeyWriter};
+use crate::prefix::{BucketSeed, MergeSorted, Prefix, merge_sorted_by};
+use crate::rules::{MAX_KEY_LEN, Rule};
 use crate::spec::FieldSpec;
 
 /// The stores' limit on a String primary-key column: 1 KB.
@@ -15,92 +12,6 @@ pub const DEFAULT_MAX_LEN: usize = 1024;
 
 /// The default delimiter, `,`: it sorts below every byte the field forms write.
 pub const DEFAULT_DELIMITER: u8 = b',';
-
-/// What a bucket number is computed from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BucketBy {
-    /// `value % count` of one integer field (the time-bucket pattern: `timestamp % 16`).
-    Modulo,
-    /// `xxh3_64(encoded fields) % count` of some fields (all of them by default).
-    Hash,
-}
-
-/// A prefix spliced in front of the natural key to spread load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Prefix {
-    /// No prefix: keys sort in natural order.
-    None,
-    /// The first `len` hex characters of a hash of the natural key. Point lookups recompute it;
-    /// range reads over the natural order are no longer possible.
-    Hash {
-        /// The hash function.
-        alg: HashAlg,
-        /// How many hex characters, 1 to [`HashAlg::max_len`].
-        len: u8,
-        /// Whether the delimiter follows the prefix (`ee8f,200001` rather than `ee8f200001`).
-        separator: bool,
-    },
-    /// A bucket number `0..count`, zero-padded to the width of `count - 1`. Range reads become one
-    /// range read per bucket, merged back with [`KeyShape::merge_buckets`].
-    Bucket {
-        /// How many buckets, at least 1.
-        count: u32,
-        /// What picks the bucket.
-        by: BucketBy,
-        /// Whether the delimiter follows the bucket number.
-        separator: bool,
-    },
-}
-
-impl Prefix {
-    /// The prefix's length in bytes, separator included.
-    #[must_use]
-    pub const fn len(&self) -> usize {
-        match *self {
-            Self::None => 0,
-            Self::Hash { len, separator, .. } => len as usize + separator as usize,
-            Self::Bucket {
-                count, separator, ..
-            } => bucket_width(count) as usize + separator as usize,
-        }
-    }
-
-    /// Checks the prefix's parameters: a hash prefix's length against its digest, a bucket count
-    /// against [`MAX_BUCKETS`](crate::rules::MAX_BUCKETS).
-    ///
-    /// # Errors
-    ///
-    /// [`Rule::HashLen`] or [`Rule::BucketCount`].
-    pub const fn check(&self) -> Result<(), Rule> {
-        match *self {
-            Self::None => Ok(()),
-            Self::Hash { alg, len, .. } => {
-                if len == 0 || len > alg.max_len() {
-                    Err(Rule::HashLen {
-                        len,
-                        max: alg.max_len(),
-                    })
-                } else {
-                    Ok(())
-                }
-            }
-            Self::Bucket { count, .. } => {
-                if count == 0 || count > MAX_BUCKETS {
-                    Err(Rule::BucketCount { count })
-                } else {
-                    Ok(())
-                }
-            }
-        }
-    }
-
-    /// Whether there is no prefix.
-    #[must_use]
-    pub const fn is_empty(&self) -> bool {
-        matches!(self, Self::None)
-    }
-}
 
 /// The parts of a key layout that are not fields: delimiter, prefix and length limit.
 ///
@@ -290,70 +201,7 @@ impl KeyShape {
     }
 
     fn has_separator(&self) -> bool {
-        matches!(
-            self.prefix,
-            Prefix::Hash {
-                separator: true,
-                ..
-            } | Prefix::Bucket {
-                separator: true,
-                ..
-            }
-        )
-    }
-
-    /// The prefix text for the key whose natural part is `natural`, into `buf`.
-    fn compute_prefix<'b>(
-        &self,
-        natural: &str,
-        seed: &BucketSeed,
-        buf: &'b mut [u8; 32],
-    ) -> Result<&'b [u8]> {
-        match self.prefix {
-            Prefix::None => Ok(&buf[..0]),
-            Prefix::Hash { alg, len, .. } => Ok(alg.write_hex_prefix(natural.as_bytes(), len, buf)),
-            Prefix::Bucket { count, by, .. } => {
-                let bucket = match by {
-                    BucketBy::Modulo => match seed.value {
-                        Some(v) => bucket_of_value(v, count),
-                        None => {
-                            return Err(Error::layout(
-                                None,
-                                "a modulo bucket prefix needs the value of its integer field, and none was given",
-                            ));
-                        }
-                    },
-                    BucketBy::Hash => bucket_of_hash(self.hash_spans(natural, seed)?, count),
-                };
-                Ok(write_bucket(bucket, bucket_width(count), buf))
-            }
-        }
-    }
-
-    fn hash_spans(&self, natural: &str, seed: &BucketSeed) -> Result<u64> {
-        use xxhash_rust::xxh3::{Xxh3, xxh3_64};
-        let bytes = natural.as_bytes();
-        match seed.span_count {
-            0 => Ok(xxh3_64(bytes)),
-            1 => {
-                let (s, e) = seed.spans[0];
-                Ok(xxh3_64(&bytes[s as usize..e as usize]))
-            }
-            n if n > MAX_SPANS => Err(Error::layout(
-                None,
-                format!("a bucket hash covers at most {MAX_SPANS} fields, not {n}"),
-            )),
-            n => {
-                let mut hasher = Xxh3::new();
-                for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
-                    if i > 0 {
-                        hasher.update(&[self.delimiter]);
-                    }
-                    hasher.update(&bytes[s as usize..e as usize]);
-                }
-                Ok(hasher.digest())
-            }
-        }
+        self.prefix.has_separator()
     }
 
     #[inline]
@@ -363,7 +211,9 @@ impl KeyShape {
         }
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
-        let text = self.compute_prefix(&out[natural_start..], seed, &mut buf)?;
+        let text = self
+            .prefix
+            .compute(self.delimiter, &out[natural_start..], seed, &mut buf)?;
         // Hex or decimal digits over the placeholder's `0`s.
         crate::num::overwrite_ascii(out, base, text);
         Ok(())
@@ -379,60 +229,7 @@ impl KeyShape {
         if self.prefix.is_empty() {
             return Ok(("", key));
         }
-        self.split_prefix_slow(key)
-    }
-
-    fn split_prefix_slow<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
-        let bytes = key.as_bytes();
-        let (digits, allowed): (usize, fn(u8) -> bool) = match self.prefix {
-            Prefix::None => return Ok(("", key)),
-            Prefix::Hash { len, .. } => {
-                (usize::from(len), |b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-            }
-            Prefix::Bucket { count, .. } => {
-                (usize::from(bucket_width(count)), |b| b.is_ascii_digit())
-            }
-        };
-        let what = if matches!(self.prefix, Prefix::Hash { .. }) {
-            "a lower-case hex digit of the hash prefix"
-        } else {
-            "a digit of the bucket number"
-        };
-        for i in 0..digits {
-            match bytes.get(i) {
-                Some(&b) if allowed(b) => {}
-                Some(_) => {
-                    let found = key[i..].chars().next().unwrap_or('?');
-                    return Err(Error::malformed(
-                        None,
-                        i,
-                        format!("expected {what}, found {found:?}"),
-                    ));
-                }
-                None => {
-                    return Err(Error::malformed(
-                        None,
-                        i,
-                        format!("key ends inside its {digits}-character prefix"),
-                    ));
-                }
-            }
-        }
-        let mut natural = digits;
-        if self.has_separator() {
-            if bytes.get(digits) != Some(&self.delimiter) {
-                return Err(Error::malformed(
-                    None,
-                    digits,
-                    format!(
-                        "expected the delimiter {:?} after the prefix",
-                        char::from(self.delimiter)
-                    ),
-                ));
-            }
-            natural += 1;
-        }
-        Ok((&key[..digits], &key[natural..]))
+        self.prefix.split(self.delimiter, key)
     }
 
     /// The bucket number of a bucketed key (checked for form, not recomputed).
@@ -442,21 +239,7 @@ impl KeyShape {
     /// [`Error::RangeUnsupported`] when the shape has no bucket prefix; [`Error::Malformed`] for a
     /// bad prefix or a bucket number not below the count.
     pub fn bucket_of_key(&self, key: &str) -> Result<u32> {
-        let Prefix::Bucket { count, .. } = self.prefix else {
-            return Err(Error::RangeUnsupported {
-                reason: "this layout has no bucket prefix".to_owned(),
-            });
-        };
-        let (digits, _) = self.split_prefix(key)?;
-        let bucket: u32 = digits.parse().unwrap_or(u32::MAX);
-        if bucket >= count {
-            return Err(Error::malformed(
-                None,
-                0,
-                format!("bucket {digits} is not below the bucket count {count}"),
-            ));
-        }
-        Ok(bucket)
+        self.prefix.bucket_of_key(self.delimiter, key)
     }
 
     /// Decodes one key: checks the prefix's form, runs `body` over the natural key, checks that
@@ -482,7 +265,9 @@ impl KeyShape {
         reader.finish()?;
         if !self.prefix.is_empty() {
             let mut buf = [0u8; 32];
-            let expected = self.compute_prefix(natural, &reader.seed, &mut buf)?;
+            let expected = self
+                .prefix
+                .compute(self.delimiter, natural, &reader.seed, &mut buf)?;
             if expected != prefix.as_bytes() {
                 let position = expected
                     .iter()
@@ -516,20 +301,7 @@ impl KeyShape {
     /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket prefix).
     #[must_use]
     pub fn bucket_prefix(&self, bucket: u32) -> String {
-        match self.prefix {
-            Prefix::Bucket {
-                count, separator, ..
-            } => {
-                let mut buf = [0u8; 32];
-                let digits = write_bucket(bucket, bucket_width(count), &mut buf);
-                let mut s: String = digits.iter().map(|&b| char::from(b)).collect();
-                if separator {
-                    s.push(char::from(self.delimiter));
-                }
-                s
-            }
-            _ => String::new(),
-        }
+        self.prefix.bucket_text(self.delimiter, bucket)
     }
 
     /// Merges per-bucket streams of keys (or rows, through `key_of`), each sorted, into one stream
@@ -565,14 +337,4 @@ impl KeyShape {
             x.get(skip..).unwrap_or(x).cmp(y.get(skip..).unwrap_or(y))
         })
     }
-}
-
-fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
-    let width = usize::from(width);
-    let mut v = bucket;
-    for slot in buf[..width].iter_mut().rev() {
-        *slot = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    &buf[..width]
 }

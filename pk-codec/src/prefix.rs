@@ -1,0 +1,547 @@
+//! Prefixes, one concept in one place: what picks a bucket or a hash prefix (the seed gathered
+//! while the fields are written or read), the computation, splitting a key, the per-bucket
+//! ranges, and the k-way merge that reads the buckets back in order.
+
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::hash::HashAlg;
+use crate::range::KeyRange;
+use crate::rules::{MAX_BUCKETS, Rule};
+
+/// The most runs of fields a bucket hash may cover.
+pub(crate) const MAX_SPANS: usize = crate::rules::MAX_HASH_RUNS;
+
+/// An integer that picks a bucket by `value % count` (`rem_euclid` for negative values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketValue {
+    /// An unsigned value.
+    Unsigned(u128),
+    /// A signed value.
+    Signed(i128),
+}
+
+macro_rules! bucket_value_from {
+    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
+        impl From<$t> for BucketValue {
+            #[inline]
+            fn from(v: $t) -> Self {
+                Self::$variant(v as $wide)
+            }
+        }
+    )*};
+}
+bucket_value_from!(Unsigned as u128: u8, u16, u32, u64, u128, usize);
+bucket_value_from!(Signed as i128: i8, i16, i32, i64, i128, isize);
+
+/// What a key's bucket is computed from, gathered while its fields are written or read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BucketSeed {
+    pub(crate) value: Option<BucketValue>,
+    pub(crate) spans: [(u32, u32); MAX_SPANS],
+    pub(crate) span_count: usize,
+}
+
+impl BucketSeed {
+    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
+    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
+    /// which is the same text as the fields joined by the delimiter.
+    pub(crate) fn add_span(&mut self, start: usize, end: usize) {
+        if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
+            && self.spans[last].1 as usize + 1 == start
+        {
+            self.spans[last].1 = end as u32;
+            return;
+        }
+        if self.span_count < MAX_SPANS {
+            self.spans[self.span_count] = (start as u32, end as u32);
+        }
+        // Counted past the end so that the shape can refuse too many spans.
+        self.span_count += 1;
+    }
+}
+
+/// What a bucket number is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BucketBy {
+    /// `value % count` of one integer field (the time-bucket pattern: `timestamp % 16`).
+    Modulo,
+    /// `xxh3_64(encoded fields) % count` of some fields (all of them by default).
+    Hash,
+}
+
+/// A prefix spliced in front of the natural key to spread load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prefix {
+    /// No prefix: keys sort in natural order.
+    None,
+    /// The first `len` hex characters of a hash of the natural key. Point lookups recompute it;
+    /// range reads over the natural order are no longer possible.
+    Hash {
+        /// The hash function.
+        alg: HashAlg,
+        /// How many hex characters, 1 to [`HashAlg::max_len`].
+        len: u8,
+        /// Whether the delimiter follows the prefix (`ee8f,200001` rather than `ee8f200001`).
+        separator: bool,
+    },
+    /// A bucket number `0..count`, zero-padded to the width of `count - 1`. Range reads become one
+    /// range read per bucket, merged back with [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets).
+    Bucket {
+        /// How many buckets, at least 1.
+        count: u32,
+        /// What picks the bucket.
+        by: BucketBy,
+        /// Whether the delimiter follows the bucket number.
+        separator: bool,
+    },
+}
+
+impl Prefix {
+    /// The prefix's length in bytes, separator included.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        match *self {
+            Self::None => 0,
+            Self::Hash { len, separator, .. } => len as usize + separator as usize,
+            Self::Bucket {
+                count, separator, ..
+            } => bucket_width(count) as usize + separator as usize,
+        }
+    }
+
+    /// Checks the prefix's parameters: a hash prefix's length against its digest, a bucket count
+    /// against [`MAX_BUCKETS`](crate::rules::MAX_BUCKETS).
+    ///
+    /// # Errors
+    ///
+    /// [`Rule::HashLen`] or [`Rule::BucketCount`].
+    pub const fn check(&self) -> Result<(), Rule> {
+        match *self {
+            Self::None => Ok(()),
+            Self::Hash { alg, len, .. } => {
+                if len == 0 || len > alg.max_len() {
+                    Err(Rule::HashLen {
+                        len,
+                        max: alg.max_len(),
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+            Self::Bucket { count, .. } => {
+                if count == 0 || count > MAX_BUCKETS {
+                    Err(Rule::BucketCount { count })
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Whether there is no prefix.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        matches!(self, Self::None)
+    }
+}
+
+impl Prefix {
+    /// The prefix text for the key whose natural part is `natural`, into `buf`.
+    pub(crate) fn compute<'b>(
+        &self,
+        delimiter: u8,
+        natural: &str,
+        seed: &BucketSeed,
+        buf: &'b mut [u8; 32],
+    ) -> Result<&'b [u8]> {
+        match *self {
+            Self::None => Ok(&buf[..0]),
+            Self::Hash { alg, len, .. } => Ok(alg.write_hex_prefix(natural.as_bytes(), len, buf)),
+            Self::Bucket { count, by, .. } => {
+                let bucket = match by {
+                    BucketBy::Modulo => match seed.value {
+                        Some(v) => bucket_of_value(v, count),
+                        None => {
+                            return Err(Error::layout(
+                                None,
+                                "a modulo bucket prefix needs the value of its integer field, and none was given",
+                            ));
+                        }
+                    },
+                    BucketBy::Hash => bucket_of_hash(hash_spans(delimiter, natural, seed)?, count),
+                };
+                Ok(write_bucket(bucket, bucket_width(count), buf))
+            }
+        }
+    }
+
+    pub(crate) const fn has_separator(&self) -> bool {
+        matches!(
+            self,
+            Self::Hash {
+                separator: true,
+                ..
+            } | Self::Bucket {
+                separator: true,
+                ..
+            }
+        )
+    }
+
+    /// Splits `key` into this prefix's text and the natural key (the prefix checked for form,
+    /// not for value; the separator, if any, belongs to neither).
+    pub(crate) fn split<'k>(&self, delimiter: u8, key: &'k str) -> Result<(&'k str, &'k str)> {
+        let bytes = key.as_bytes();
+        let (digits, allowed): (usize, fn(u8) -> bool) = match *self {
+            Self::None => return Ok(("", key)),
+            Self::Hash { len, .. } => {
+                (usize::from(len), |b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            }
+            Self::Bucket { count, .. } => {
+                (usize::from(bucket_width(count)), |b| b.is_ascii_digit())
+            }
+        };
+        let what = if matches!(self, Self::Hash { .. }) {
+            "a lower-case hex digit of the hash prefix"
+        } else {
+            "a digit of the bucket number"
+        };
+        for i in 0..digits {
+            match bytes.get(i) {
+                Some(&b) if allowed(b) => {}
+                Some(_) => {
+                    let found = key[i..].chars().next().unwrap_or('?');
+                    return Err(Error::malformed(
+                        None,
+                        i,
+                        format!("expected {what}, found {found:?}"),
+                    ));
+                }
+                None => {
+                    return Err(Error::malformed(
+                        None,
+                        i,
+                        format!("key ends inside its {digits}-character prefix"),
+                    ));
+                }
+            }
+        }
+        let mut natural = digits;
+        if self.has_separator() {
+            if bytes.get(digits) != Some(&delimiter) {
+                return Err(Error::malformed(
+                    None,
+                    digits,
+                    format!(
+                        "expected the delimiter {:?} after the prefix",
+                        char::from(delimiter)
+                    ),
+                ));
+            }
+            natural += 1;
+        }
+        Ok((&key[..digits], &key[natural..]))
+    }
+
+    /// The bucket number of a bucketed key (checked for form, not recomputed).
+    pub(crate) fn bucket_of_key(&self, delimiter: u8, key: &str) -> Result<u32> {
+        let Self::Bucket { count, .. } = *self else {
+            return Err(Error::RangeUnsupported {
+                reason: "this layout has no bucket prefix".to_owned(),
+            });
+        };
+        let (digits, _) = self.split(delimiter, key)?;
+        let bucket: u32 = digits.parse().unwrap_or(u32::MAX);
+        if bucket >= count {
+            return Err(Error::malformed(
+                None,
+                0,
+                format!("bucket {digits} is not below the bucket count {count}"),
+            ));
+        }
+        Ok(bucket)
+    }
+
+    /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket
+    /// prefix).
+    pub(crate) fn bucket_text(&self, delimiter: u8, bucket: u32) -> String {
+        match *self {
+            Self::Bucket {
+                count, separator, ..
+            } => {
+                let mut buf = [0u8; 32];
+                let digits = write_bucket(bucket, bucket_width(count), &mut buf);
+                let mut s: String = digits.iter().map(|&b| char::from(b)).collect();
+                if separator {
+                    s.push(char::from(delimiter));
+                }
+                s
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// The ranges of the natural-key range `[start, end)` under this prefix: itself without a
+    /// prefix; one range per bucket, in bucket order, for a bucket prefix (just the one bucket
+    /// when the modulo field's value is known).
+    pub(crate) fn bucket_ranges(
+        &self,
+        delimiter: u8,
+        known: Option<BucketValue>,
+        start: String,
+        end: Option<String>,
+    ) -> Vec<KeyRange> {
+        let Self::Bucket { count, by, .. } = *self else {
+            return vec![KeyRange { start, end }];
+        };
+        let buckets = match (by, known) {
+            (BucketBy::Modulo, Some(v)) => {
+                let b = bucket_of_value(v, count);
+                b..b + 1
+            }
+            _ => 0..count,
+        };
+        buckets
+            .map(|b| {
+                let pfx = self.bucket_text(delimiter, b);
+                KeyRange {
+                    start: format!("{pfx}{start}"),
+                    end: match &end {
+                        Some(e) => Some(format!("{pfx}{e}")),
+                        None => crate::range::after_all_starting_with(&pfx),
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
+fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
+    use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+    let bytes = natural.as_bytes();
+    match seed.span_count {
+        0 => Ok(xxh3_64(bytes)),
+        1 => {
+            let (s, e) = seed.spans[0];
+            Ok(xxh3_64(&bytes[s as usize..e as usize]))
+        }
+        n if n > MAX_SPANS => Err(Error::layout(
+            None,
+            format!("a bucket hash covers at most {MAX_SPANS} fields, not {n}"),
+        )),
+        n => {
+            let mut hasher = Xxh3::new();
+            for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
+                if i > 0 {
+                    hasher.update(&[delimiter]);
+                }
+                hasher.update(&bytes[s as usize..e as usize]);
+            }
+            Ok(hasher.digest())
+        }
+    }
+}
+
+fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
+    let width = usize::from(width);
+    let mut v = bucket;
+    for slot in buf[..width].iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    &buf[..width]
+}
+
+/// The number of digits the bucket numbers of `count` buckets take: the width of `count - 1`.
+#[inline]
+#[must_use]
+pub(crate) const fn bucket_width(count: u32) -> u8 {
+    let mut n = count.saturating_sub(1);
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// The bucket of an integer: `value % count`, non-negative for negative values.
+#[inline]
+#[must_use]
+pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
+    match value {
+        BucketValue::Unsigned(v) => match u64::try_from(v) {
+            Ok(v) => (v % u64::from(count)) as u32,
+            Err(_) => (v % u128::from(count)) as u32,
+        },
+        BucketValue::Signed(v) => v.rem_euclid(i128::from(count)) as u32,
+    }
+}
+
+/// The bucket of some encoded text: XXH3-64 of it, modulo `count`. XXH3 mixes every input bit into
+/// the low bits, so power-of-two counts stay even (a weak hash would leave them skewed).
+#[inline]
+#[must_use]
+pub(crate) fn bucket_of_hash(hash: u64, count: u32) -> u32 {
+    (hash % u64::from(count)) as u32
+}
+
+/// Merges streams that are each sorted by `cmp` into one sorted stream: the read side of a bucketed
+/// layout, whose N per-bucket range reads come back each in natural order.
+///
+/// A binary heap of the streams' heads: `O(n log k)` comparisons for `n` items from `k` streams.
+/// Equal items come out in stream order, so the merge is stable.
+///
+/// # Examples
+///
+/// ```
+/// let a = vec![1, 4, 7];
+/// let b = vec![2, 5, 8];
+/// let c = vec![0, 3, 6, 9];
+/// let merged: Vec<i32> = pk_codec::merge_sorted_by(vec![a, b, c], |x, y| x.cmp(y)).collect();
+/// assert_eq!(merged, (0..10).collect::<Vec<_>>());
+/// ```
+pub fn merge_sorted_by<S, T, F>(
+    streams: impl IntoIterator<Item = S>,
+    cmp: F,
+) -> MergeSorted<S::IntoIter, F>
+where
+    S: IntoIterator<Item = T>,
+    F: FnMut(&T, &T) -> Ordering,
+{
+    let mut streams: Vec<S::IntoIter> = streams.into_iter().map(IntoIterator::into_iter).collect();
+    let mut heap = Vec::with_capacity(streams.len());
+    for (index, stream) in streams.iter_mut().enumerate() {
+        if let Some(item) = stream.next() {
+            heap.push(Head {
+                item,
+                stream: index,
+            });
+        }
+    }
+    let mut merge = MergeSorted { streams, heap, cmp };
+    for i in (0..merge.heap.len() / 2).rev() {
+        merge.sift_down(i);
+    }
+    merge
+}
+
+struct Head<T> {
+    item: T,
+    stream: usize,
+}
+
+/// The iterator of [`merge_sorted_by`].
+pub struct MergeSorted<I: Iterator, F> {
+    streams: Vec<I>,
+    heap: Vec<Head<I::Item>>,
+    cmp: F,
+}
+
+impl<I: Iterator, F> std::fmt::Debug for MergeSorted<I, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MergeSorted")
+            .field("streams", &self.streams.len())
+            .field("pending", &self.heap.len())
+            .finish()
+    }
+}
+
+impl<I, F> MergeSorted<I, F>
+where
+    I: Iterator,
+    F: FnMut(&I::Item, &I::Item) -> Ordering,
+{
+    /// Whether head `a` comes out before head `b`.
+    #[inline]
+    fn before(&mut self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.heap[a], &self.heap[b]);
+        match (self.cmp)(&x.item, &y.item) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => x.stream < y.stream,
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let left = 2 * i + 1;
+            if left >= self.heap.len() {
+                return;
+            }
+            let right = left + 1;
+            let child = if right < self.heap.len() && self.before(right, left) {
+                right
+            } else {
+                left
+            };
+            if !self.before(child, i) {
+                return;
+            }
+            self.heap.swap(i, child);
+            i = child;
+        }
+    }
+}
+
+impl<I, F> Iterator for MergeSorted<I, F>
+where
+    I: Iterator,
+    F: FnMut(&I::Item, &I::Item) -> Ordering,
+{
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let top = self.heap.first_mut()?;
+        let stream = top.stream;
+        let item = match self.streams[stream].next() {
+            Some(next) => std::mem::replace(&mut top.item, next),
+            None => self.heap.swap_remove(0).item,
+        };
+        self.sift_down(0);
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let (mut low, mut high) = (self.heap.len(), Some(self.heap.len()));
+        for stream in &self.streams {
+            let (l, h) = stream.size_hint();
+            low = low.saturating_add(l);
+            high = high.zip(h).and_then(|(a, b)| a.checked_add(b));
+        }
+        (low, high)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_width_is_the_width_of_the_last_bucket() {
+        assert_eq!(bucket_width(1), 1);
+        assert_eq!(bucket_width(10), 1);
+        assert_eq!(bucket_width(11), 2);
+        assert_eq!(bucket_width(16), 2);
+        assert_eq!(bucket_width(101), 3);
+    }
+
+    #[test]
+    fn negative_values_land_in_non_negative_buckets() {
+        assert_eq!(bucket_of_value(BucketValue::Signed(-1), 16), 15);
+        assert_eq!(bucket_of_value(BucketValue::Unsigned(u128::MAX), 16), 15);
+        assert_eq!(bucket_of_value(BucketValue::Unsigned(33), 16), 1);
+    }
+
+    #[test]
+    fn merge_is_stable_and_handles_empty_streams() {
+        let streams = vec![vec![(1, 'a'), (2, 'a')], vec![], vec![(1, 'c'), (3, 'c')]];
+        let merged: Vec<_> = merge_sorted_by(streams, |x, y| x.0.cmp(&y.0)).collect();
+        assert_eq!(merged, vec![(1, 'a'), (1, 'c'), (2, 'a'), (3, 'c')]);
+    }
+}
