@@ -130,6 +130,16 @@ struct Aliased {
     b: u8,
 }
 
+/// An alias as a field, with field attributes and as the modulo of a bucket prefix: the type it
+/// names, through its `KeyPart` impl.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 16, modulo = device))]
+struct AliasField {
+    #[pk(width = 10, desc)]
+    device: DeviceId,
+    b: u8,
+}
+
 // ---- Nested keys of every size inside bucket hashes and hash prefixes --------------------------
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
@@ -237,6 +247,12 @@ proptest! {
             prop_assert_eq!(&k3, &k2);
             let k4 = agrees(&Aliased { a: *n, b: *b }, &[(*n).into(), (*b).into()])?;
             prop_assert_eq!(&k4, &k1);
+            let device = n.unwrap_or(7);
+            let k5 = agrees(&AliasField { device, b: *b }, &[device.into(), (*b).into()])?;
+            prop_assert_eq!(&AliasField::decode(&k5).unwrap(), &AliasField { device, b: *b });
+            let ranges = AliasField::ranges_b_eq(&device, *b).unwrap();
+            prop_assert_eq!(ranges.len(), 1);
+            prop_assert!(ranges[0].contains(&k5));
             keys.push(((*n, *b), k1));
         }
         for (x, kx) in &keys {

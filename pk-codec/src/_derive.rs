@@ -68,11 +68,10 @@
 //! | `Vec<u8>`, `&[u8]` | lower-case hex |
 //! | `bool`, `char` | `0`/`1`; an escaped one-character string |
 //! | `Option<T>` of those | `None` sorts before every value (after, when descending) |
-//! | any other type | a nested key: its type must implement `PartitionKey` (derive it) |
+//! | any other type | what its [`KeyPart`](crate::KeyPart) impl says: a type alias (`type DeviceId = u32`) is the type it names; a struct that derives `PartitionKey` is spliced in as a nested key |
 //!
 //! Floating-point numbers, tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at
-//! compile time. A type alias of a scalar (`type DeviceId = u32`) reads as a nested key: write
-//! the scalar type itself (inside an `Option`, or as a type parameter, it is the type it names). Type parameters: see [Generics](#generics-and-borrowed-fields).
+//! compile time. Type parameters: see [Generics](#generics-and-borrowed-fields).
 //!
 //! # Field attributes
 //!

@@ -251,6 +251,107 @@ impl<T: DecodeField> DecodeField for Option<T> {
     }
 }
 
+/// One field of a derived key, as the field's type says: a [`KeyField`] value (every `KeyField`
+/// type is one), or a whole key spliced in (`#[derive(PartitionKey)]` implements it for the key).
+///
+/// The derive writes, reads, checks and describes every field whose type it cannot name by
+/// syntax through this trait, so a type alias (`type DeviceId = u32`), a type parameter or a new
+/// field kind is exactly what its impls say, and a derived key can be a field of another.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{DecodeKey, KeyPart, PartitionKey};
+///
+/// type DeviceId = u32;
+///
+/// #[derive(PartitionKey, Debug, PartialEq)]
+/// struct Card {
+///     #[pk(width = 6)]
+///     device: DeviceId,
+///     seller: String,
+/// }
+///
+/// let key = Card { device: 54, seller: "a100".into() }.encode()?;
+/// assert_eq!(key, "000054,a100");
+/// assert_eq!(Card::decode(&key)?.device, 54);
+/// assert!(!<DeviceId as KeyPart>::NESTED && <Card as KeyPart>::NESTED);
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a field of a key",
+    label = "neither a key field nor a key",
+    note = "a field is an integer, String, &str, Vec<u8>, &[u8], bool, char or an Option of one of them, \
+            or a struct that derives `PartitionKey` (spliced in)"
+)]
+pub trait KeyPart {
+    /// Whether the part is a whole key spliced in (its own fields, each after the delimiter).
+    const NESTED: bool;
+
+    /// The field's spec before the field's attributes: [`FieldSpec::of`] for a [`KeyField`];
+    /// unused for a nested key.
+    const BASE_SPEC: FieldSpec;
+
+    /// For a nested key, its [`PartitionKey::FIELD_FLOOR`]; `u8::MAX` otherwise.
+    const NESTED_FLOOR: u8 = u8::MAX;
+
+    /// Writes the part: [`KeyWriter::begin_field`] then the value for a field, each field of the
+    /// key for a nested key.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyField::encode_field`] and [`PartitionKey::write_fields`].
+    fn write_part(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()>;
+
+    /// The value a modulo bucket prefix takes of this part ([`KeyField`] integers only).
+    #[must_use]
+    fn part_bucket_value(&self) -> Option<BucketValue> {
+        None
+    }
+
+    /// Appends the part's fields to a runtime layout's field list: `(field, spec)` for a field,
+    /// `(field.sub, spec)` for each field of a nested key.
+    fn layout_fields(field: &str, spec: FieldSpec, out: &mut Vec<(String, FieldSpec)>);
+}
+
+/// A [`KeyPart`] that can be read back.
+pub trait DecodePart: KeyPart + Sized {
+    /// Reads the part, the mirror of [`KeyPart::write_part`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodeField::decode_field`] and [`DecodeKey::read_fields`].
+    fn read_part(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
+}
+
+impl<T: KeyField + ?Sized> KeyPart for T {
+    const NESTED: bool = false;
+    const BASE_SPEC: FieldSpec = FieldSpec::of::<T>();
+
+    #[inline]
+    fn write_part(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.begin_field();
+        self.encode_field(spec, field, w)
+    }
+
+    #[inline]
+    fn part_bucket_value(&self) -> Option<BucketValue> {
+        self.bucket_value()
+    }
+
+    fn layout_fields(field: &str, spec: FieldSpec, out: &mut Vec<(String, FieldSpec)>) {
+        out.push((field.to_owned(), spec));
+    }
+}
+
+impl<T: DecodeField> DecodePart for T {
+    #[inline]
+    fn read_part(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.begin_field(field)?;
+        T::decode_field(spec, field, r)
+    }
+}
+
 /// A type whose values are whole keys: what `#[derive(PartitionKey)]` implements (see
 /// [`_derive`](crate::_derive) for its attributes and the typed range constructors it adds).
 ///

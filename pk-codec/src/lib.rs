@@ -93,7 +93,7 @@ pub mod table;
 pub use error::{Error, Result};
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
-pub use key::{DecodeField, DecodeKey, KeyField, PartitionKey};
+pub use key::{DecodeField, DecodeKey, DecodePart, KeyField, KeyPart, PartitionKey};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{BucketBy, BucketValue, MergeSorted, Prefix, merge_sorted_by};
 pub use range::{KeyRange, RangeBuilder};
@@ -195,17 +195,63 @@ pub mod __private {
 
     /// Declares the bucket value of a modulo bucket's field while writing.
     #[inline]
-    pub fn bucket_value<T: crate::KeyField + ?Sized>(w: &mut crate::KeyWriter<'_>, value: &T) {
-        if let Some(v) = value.bucket_value() {
+    pub fn bucket_value<T: crate::KeyPart + ?Sized>(w: &mut crate::KeyWriter<'_>, value: &T) {
+        if let Some(v) = value.part_bucket_value() {
             w.bucket_value(v);
         }
     }
 
     /// Declares the bucket value of a modulo bucket's field while reading.
     #[inline]
-    pub fn read_bucket_value<T: crate::KeyField + ?Sized>(r: &mut crate::KeyReader<'_>, value: &T) {
-        if let Some(v) = value.bucket_value() {
+    pub fn read_bucket_value<T: crate::KeyPart + ?Sized>(r: &mut crate::KeyReader<'_>, value: &T) {
+        if let Some(v) = value.part_bucket_value() {
             r.bucket_value(v);
+        }
+    }
+
+    /// A field of a derived key whose type the derive reaches through [`KeyPart`](crate::KeyPart): a nested key's
+    /// fields against the delimiter and no field attributes on it, or a field's rules (a compile
+    /// error if it breaks one).
+    pub const fn part<T: crate::KeyPart + ?Sized>(
+        shape: &KeyShape,
+        spec: FieldSpec,
+        attributes: bool,
+    ) {
+        if T::NESTED {
+            if attributes {
+                enforce::<()>(Err(crate::rules::Rule::NestedAttributes));
+            }
+            nested(shape, T::NESTED_FLOOR);
+        } else {
+            field(shape, spec);
+        }
+    }
+
+    /// The field of a modulo bucket, reached through [`KeyPart`](crate::KeyPart): a field, never a nested key.
+    pub const fn modulo_part<T: crate::KeyPart + ?Sized>(spec: FieldSpec) {
+        if T::NESTED {
+            enforce::<()>(Err(crate::rules::Rule::ModuloField));
+        }
+        modulo_field(spec);
+    }
+
+    /// The lowest delimiter floor of a part: a nested key's fields, or the field's own.
+    #[must_use]
+    pub const fn part_floor<T: crate::KeyPart + ?Sized>(spec: &FieldSpec) -> u8 {
+        if T::NESTED {
+            T::NESTED_FLOOR
+        } else {
+            delimiter_floor(spec)
+        }
+    }
+
+    /// [`KeyPart::layout_fields`](crate::KeyPart::layout_fields) of a derived key: each of its layout's fields as `field.sub`.
+    pub fn nested_layout_fields<K: crate::PartitionKey + ?Sized>(
+        field: &str,
+        out: &mut Vec<(String, FieldSpec)>,
+    ) {
+        for def in K::layout().fields() {
+            out.push((format!("{field}.{}", def.name()), *def.spec()));
         }
     }
 

@@ -119,6 +119,9 @@ pub enum Rule {
     },
     /// A modulo bucket reads an integer field that is not optional.
     ModuloField,
+    /// `width`, `desc` and `escaped` apply to a field, not to a key spliced in as a field (mark
+    /// that key's own fields).
+    NestedAttributes,
     /// A field name is ASCII letters, digits and `_`, does not start with a digit, and may join
     /// such names with `.` (a field of a key spliced into another).
     FieldName,
@@ -149,6 +152,7 @@ impl Rule {
             Self::BucketCount { .. } => "bucket-count",
             Self::HashRuns { .. } => "bucket-hash-runs",
             Self::ModuloField => "modulo-bucket-field",
+            Self::NestedAttributes => "nested-key-attributes",
             Self::FieldName => "field-name",
             Self::KeyLen { .. } => "key-length-limit",
         }
@@ -206,6 +210,10 @@ impl Rule {
             Self::ModuloField => {
                 "pk-codec rule modulo-bucket-field: a modulo bucket needs an integer field that is not \
                  optional"
+            }
+            Self::NestedAttributes => {
+                "pk-codec rule nested-key-attributes: #[pk(width)], #[pk(desc)] and #[pk(escaped)] do not \
+                 apply to a nested key: mark the nested key's own fields"
             }
             Self::FieldName => {
                 "pk-codec rule field-name: a key field name is ASCII letters, digits and `_` and does not \
@@ -276,6 +284,10 @@ impl fmt::Display for Rule {
             Self::ModuloField => write!(
                 f,
                 "a modulo bucket prefix needs an integer field that is not optional (rule {name})"
+            ),
+            Self::NestedAttributes => write!(
+                f,
+                "width, desc and escaped apply to fields, not to a nested key: mark its own fields (rule {name})"
             ),
             Self::FieldName => write!(
                 f,

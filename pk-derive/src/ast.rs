@@ -35,8 +35,9 @@ pub(crate) enum Form {
         kind: Option<ScalarKind>,
         optional: bool,
     },
-    /// Any other type: a key spliced in through its own `PartitionKey` impl.
-    Nested,
+    /// Any other type: written through its `KeyPart` impl, which says whether it is a field (a
+    /// type alias, a kind the macro does not name) or a whole key spliced in.
+    Part,
     /// A type with no key form.
     Unsupported(&'static str),
 }
@@ -227,7 +228,7 @@ pub(crate) fn classify(ty: &Type) -> Form {
         ),
         Type::Path(_) => {
             let Some(seg) = last_segment(ty) else {
-                return Form::Nested;
+                return Form::Part;
             };
             let name = seg.ident.to_string();
             match name.as_str() {
@@ -252,17 +253,17 @@ pub(crate) fn classify(ty: &Type) -> Form {
                         },
                         Form::Unsupported(why) => Form::Unsupported(why),
                         // Checked by the trait system: `Option<T>: KeyField`.
-                        Form::Nested => Form::Scalar {
+                        Form::Part => Form::Scalar {
                             kind: None,
                             optional: true,
                         },
                     },
-                    None => Form::Nested,
+                    None => Form::Part,
                 },
                 "Vec" => Form::Unsupported(
                     "only `Vec<u8>` is a key field (as bytes); a list has no key form",
                 ),
-                _ => Form::Nested,
+                _ => Form::Part,
             }
         }
         Type::Tuple(_) => Form::Unsupported(
@@ -338,8 +339,8 @@ mod tests {
 
     #[test]
     fn other_paths_are_nested_keys_and_options_of_them_go_to_the_trait_system() {
-        assert!(form("CardKey") == Form::Nested);
-        assert!(form("T") == Form::Nested);
+        assert!(form("CardKey") == Form::Part);
+        assert!(form("T") == Form::Part);
         assert!(
             form("Option<T>")
                 == Form::Scalar {

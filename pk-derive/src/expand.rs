@@ -47,6 +47,17 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
             }
         }
         #[automatically_derived]
+        impl #impl_generics #krate::KeyPart for #ident #ty_generics #where_clause {
+            const NESTED: bool = true;
+            const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
+            fn write_part(&self, _: &#krate::FieldSpec, _: &str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
+                ::core::unreachable!()
+            }
+            fn layout_fields(_: &str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
+                ::core::unreachable!()
+            }
+        }
+        #[automatically_derived]
         impl #impl_generics #krate::DecodeKey for #ident #ty_generics #where_clause {
             fn read_fields(_: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
                 ::core::unreachable!()
@@ -58,12 +69,12 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// The constant `FieldSpec` of a scalar field: its type's own kind and optionality (through the
-/// type's `KeyField` impl, so aliases and type parameters are the types they name), then the
-/// field's attributes. The rules it must keep are checked in `SHAPE` (see [`Gen::checks`]).
+/// The constant `FieldSpec` of a field: its type's own kind and optionality (through the type's
+/// `KeyPart` impl, so aliases and type parameters are the types they name), then the field's
+/// attributes. The rules it must keep are checked in `SHAPE` (see [`Gen::checks`]).
 fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     let ty = field.ty;
-    let base = quote_spanned!(ty.span()=> #krate::FieldSpec::of::<#ty>());
+    let base = quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::BASE_SPEC);
     let a = &field.attrs;
     let width = a.width.as_ref().map(|w| {
         let w = w.value;
@@ -182,13 +193,24 @@ impl Gen<'_, '_> {
             let at_field = |tokens: TokenStream| respan(tokens, field.member.span());
             let at_type = |tokens: TokenStream| respan(tokens, ty.span());
             out.extend(at_field(quote!(#krate::__private::field_name(#name);)));
+            let spec = spec(field, krate);
             match field.form {
-                Form::Nested => out.extend(at_type(quote! {
-                    #krate::__private::nested(&__pk_shape, <#ty as #krate::PartitionKey>::FIELD_FLOOR);
-                })),
+                Form::Part => {
+                    let a = &field.attrs;
+                    let attributes = a.width.is_some() || a.desc.is_some() || a.escaped.is_some();
+                    out.extend(at_type(quote! {
+                        #krate::__private::part::<#ty>(&__pk_shape, #spec, #attributes);
+                    }));
+                    if self.roles[i] == Role::Modulo {
+                        out.extend(at_type(
+                            quote!(#krate::__private::modulo_part::<#ty>(#spec);),
+                        ));
+                    }
+                }
                 _ => {
-                    let spec = spec(field, krate);
-                    out.extend(at_type(quote!(#krate::__private::field(&__pk_shape, #spec);)));
+                    out.extend(at_type(
+                        quote!(#krate::__private::field(&__pk_shape, #spec);),
+                    ));
                     if self.roles[i] == Role::Modulo {
                         out.extend(at_type(quote!(#krate::__private::modulo_field(#spec);)));
                     }
@@ -217,14 +239,12 @@ impl Gen<'_, '_> {
         let mut floor = quote!(::core::primitive::u8::MAX);
         for field in &self.input.fields {
             let ty = field.ty;
+            let spec = spec(field, &self.krate);
             let one = match field.form {
-                Form::Nested => {
-                    quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::FIELD_FLOOR)
+                Form::Part => {
+                    quote_spanned!(ty.span()=> #krate::__private::part_floor::<#ty>(&#spec))
                 }
-                _ => {
-                    let spec = spec(field, &self.krate);
-                    quote!(#krate::__private::delimiter_floor(&#spec))
-                }
+                _ => quote!(#krate::__private::delimiter_floor(&#spec)),
             };
             floor = quote!(#krate::__private::min_floor(#floor, #one));
         }
@@ -244,19 +264,26 @@ impl Gen<'_, '_> {
             Role::None
         };
         match field.form {
-            Form::Nested => {
-                let write = quote_spanned!(ty.span()=> <#ty as #krate::PartitionKey>::write_fields(&self.#m, __pk_w)?;);
-                if role == Role::Hashed {
-                    // The span starts after the delimiter the nested key's first field writes.
-                    let skip = usize::from(i > 0);
-                    // `min`: a hand-written nested key may write no field at all.
-                    quote! {
-                        let __pk_start = __pk_w.position() + #skip;
-                        #write
-                        __pk_w.bucket_span(::core::cmp::min(__pk_start, __pk_w.position()));
+            Form::Part => {
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::write_part);
+                let write = quote!(#call(&self.#m, &const { #spec }, #name, __pk_w)?;);
+                match role {
+                    Role::Hashed => {
+                        // The span starts after the delimiter the part's first field writes.
+                        let skip = usize::from(i > 0);
+                        // `min`: a hand-written nested key may write no field at all.
+                        quote! {
+                            let __pk_start = __pk_w.position() + #skip;
+                            #write
+                            __pk_w.bucket_span(::core::cmp::min(__pk_start, __pk_w.position()));
+                        }
                     }
-                } else {
-                    write
+                    Role::Modulo => quote! {
+                        #write
+                        #krate::__private::bucket_value(__pk_w, &self.#m);
+                    },
+                    Role::None => write,
                 }
             }
             _ => {
@@ -296,17 +323,24 @@ impl Gen<'_, '_> {
             Role::None
         };
         match field.form {
-            Form::Nested => {
-                let read = quote_spanned!(ty.span()=> let #var = <#ty as #krate::DecodeKey>::read_fields(__pk_r)?;);
-                if role == Role::Hashed {
-                    let skip = usize::from(i > 0);
-                    quote! {
-                        let __pk_start = __pk_r.position() + #skip;
-                        #read
-                        __pk_r.bucket_span(::core::cmp::min(__pk_start, __pk_r.position()));
+            Form::Part => {
+                let spec = spec(field, &self.krate);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part);
+                let read = quote!(let #var = #call(&const { #spec }, #name, __pk_r)?;);
+                match role {
+                    Role::Hashed => {
+                        let skip = usize::from(i > 0);
+                        quote! {
+                            let __pk_start = __pk_r.position() + #skip;
+                            #read
+                            __pk_r.bucket_span(::core::cmp::min(__pk_start, __pk_r.position()));
+                        }
                     }
-                } else {
-                    read
+                    Role::Modulo => quote! {
+                        #read
+                        #krate::__private::read_bucket_value(__pk_r, &#var);
+                    },
+                    Role::None => read,
                 }
             }
             _ => {
@@ -352,15 +386,17 @@ impl Gen<'_, '_> {
             let name = &field.name;
             let hashed = self.roles[i] == Role::Hashed;
             match field.form {
-                Form::Nested => {
+                Form::Part => {
                     let ty = field.ty;
+                    let spec = spec(field, &self.krate);
                     let push = hashed
                         .then(|| quote!(__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));));
                     quote! {
-                        for __pk_def in <#ty as #krate::PartitionKey>::layout().fields() {
-                            let __pk_name = ::std::format!("{}.{}", #name, __pk_def.name());
+                        let mut __pk_parts = ::std::vec::Vec::new();
+                        <#ty as #krate::KeyPart>::layout_fields(#name, const { #spec }, &mut __pk_parts);
+                        for (__pk_name, __pk_spec) in __pk_parts {
                             #push
-                            __pk_b = __pk_b.field(__pk_name, *__pk_def.spec());
+                            __pk_b = __pk_b.field(__pk_name, __pk_spec);
                         }
                     }
                 }
@@ -450,8 +486,15 @@ impl Gen<'_, '_> {
         let ty = field.ty;
         let name = &field.name;
         let (target, arg) = match field.form {
-            Form::Nested => {
-                return quote!(<#ty as #krate::PartitionKey>::write_fields(#value, #h_w));
+            Form::Part => {
+                let spec = spec(field, &self.krate);
+                let bucket = (!bound && self.roles[i] == Role::Modulo)
+                    .then(|| quote!(#krate::__private::bucket_value(#h_w, #value);));
+                return quote! {{
+                    <#ty as #krate::KeyPart>::write_part(#value, &const { #spec }, #name, #h_w)?;
+                    #bucket
+                    ::core::result::Result::Ok(())
+                }};
             }
             Form::Scalar {
                 kind: Some(ScalarKind::Str),
@@ -491,7 +534,7 @@ impl Gen<'_, '_> {
         let spec = spec(field, &self.krate);
         let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
         let bucket = (!bound && self.roles[i] == Role::Modulo)
-            .then(|| quote!(#krate::__private::bucket_value(#h_w, &#value);));
+            .then(|| quote!(#krate::__private::bucket_value(#h_w, #arg);));
         quote! {{
             #h_w.begin_field();
             #call(#arg, &const { #spec }, #name, #h_w)?;
@@ -662,8 +705,8 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<WherePred
         .map(|f| {
             let ty = f.ty;
             let bound = match (f.form, decode) {
-                (Form::Nested, false) => quote!(#krate::PartitionKey),
-                (Form::Nested, true) => quote!(#krate::DecodeKey),
+                (Form::Part, false) => quote!(#krate::KeyPart),
+                (Form::Part, true) => quote!(#krate::DecodePart),
                 (_, false) => quote!(#krate::KeyField),
                 (_, true) => quote!(#krate::DecodeField),
             };
@@ -741,6 +784,18 @@ fn expand(input: &Input<'_>) -> TokenStream {
     let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
         quote! {
             #[automatically_derived]
+            impl #impl_generics #krate::DecodePart for #ident #ty_generics #decode_where {
+                #[inline]
+                fn read_part(
+                    _: &#krate::FieldSpec,
+                    _: &str,
+                    __pk_r: &mut #krate::KeyReader<'_>,
+                ) -> #krate::Result<Self> {
+                    <Self as #krate::DecodeKey>::read_fields(__pk_r)
+                }
+            }
+
+            #[automatically_derived]
             impl #impl_generics #krate::DecodeKey for #ident #ty_generics #decode_where {
                 #[inline]
                 fn read_fields(__pk_r: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
@@ -787,6 +842,32 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn encode_into(&self, __pk_out: &mut ::std::string::String) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
+                }
+            }
+
+            #[automatically_derived]
+            impl #impl_generics #krate::KeyPart for #ident #ty_generics #encode_where {
+                const NESTED: bool = true;
+                // A nested key has no spec of its own: its fields have theirs.
+                const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
+                const NESTED_FLOOR: ::core::primitive::u8 = <Self as #krate::PartitionKey>::FIELD_FLOOR;
+
+                #[inline]
+                fn write_part(
+                    &self,
+                    _: &#krate::FieldSpec,
+                    _: &str,
+                    __pk_w: &mut #krate::KeyWriter<'_>,
+                ) -> #krate::Result<()> {
+                    <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
+                }
+
+                fn layout_fields(
+                    __pk_field: &str,
+                    _: #krate::FieldSpec,
+                    __pk_out: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>,
+                ) {
+                    #krate::__private::nested_layout_fields::<Self>(__pk_field, __pk_out);
                 }
             }
 

@@ -87,10 +87,10 @@ fn check_range_names(input: &Input<'_>, errors: &mut Errors) {
 }
 
 /// What the syntax alone says is wrong with a field. The rules of the key format (widths, which
-/// options apply to which kind, delimiter floors, names) are not checked here: the generated code
+/// options apply to which kind, attributes on nested keys, delimiter floors, names) are not
+/// checked here: the generated code
 /// checks them at compile time by calling pk-codec's rulebook (`pk_codec::rules`).
 fn check_field(field: &Field<'_>, errors: &mut Errors) {
-    let a = &field.attrs;
     match field.form {
         Form::Unsupported(why) => {
             errors.at(
@@ -98,27 +98,7 @@ fn check_field(field: &Field<'_>, errors: &mut Errors) {
                 format!("unsupported key field type: {why}"),
             );
         }
-        Form::Nested => {
-            if let Some(w) = &a.width {
-                errors.at(
-                    w.span,
-                    "#[pk(width)] needs an integer field, and this field is a nested key",
-                );
-            }
-            if let Some(s) = a.desc {
-                errors.at(
-                    s,
-                    "#[pk(desc)] does not apply to a nested key: mark the nested key's own fields #[pk(desc)]",
-                );
-            }
-            if let Some(s) = a.escaped {
-                errors.at(
-                    s,
-                    "#[pk(escaped)] needs a string field, and this field is a nested key",
-                );
-            }
-        }
-        Form::Scalar { .. } => {}
+        Form::Scalar { .. } | Form::Part => {}
     }
 }
 
