@@ -51,17 +51,24 @@
 //! integer field or `xxh3_64 % count` of some fields, zero-padded to the width of `count - 1`.
 //! Either may be followed by the delimiter.
 //!
-//! The delimiter must be ASCII, not a letter or digit, and sort below every byte that a
-//! variable-length field can hold (`-` for signed optional numbers and escaped strings, `0` for
-//! hex, `a` for descending forms); plain strings are checked value by value. Fixed-width fields
-//! never compare their bytes against the delimiter, so they do not constrain it.
+//! The delimiter must be ASCII below `0x7f`, not a letter or digit, and sort below every byte
+//! that a variable-length field can hold (`=` before `Some` of an optional string or byte string,
+//! `-` for signed optional numbers and escaped strings, `0` for hex, `a` for descending forms);
+//! plain strings are checked value by value. Fixed-width fields never compare their bytes against
+//! the delimiter, so they do not constrain it.
+//!
+//! Every such rule is written once, in [`rules`]: runtime [`Layout`]s check them when built and
+//! `#[derive(PartitionKey)]` checks the same `const fn`s at compile time. A layout that could not
+//! keep the guarantees is refused with [`Error::BrokenRule`], which names the rule.
 //!
 //! # Guarantees
 //!
-//! For every layout without a hash or bucket prefix: keys compare bytewise as the values compare
-//! field by field (descending fields reversed); every key decodes back to its values; distinct
-//! values give distinct keys (with prefixes too). Decoding any string returns a value or an
-//! error with a byte position, never panics. These are checked by property tests.
+//! For every layout the rules accept, without a hash or bucket prefix: keys compare bytewise as
+//! the values compare field by field (descending fields reversed); every key decodes back to its
+//! values; distinct values give distinct keys (with prefixes too); exactly the keys that encode
+//! decode (the length limit included). Decoding any string returns a value or an error with a
+//! byte position, never panics. These are checked by property tests over every accepted
+//! delimiter, field form, bucket count and length limit.
 //!
 //! # Format stability
 //!
