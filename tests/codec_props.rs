@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, MAX_BUCKETS, Rule, Value};
+use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, MAX_BUCKETS, Precision, Rule, Value};
 use proptest::prelude::*;
 
 /// One field of a random layout: its spec and how to make its values.
@@ -25,9 +25,26 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
         2 => Just(Kind::Bytes),
         1 => Just(Kind::Bool),
         1 => Just(Kind::Char),
+        1 => Just(Kind::F32),
+        1 => Just(Kind::F64),
+        1 => Just(Kind::Uuid),
+        2 => Just(Kind::Timestamp),
     ];
-    (kind, any::<bool>(), any::<bool>(), any::<bool>(), 0u8..=40).prop_map(
-        |(kind, desc, escaped, optional, w)| {
+    let precision = prop::sample::select(vec![
+        Precision::Seconds,
+        Precision::Millis,
+        Precision::Micros,
+        Precision::Nanos,
+    ]);
+    (
+        kind,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        0u8..=40,
+        precision,
+    )
+        .prop_map(|(kind, desc, escaped, optional, w, precision)| {
             let mut spec = FieldSpec::new(kind);
             if let Some(default) = kind.default_width() {
                 // Half the time a narrower declared width (at least 1 digit, 2 for signed).
@@ -49,9 +66,11 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
             if optional {
                 spec = spec.optional();
             }
+            if kind == Kind::Timestamp && w % 3 != 0 {
+                spec = spec.with_precision(precision);
+            }
             FieldGen { spec }
-        },
-    )
+        })
 }
 
 fn pow10(n: u8) -> Option<u128> {
@@ -109,6 +128,54 @@ fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
             .boxed(),
         Kind::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
         Kind::Char => any::<char>().prop_map(Value::Char).boxed(),
+        // Every bit pattern (NaNs with payloads, both zeros, subnormals) and the special values.
+        Kind::F32 => prop_oneof![
+            any::<u32>().prop_map(f32::from_bits),
+            prop::sample::select(vec![
+                f32::NEG_INFINITY,
+                -1.0,
+                -0.0,
+                0.0,
+                1.0,
+                f32::INFINITY,
+                f32::NAN,
+                -f32::NAN
+            ]),
+        ]
+        .prop_map(Value::F32)
+        .boxed(),
+        Kind::F64 => prop_oneof![
+            any::<u64>().prop_map(f64::from_bits),
+            prop::sample::select(vec![
+                f64::NEG_INFINITY,
+                -1.0,
+                -0.0,
+                0.0,
+                1.0,
+                f64::INFINITY,
+                f64::NAN,
+                -f64::NAN
+            ]),
+        ]
+        .prop_map(Value::F64)
+        .boxed(),
+        Kind::Uuid => prop_oneof![any::<u128>(), prop::sample::select(vec![0, 1, u128::MAX])]
+            .prop_map(Value::Uuid)
+            .boxed(),
+        Kind::Timestamp => {
+            // Whole units of the precision, from 0000-01-01 to the last unit of 9999-12-31.
+            let unit = 10i128.pow(9 - spec.precision().digits());
+            let (first, last) = (
+                -62_167_219_200 * 1_000_000_000 / unit,
+                (253_402_300_800 * 1_000_000_000 - 1) / unit,
+            );
+            prop_oneof![
+                (first..=last).prop_map(move |u| Value::Timestamp(u * unit)),
+                prop::sample::select(vec![first, -1, 0, 1, last])
+                    .prop_map(move |u| Value::Timestamp(u * unit)),
+            ]
+            .boxed()
+        }
         _ => unreachable!("every kind is covered"),
     };
     if spec.is_optional() {
@@ -252,7 +319,7 @@ proptest! {
     #[test]
     fn distinct_values_give_distinct_keys_with_any_prefix(
         (layout, _f, rows) in layout_and_rows(2..10),
-        prefix in 0usize..5,
+        prefix in 0usize..6,
         alg in prop::sample::select(HashAlg::ALL.to_vec()),
         len in any::<prop::sample::Index>(),
         count in bucket_count(),
@@ -267,7 +334,12 @@ proptest! {
             1 => format!("{spec}; hash={}:{len}{sep}", alg.name()),
             2 => format!("{spec}; buckets={count}:hash{sep}"),
             3 if !hashed.is_empty() => format!("{spec}; buckets={count}:hash({}){sep}", hashed.join(",")),
-            _ => format!("{spec}; buckets={count}:hash(f0){sep}"),
+            3 => format!("{spec}; buckets={count}:hash(f0){sep}"),
+            // A hash over the leading fields only.
+            _ => {
+                let lead: Vec<String> = (0..=len % layout.fields().len()).map(|i| format!("f{i}")).collect();
+                format!("{spec}; hash={}({}):{len}{sep}", alg.name(), lead.join(","))
+            }
         }.parse().unwrap();
         let mut seen: HashMap<String, &Vec<Value>> = HashMap::new();
         for row in &rows {
@@ -314,6 +386,30 @@ proptest! {
             let key = layout.encode(row).unwrap();
             prop_assert_eq!(prefix_range.contains(&key), row[..=k] == base[..=k]);
         }
+    }
+
+    #[test]
+    fn ranges_under_a_hash_over_leading_fields_hold_exactly_the_matching_keys(
+        (layout, _f, rows) in layout_and_rows(4..12),
+        lead in 1usize..4,
+        extra in 0usize..3,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let n = layout.fields().len();
+        let lead = lead.min(n);
+        let hashed: Vec<String> = (0..lead).map(|i| format!("f{i}")).collect();
+        let prefixed: Layout = format!("{layout}; hash=xxh3({}):6:sep", hashed.join(",")).parse().unwrap();
+        let base = &rows[pick.index(rows.len())];
+        let k = (lead + extra).min(n);
+        let ranges = prefixed.prefix_ranges(&base[..k]).unwrap();
+        prop_assert_eq!(ranges.len(), 1);
+        for row in &rows {
+            let key = prefixed.encode(row).unwrap();
+            prop_assert_eq!(&prefixed.decode(&key).unwrap(), row);
+            prop_assert_eq!(ranges[0].contains(&key), row[..k] == base[..k], "`{}` {:?} {:?}", prefixed, ranges, key);
+        }
+        // Fewer equality values than hashed fields: no range, and an error that says why.
+        prop_assert!(prefixed.prefix_ranges(&base[..lead - 1]).is_err());
     }
 
     #[test]
@@ -414,6 +510,10 @@ fn every_field_form() -> Vec<FieldSpec> {
         Kind::Bytes,
         Kind::Bool,
         Kind::Char,
+        Kind::F32,
+        Kind::F64,
+        Kind::Uuid,
+        Kind::Timestamp,
     ];
     let mut out = Vec::new();
     for kind in kinds {
@@ -470,6 +570,21 @@ fn boundary_values(spec: FieldSpec, delimiter: char) -> Vec<Value> {
             .collect(),
         Kind::Bool => vec![Value::Bool(false), Value::Bool(true)],
         Kind::Char => ['\0', ',', 'a', '\u{10ffff}'].map(Value::Char).to_vec(),
+        Kind::F32 => [f32::NEG_INFINITY, -0.0, 0.0, f32::NAN]
+            .map(Value::F32)
+            .to_vec(),
+        Kind::F64 => [-f64::NAN, f64::MIN, -0.0, 0.0, f64::MAX, f64::NAN]
+            .map(Value::F64)
+            .to_vec(),
+        Kind::Uuid => [0, 1, u128::MAX].map(Value::Uuid).to_vec(),
+        Kind::Timestamp => [
+            -62_167_219_200_000_000_000,
+            -1_000_000,
+            0,
+            253_402_300_799_999_000_000,
+        ]
+        .map(Value::Timestamp)
+        .to_vec(),
         _ => unreachable!(),
     };
     if spec.is_optional() {

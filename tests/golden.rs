@@ -20,6 +20,64 @@ fn v(x: impl Into<Value>) -> Value {
     x.into()
 }
 
+fn floats32() -> Vec<Vec<Value>> {
+    [
+        f32::NEG_INFINITY,
+        f32::MIN,
+        -1.5,
+        -0.0,
+        0.0,
+        f32::from_bits(1),
+        1.5,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+    ]
+    .into_iter()
+    .map(|x| vec![Value::F32(x)])
+    .collect()
+}
+
+fn floats64() -> Vec<Vec<Value>> {
+    [
+        f64::from_bits(0xfff8_0000_0000_0001),
+        f64::NEG_INFINITY,
+        -1.5,
+        -0.0,
+        0.0,
+        f64::MIN_POSITIVE,
+        1.5,
+        f64::INFINITY,
+        f64::NAN,
+    ]
+    .into_iter()
+    .map(|x| vec![Value::F64(x)])
+    .collect()
+}
+
+fn uuids() -> Vec<Vec<Value>> {
+    [0, 0x0190_6a3c_1f2e_7a4b_8c9d_0e1f_2a3b_4c5d, u128::MAX]
+        .into_iter()
+        .map(|x| vec![Value::Uuid(x)])
+        .collect()
+}
+
+/// Instants from the first to the last the form writes, in whole `unit`s of nanoseconds.
+fn instants(unit: i128) -> Vec<Vec<Value>> {
+    let first = -62_167_219_200 * 1_000_000_000;
+    let last = 253_402_300_800 * 1_000_000_000 - unit;
+    [
+        first,
+        -unit,
+        0,
+        1_795_343_160_123_456_789 / unit * unit,
+        last,
+    ]
+    .into_iter()
+    .map(|x| vec![Value::Timestamp(x)])
+    .collect()
+}
+
 /// Every field form, order, option and prefix, at their boundaries.
 fn cases() -> Vec<(&'static str, Vec<Vec<Value>>)> {
     let ints = |bits: u32| -> Vec<Vec<Value>> {
@@ -197,6 +255,36 @@ fn cases() -> Vec<(&'static str, Vec<Vec<Value>>)> {
             "a: u32; b: str; c: u8; buckets=100:hash(a,c):sep",
             vec![vec![v(1u32), v("x"), v(3u8)], vec![v(1u32), v("y"), v(3u8)]],
         ),
+        // Added with the float, UUID and timestamp kinds and hash prefixes over leading fields
+        // (format additions: every line above is unchanged).
+        ("v: f32", floats32()),
+        ("v: f32 desc", floats32()),
+        ("v: f64", floats64()),
+        ("v: f64 desc", floats64()),
+        ("v: f64 optional", vec![vec![Value::Null], vec![v(0.5f64)]]),
+        ("v: uuid", uuids()),
+        ("v: uuid desc", uuids()),
+        ("v: timestamp precision=s", instants(1_000_000_000)),
+        ("v: timestamp", instants(1_000_000)),
+        ("v: timestamp precision=us", instants(1_000)),
+        ("v: timestamp precision=ns", instants(1)),
+        ("v: timestamp desc", instants(1_000_000)),
+        (
+            "v: timestamp optional; w: u8",
+            vec![vec![Value::Null, v(1u8)], vec![Value::Timestamp(0), v(1u8)]],
+        ),
+        (
+            "device_id: u32 width=6; ts: u64 width=13; hash=md5(device_id):4:sep",
+            vec![
+                vec![v(54u32), v(1_700_000_000_000u64)],
+                vec![v(54u32), v(1_700_000_000_001u64)],
+                vec![v(167u32), v(1_700_000_000_000u64)],
+            ],
+        ),
+        (
+            "ip: str; ts: u64 width=13; seq: u8; hash=xxh3(ip,ts):8",
+            vec![vec![v("10.10.0.1"), v(1_700_000_000_000u64), v(7u8)]],
+        ),
     ]
 }
 
@@ -211,6 +299,11 @@ fn value_json(value: &Value) -> serde_json::Value {
         }
         Value::Bool(b) => json!({ "bool": b }),
         Value::Char(c) => json!({ "char": c.to_string() }),
+        // Floats by their bits, so that every NaN and both zeros are pinned exactly.
+        Value::F32(x) => json!({ "f32_bits": format!("{:08x}", x.to_bits()) }),
+        Value::F64(x) => json!({ "f64_bits": format!("{:016x}", x.to_bits()) }),
+        Value::Uuid(x) => json!({ "uuid": format!("{x:032x}") }),
+        Value::Timestamp(x) => json!({ "timestamp_ns": x.to_string() }),
         other => panic!("no golden form for {other:?}"),
     }
 }
@@ -236,6 +329,10 @@ fn value_from_json(j: &serde_json::Value) -> Value {
         ),
         "bool" => Value::Bool(x.as_bool().unwrap()),
         "char" => Value::Char(text().chars().next().unwrap()),
+        "f32_bits" => Value::F32(f32::from_bits(u32::from_str_radix(text(), 16).unwrap())),
+        "f64_bits" => Value::F64(f64::from_bits(u64::from_str_radix(text(), 16).unwrap())),
+        "uuid" => Value::Uuid(u128::from_str_radix(text(), 16).unwrap()),
+        "timestamp_ns" => Value::Timestamp(text().parse().unwrap()),
         other => panic!("unknown tag {other}"),
     }
 }

@@ -74,11 +74,13 @@ fn encoding_with_the_codec_into_a_buffer_with_room_allocates_nothing() {
             alg: pk_codec::HashAlg::Md5,
             len: 4,
             separator: true,
+            over: pk_codec::HashOver::Key,
         }),
         KeyShape::new(b',').with_prefix(Prefix::Hash {
             alg: pk_codec::HashAlg::Xxh3,
             len: 8,
             separator: false,
+            over: pk_codec::HashOver::Key,
         }),
         KeyShape::new(b',').with_prefix(Prefix::Bucket {
             count: 16,

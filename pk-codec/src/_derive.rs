@@ -67,11 +67,12 @@
 //! | `String`, `&str` | the string as it is (checked against the delimiter), or escaped |
 //! | `Vec<u8>`, `&[u8]` | lower-case hex |
 //! | `bool`, `char` | `0`/`1`; an escaped one-character string |
+//! | `f32`, `f64` | total-order bits as hex |
+//! | `SystemTime`; `uuid::Uuid`, `time::OffsetDateTime`, `chrono::DateTime<Utc>` (features) | UTC timestamp text (`#[pk(precision = s \| ms \| us \| ns)]`, default `ms`); 32 hex digits |
 //! | `Option<T>` of those | `None` sorts before every value (after, when descending) |
 //! | any other type | what its [`KeyPart`](crate::KeyPart) impl says: a type alias (`type DeviceId = u32`) is the type it names; a struct that derives `PartitionKey` is spliced in as a nested key |
 //!
-//! Floating-point numbers, tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at
-//! compile time. Type parameters: see [Generics](#generics-and-borrowed-fields).
+//! Tuples, arrays, other `Vec`s and `Option<Option<T>>` are refused at compile time. Type parameters: see [Generics](#generics-and-borrowed-fields).
 //!
 //! # Field attributes
 //!
@@ -202,6 +203,52 @@
 //!
 //! assert_eq!(OrderKey { order_number: 200_001 }.encode()?, "ee8f200001");
 //! assert_eq!(OrderKey::decode("ee8f200001")?.order_number, 200_001);
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! With `fields(A, B, ...)` the hash covers only those fields, which must lead the key: one
+//! entity's keys stay together, and range constructors exist for the fields after them (taking
+//! the hashed fields as equality values).
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(hash(md5, len = 4, separator, fields(device_id)))]
+//! struct Reading {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     #[pk(width = 13)]
+//!     ts: u64,
+//! }
+//!
+//! let key = Reading { device_id: 54, ts: 1_700_000_000_000 }.encode()?;
+//! assert_eq!(key, "f953,000054,1700000000000");
+//! // Device 54's first hour of readings: one range read.
+//! let ranges = Reading::ranges_ts(54, 1_700_000_000_000..1_700_003_600_000)?;
+//! assert_eq!(ranges.len(), 1);
+//! assert!(ranges[0].contains(&key));
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! ## `#[pk(precision = P)]`
+//!
+//! The fraction digits of a timestamp field: `s`, `ms` (the default), `us` or `ns`.
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//! use std::time::{Duration, UNIX_EPOCH};
+//!
+//! #[derive(PartitionKey)]
+//! struct Event {
+//!     #[pk(precision = s)]
+//!     day: std::time::SystemTime,
+//!     #[pk(desc)]
+//!     score: f64,
+//! }
+//!
+//! let at = UNIX_EPOCH + Duration::from_secs(1_795_343_160);
+//! assert_eq!(Event { day: at, score: 1.5 }.encode()?, "2026-11-22T10:26:00Z,4007ffffffffffff");
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!

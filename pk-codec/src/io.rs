@@ -167,6 +167,54 @@ impl<'a> KeyWriter<'a> {
         }
     }
 
+    /// Writes an `f32` (total order; 8 hex digits).
+    #[inline]
+    pub fn f32(&mut self, spec: &FieldSpec, v: f32) {
+        let k = crate::float::f32_key(v);
+        let k = if spec.is_descending() { !k } else { k };
+        text::write_hex(self.out, &k.to_be_bytes());
+    }
+
+    /// Writes an `f64` (total order; 16 hex digits).
+    #[inline]
+    pub fn f64(&mut self, spec: &FieldSpec, v: f64) {
+        let k = crate::float::f64_key(v);
+        let k = if spec.is_descending() { !k } else { k };
+        text::write_hex(self.out, &k.to_be_bytes());
+    }
+
+    /// Writes a UUID given as its 16 bytes in big-endian order (32 hex digits).
+    #[inline]
+    pub fn uuid(&mut self, spec: &FieldSpec, v: u128) {
+        let v = if spec.is_descending() { !v } else { v };
+        text::write_hex(self.out, &v.to_be_bytes());
+    }
+
+    /// Writes a timestamp given in nanoseconds since the Unix epoch, at the spec's precision.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueOutOfRange`] before year 0, after year 9999, or with digits below the
+    /// field's precision (refused, not truncated, so that distinct instants keep distinct keys).
+    pub fn timestamp(&mut self, spec: &FieldSpec, field: &str, nanos: i128) -> Result<()> {
+        let precision = spec.precision();
+        crate::timestamp::write(self.out, nanos, precision, spec.is_descending()).map_err(|why| {
+            Error::ValueOutOfRange {
+                field: field.to_owned(),
+                value: format!("{nanos} ns since the epoch"),
+                ty: match (why, precision) {
+                    (crate::timestamp::Unwritable::OutOfRange, _) => {
+                        "a timestamp (years 0000 to 9999)"
+                    }
+                    (_, crate::timestamp::Precision::Seconds) => "a timestamp of whole seconds",
+                    (_, crate::timestamp::Precision::Millis) => "a timestamp of whole milliseconds",
+                    (_, crate::timestamp::Precision::Micros) => "a timestamp of whole microseconds",
+                    (_, crate::timestamp::Precision::Nanos) => "a timestamp",
+                },
+            }
+        })
+    }
+
     /// Writes `None` of an optional field (nothing when ascending, `~` when descending).
     #[inline]
     pub fn none(&mut self, spec: &FieldSpec) {
@@ -585,6 +633,84 @@ impl<'a> KeyReader<'a> {
                     s.chars().count()
                 ),
             )),
+        }
+    }
+
+    /// Reads `N` bytes of lower-case hex as a big-endian number.
+    fn fixed_hex(&mut self, field: &str, digits: usize) -> Result<u128> {
+        let start = self.pos;
+        let text = self.take_fixed(field, digits)?;
+        let mut v = 0u128;
+        for (i, &b) in text.iter().enumerate() {
+            match text::hex_value(b) {
+                Some(d) => v = v << 4 | u128::from(d),
+                None => {
+                    self.pos = start;
+                    let found = self.key[start + i..].chars().next().unwrap_or('?');
+                    return Err(self.fault(
+                        field,
+                        start + i,
+                        format!("expected a lower-case hex digit, found {found:?}"),
+                    ));
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// Reads an `f32`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless the next 8 bytes are lower-case hex.
+    pub fn f32(&mut self, spec: &FieldSpec, field: &str) -> Result<f32> {
+        let k = self.fixed_hex(field, 8)? as u32;
+        Ok(crate::float::f32_from_key(if spec.is_descending() {
+            !k
+        } else {
+            k
+        }))
+    }
+
+    /// Reads an `f64`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless the next 16 bytes are lower-case hex.
+    pub fn f64(&mut self, spec: &FieldSpec, field: &str) -> Result<f64> {
+        let k = self.fixed_hex(field, 16)? as u64;
+        Ok(crate::float::f64_from_key(if spec.is_descending() {
+            !k
+        } else {
+            k
+        }))
+    }
+
+    /// Reads a UUID as its 16 bytes in big-endian order.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] unless the next 32 bytes are lower-case hex.
+    pub fn uuid(&mut self, spec: &FieldSpec, field: &str) -> Result<u128> {
+        let v = self.fixed_hex(field, 32)?;
+        Ok(if spec.is_descending() { !v } else { v })
+    }
+
+    /// Reads a timestamp, in nanoseconds since the Unix epoch.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] at the first byte that is not the text of a real instant at the
+    /// field's precision.
+    pub fn timestamp(&mut self, spec: &FieldSpec, field: &str) -> Result<i128> {
+        let start = self.pos;
+        let rest = &self.key.as_bytes()[start..];
+        match crate::timestamp::read(rest, spec.precision(), spec.is_descending()) {
+            Ok(nanos) => {
+                self.pos += spec.precision().text_len();
+                Ok(nanos)
+            }
+            Err((at, why)) => Err(self.fault(field, start + at, why)),
         }
     }
 

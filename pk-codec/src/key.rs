@@ -201,6 +201,47 @@ impl DecodeField for char {
     }
 }
 
+macro_rules! fixed_field {
+    ($($t:ty => $kind:ident, $write:ident, $read:ident);* $(;)?) => {$(
+        impl KeyField for $t {
+            const KIND: Kind = Kind::$kind;
+            #[inline]
+            fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                w.$write(spec, *self);
+                Ok(())
+            }
+        }
+        impl DecodeField for $t {
+            #[inline]
+            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                r.$read(spec, field)
+            }
+        }
+    )*};
+}
+fixed_field!(f32 => F32, f32, f32; f64 => F64, f64, f64);
+
+impl KeyField for std::time::SystemTime {
+    const KIND: Kind = Kind::Timestamp;
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.timestamp(spec, field, crate::timestamp::system_time_nanos(*self))
+    }
+}
+
+impl DecodeField for std::time::SystemTime {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        let start = r.position();
+        let nanos = r.timestamp(spec, field)?;
+        crate::timestamp::system_time_from_nanos(nanos).ok_or_else(|| {
+            crate::Error::malformed(
+                Some(field),
+                start,
+                "this platform's SystemTime cannot hold the instant",
+            )
+        })
+    }
+}
+
 impl<T: KeyField + ?Sized> KeyField for &T {
     const KIND: Kind = T::KIND;
     const OPTIONAL: bool = T::OPTIONAL;

@@ -9,11 +9,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 use crate::io::{KeyReader, KeyWriter};
-use crate::prefix::{BucketBy, BucketValue, Prefix};
+use crate::prefix::{BucketBy, BucketValue, HashOver, Prefix};
 use crate::range::{KeyRange, RangeBuilder};
 use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::spec::{FieldSpec, Kind, Order};
+use crate::timestamp::Precision;
 use crate::value::Value;
 
 /// One named field of a [`Layout`].
@@ -151,6 +152,46 @@ impl LayoutBuilder {
             algorithm: alg,
             len,
             separator,
+            fields: Vec::new(),
+        });
+        self
+    }
+
+    /// Adds a hash prefix over the named leading fields only: the first `len` hex characters of
+    /// `alg` over their text, so that the keys of one entity (one `device_id`) stay together and
+    /// range reads over the later fields work once the hashed fields are fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, HashAlg, Kind, Layout, Value};
+    /// use std::ops::Bound;
+    ///
+    /// let layout = Layout::builder()
+    ///     .field("device_id", FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6))
+    ///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
+    ///     .hash_prefix_over(HashAlg::Md5, 4, true, ["device_id"])
+    ///     .build()?;
+    /// let key = layout.encode(&[54u32.into(), 1_700_000_000_000u64.into()])?;
+    /// assert_eq!(&key[..4], HashAlg::Md5.hex_prefix(b"000054", 4));
+    /// // One device's hour: one range read.
+    /// let (lo, hi) = (Value::from(1_700_000_000_000u64), Value::from(1_700_003_600_000u64));
+    /// let range = layout.range(&[54u32.into()], Bound::Included(&lo), Bound::Excluded(&hi))?;
+    /// assert!(range.contains(&key));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn hash_prefix_over<S: Into<String>>(
+        mut self,
+        alg: HashAlg,
+        len: u8,
+        separator: bool,
+        fields: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.prefix = Some(PrefixConfig::Hash {
+            algorithm: alg,
+            len,
+            separator,
+            fields: fields.into_iter().map(Into::into).collect(),
         });
         self
     }
@@ -336,6 +377,10 @@ impl Layout {
             });
         }
         let mut builder = RangeBuilder::new(&self.shape)?;
+        let hashed_leading = match (&self.bucket, self.shape.prefix()) {
+            (BucketFields::Hash(v), Prefix::Hash { .. }) => v.len(),
+            _ => 0,
+        };
         for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
             builder.equal(|w| {
                 w.begin_field();
@@ -345,9 +390,12 @@ impl Layout {
                 }
                 Ok(())
             })?;
+            if i + 1 == hashed_leading {
+                builder.end_hashed();
+            }
         }
         let Some(next) = self.fields.get(prefix.len()) else {
-            return Ok(builder.finish(Bound::Unbounded, Bound::Unbounded, false));
+            return builder.finish(Bound::Unbounded, Bound::Unbounded, false);
         };
         let encode_bound = |b: Bound<&Value>| -> Result<Bound<String>> {
             Ok(match b {
@@ -357,11 +405,11 @@ impl Layout {
             })
         };
         let (lower, upper) = (encode_bound(lower)?, encode_bound(upper)?);
-        Ok(builder.finish(
+        builder.finish(
             lower.as_ref().map(String::as_str),
             upper.as_ref().map(String::as_str),
             next.spec.is_descending(),
-        ))
+        )
     }
 
     /// The one key range of a layout without a bucket prefix (see [`Layout::ranges`]).
@@ -399,6 +447,10 @@ fn mismatch(def: &FieldDef, found: &Value) -> Error {
             Kind::Bytes => "bytes",
             Kind::Bool => "a boolean",
             Kind::Char => "a character",
+            Kind::F32 => "an f32",
+            Kind::F64 => "an f64",
+            Kind::Uuid => "a UUID",
+            Kind::Timestamp => "a timestamp",
         },
         found: found.kind_name(),
     }
@@ -482,6 +534,19 @@ fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<(
             w.char(spec, *c);
             Ok(())
         }
+        (Kind::F32, Value::F32(v)) => {
+            w.f32(spec, *v);
+            Ok(())
+        }
+        (Kind::F64, Value::F64(v)) => {
+            w.f64(spec, *v);
+            Ok(())
+        }
+        (Kind::Uuid, Value::Uuid(v)) => {
+            w.uuid(spec, *v);
+            Ok(())
+        }
+        (Kind::Timestamp, Value::Timestamp(v)) => w.timestamp(spec, name, *v),
         _ => Err(mismatch(def, value)),
     }
 }
@@ -505,6 +570,10 @@ fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value> {
         Kind::Bytes => Value::Bytes(r.bytes(spec, name)?),
         Kind::Bool => Value::Bool(r.bool(spec, name)?),
         Kind::Char => Value::Char(r.char(spec, name)?),
+        Kind::F32 => Value::F32(r.f32(spec, name)?),
+        Kind::F64 => Value::F64(r.f64(spec, name)?),
+        Kind::Uuid => Value::Uuid(r.uuid(spec, name)?),
+        Kind::Timestamp => Value::Timestamp(r.timestamp(spec, name)?),
     })
 }
 
@@ -532,6 +601,9 @@ enum PrefixConfig {
         len: u8,
         #[serde(default)]
         separator: bool,
+        /// The leading fields hashed; empty for the whole natural key.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<String>,
     },
     Buckets {
         count: u32,
@@ -557,6 +629,8 @@ struct FieldConfig {
     escaped: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     optional: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    precision: Option<Precision>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -590,6 +664,7 @@ impl From<FieldDef> for FieldConfig {
             },
             escaped: spec.is_escaped(),
             optional: spec.is_optional(),
+            precision: spec.has_precision().then(|| spec.precision()),
             name: def.name,
         }
     }
@@ -601,7 +676,7 @@ impl FieldConfig {
             Error::layout(
                 Some(&self.name),
                 format!(
-                    "unknown type {:?}; expected one of u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, str, bytes, bool, char",
+                    "unknown type {:?}; expected one of u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, str, bytes, bool, char, f32, f64, uuid, timestamp",
                     self.ty
                 ),
             )
@@ -618,6 +693,9 @@ impl FieldConfig {
         }
         if self.optional {
             spec = spec.optional();
+        }
+        if let Some(p) = self.precision {
+            spec = spec.with_precision(p);
         }
         Ok(FieldDef {
             name: self.name.clone(),
@@ -656,7 +734,7 @@ impl TryFrom<LayoutConfig> for Layout {
             fields.iter().position(|f| f.name == name).ok_or_else(|| {
                 Error::layout(
                     None,
-                    format!("the bucket prefix names `{name}`, which is not a field"),
+                    format!("the prefix names `{name}`, which is not a field"),
                 )
             })
         };
@@ -666,14 +744,38 @@ impl TryFrom<LayoutConfig> for Layout {
                 algorithm,
                 len,
                 separator,
-            }) => (
-                Prefix::Hash {
-                    alg: *algorithm,
-                    len: *len,
-                    separator: *separator,
-                },
-                BucketFields::None,
-            ),
+                fields: names,
+            }) => {
+                let (over, bucket) = if names.is_empty() {
+                    (HashOver::Key, BucketFields::None)
+                } else {
+                    let mut hashed = vec![false; fields.len()];
+                    let mut indices = Vec::with_capacity(names.len());
+                    for name in names {
+                        let i = index_of(name)?;
+                        if hashed[i] {
+                            return Err(Error::layout(
+                                Some(name),
+                                "the hash prefix names this field twice",
+                            ));
+                        }
+                        hashed[i] = true;
+                        indices.push(i);
+                    }
+                    rules::check_hash_leading(&hashed).map_err(|rule| Error::broken(None, rule))?;
+                    indices.sort_unstable();
+                    (HashOver::LeadingFields, BucketFields::Hash(indices))
+                };
+                (
+                    Prefix::Hash {
+                        alg: *algorithm,
+                        len: *len,
+                        separator: *separator,
+                        over,
+                    },
+                    bucket,
+                )
+            }
             Some(PrefixConfig::Buckets {
                 count,
                 by,
@@ -756,10 +858,15 @@ impl From<Layout> for LayoutConfig {
                 alg,
                 len,
                 separator,
+                ..
             } => Some(PrefixConfig::Hash {
                 algorithm: alg,
                 len,
                 separator,
+                fields: match &layout.bucket {
+                    BucketFields::Hash(v) => names(v),
+                    _ => Vec::new(),
+                },
             }),
             Prefix::Bucket {
                 count,
@@ -873,7 +980,7 @@ impl SpecParser<'_> {
             return Err(self.err(
                 ty,
                 format!(
-                    "unknown type {ty:?}; expected u8..u128, i8..i128, str, bytes, bool or char"
+                    "unknown type {ty:?}; expected u8..u128, i8..i128, str, bytes, bool, char, f32, f64, uuid or timestamp"
                 ),
             ));
         }
@@ -884,6 +991,7 @@ impl SpecParser<'_> {
             order: OrderConfig::Asc,
             escaped: false,
             optional: false,
+            precision: None,
         };
         let (mut order_given, mut escaped_given, mut optional_given) = (false, false, false);
         for word in words {
@@ -907,6 +1015,16 @@ impl SpecParser<'_> {
                     optional_given = true;
                     field.optional = true;
                 }
+                _ if word.starts_with("precision=") => {
+                    self.once(word, field.precision.is_some(), "precision")?;
+                    let name = &word["precision=".len()..];
+                    field.precision = Some(Precision::from_name(name).ok_or_else(|| {
+                        self.err(
+                            name,
+                            format!("unknown precision {name:?}; expected s, ms, us or ns"),
+                        )
+                    })?);
+                }
                 _ if word.starts_with("width=") => {
                     self.once(word, field.width.is_some(), "width")?;
                     field.width = Some(self.number(&word[6..], "a width from 1 to 40")?);
@@ -915,7 +1033,7 @@ impl SpecParser<'_> {
                     return Err(self.err(
                         word,
                         format!(
-                            "unknown modifier {word:?}; expected width=N, desc, escaped or optional"
+                            "unknown modifier {word:?}; expected width=N, desc, escaped, optional or precision=P"
                         ),
                     ));
                 }
@@ -938,16 +1056,28 @@ impl SpecParser<'_> {
             }
             "hash" => {
                 let mut parts = value.split(':');
-                let alg = parts.next().unwrap_or_default();
+                let alg_part = parts.next().unwrap_or_default();
+                let (alg, hashed) = match alg_part.split_once('(') {
+                    Some((alg, rest)) => {
+                        let inner = rest.strip_suffix(')').ok_or_else(|| {
+                            self.err(rest, "expected `)` after the hashed fields, e.g. `hash=md5(device_id):4`")
+                        })?;
+                        (alg, inner.split(',').map(|f| f.trim().to_owned()).collect())
+                    }
+                    None => (alg_part, Vec::new()),
+                };
                 let algorithm = HashAlg::from_name(alg).ok_or_else(|| {
                     self.err(
                         alg,
                         format!("unknown hash {alg:?}; expected md5, xxh32, xxh64 or xxh3"),
                     )
                 })?;
-                let len_text = parts
-                    .next()
-                    .ok_or_else(|| self.err(value, "expected `hash=ALG:LEN`, e.g. `hash=md5:4`"))?;
+                let len_text = parts.next().ok_or_else(|| {
+                    self.err(
+                        value,
+                        "expected `hash=ALG:LEN` or `hash=ALG(fields):LEN`, e.g. `hash=md5:4`",
+                    )
+                })?;
                 let len = self.number(len_text, "a prefix length in hex characters")?;
                 let separator = self.separator(parts.next())?;
                 if let Some(extra) = parts.next() {
@@ -961,6 +1091,7 @@ impl SpecParser<'_> {
                     algorithm,
                     len,
                     separator,
+                    fields: hashed,
                 });
             }
             "buckets" => {
@@ -1085,6 +1216,10 @@ impl fmt::Display for Layout {
             if field.optional {
                 s.push_str(" optional");
             }
+            if let Some(p) = field.precision {
+                s.push_str(" precision=");
+                s.push_str(p.name());
+            }
             items.push(s);
         }
         if let Some(d) = config.delimiter {
@@ -1105,11 +1240,19 @@ impl fmt::Display for Layout {
                 algorithm,
                 len,
                 separator,
-            }) => items.push(format!(
-                "hash={}:{len}{}",
-                algorithm.name(),
-                sep(*separator)
-            )),
+                fields,
+            }) => {
+                let over = if fields.is_empty() {
+                    String::new()
+                } else {
+                    format!("({})", fields.join(","))
+                };
+                items.push(format!(
+                    "hash={}{over}:{len}{}",
+                    algorithm.name(),
+                    sep(*separator)
+                ));
+            }
             Some(PrefixConfig::Buckets {
                 count,
                 by,

@@ -44,10 +44,14 @@
 //! | `bytes` (`Vec<u8>`) | lower-case hex | as above |
 //! | `bool` | `0` / `1` | `1` / `0` |
 //! | `char` | as a one-character escaped string | as above |
+//! | `f32`, `f64` | IEEE 754 total order: the bits, mapped, as 8 / 16 hex digits | the hex digits inverted |
+//! | `uuid` | 32 lower-case hex digits, in byte order (v7 UUIDs sort by time) | the hex digits inverted |
+//! | `timestamp` | UTC text at the field's [`Precision`]: `2026-11-22T10:26:00.123Z` | each digit `d` as `9 - d` |
 //! | `Option<T>` | `None` is empty; `Some` is T's form, after a `=` when T's form can be empty | `None` is `~`; `Some` is T's form |
 //!
 //! Prefixes: a hash prefix is the first N lower-case hex characters of MD5, xxHash32, xxHash64 or
-//! XXH3 over the natural key (the key without prefix); a bucket prefix is `value % count` of an
+//! XXH3 over the natural key (the key without prefix), or over its leading fields only
+//! ([`HashOver::LeadingFields`], so that range reads work once those fields are fixed); a bucket prefix is `value % count` of an
 //! integer field or `xxh3_64 % count` of some fields, zero-padded to the width of `count - 1`.
 //! Either may be followed by the delimiter.
 //!
@@ -81,6 +85,8 @@
 #[cfg(feature = "derive")]
 pub mod _derive;
 mod error;
+mod external;
+mod float;
 mod hash;
 mod io;
 mod key;
@@ -92,6 +98,7 @@ pub mod rules;
 mod shape;
 mod spec;
 mod text;
+mod timestamp;
 mod value;
 
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
@@ -102,11 +109,14 @@ pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
 pub use key::{DecodeField, DecodeKey, DecodePart, KeyField, KeyPart, PartitionKey};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
-pub use prefix::{BucketBy, BucketValue, MergeSorted, Prefix, merge_sorted_by};
+pub use prefix::{
+    BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, merge_sorted_by,
+};
 pub use range::{KeyRange, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use spec::{FieldSpec, Kind, Order};
+pub use timestamp::Precision;
 pub use value::Value;
 
 /// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.
@@ -135,6 +145,15 @@ pub mod __private {
     #[must_use]
     pub const fn delimiter(c: char) -> u8 {
         enforce(crate::rules::check_delimiter(c))
+    }
+
+    /// The precision of `#[pk(precision = name)]`, or a compile error listing the names.
+    #[must_use]
+    pub const fn precision(name: &str) -> crate::Precision {
+        match crate::Precision::from_name(name) {
+            Some(p) => p,
+            None => panic!("unknown precision in #[pk(precision = ...)]: expected s, ms, us or ns"),
+        }
     }
 
     /// The algorithm of `#[pk(hash(name, ...))]`, or a compile error listing the names.
@@ -177,6 +196,12 @@ pub mod __private {
     /// The field a derived key's modulo bucket reads, checked (a compile error if it cannot).
     pub const fn modulo_field(spec: FieldSpec) {
         enforce::<()>(crate::rules::check_modulo_field(&spec));
+    }
+
+    /// The hashed-field flags of a derived key's hash prefix over chosen fields, checked (a
+    /// compile error unless they are the leading fields).
+    pub const fn hash_leading(hashed: &[bool]) {
+        enforce::<()>(crate::rules::check_hash_leading(hashed));
     }
 
     /// The hashed-field flags of a derived key's bucket hash, checked (a compile error if they

@@ -11,6 +11,9 @@ use crate::hash::HashAlg;
 use crate::range::KeyRange;
 use crate::rules::{MAX_BUCKETS, Rule};
 
+/// The most split points [`KeyShape::split_points`](crate::KeyShape::split_points) makes.
+pub const MAX_SPLIT_POINTS: usize = 1 << 20;
+
 /// The most runs of fields a bucket hash may cover.
 pub(crate) const MAX_SPANS: usize = crate::rules::MAX_HASH_RUNS;
 
@@ -73,6 +76,17 @@ pub enum BucketBy {
     Hash,
 }
 
+/// What a hash prefix is computed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum HashOver {
+    /// The whole natural key (the key without its prefix).
+    #[default]
+    Key,
+    /// The leading fields the layout names (the text of those fields, joined by the delimiter):
+    /// `md5(device_id)` then `device_id,ts`, so that a device's keys stay contiguous.
+    LeadingFields,
+}
+
 /// A prefix spliced in front of the natural key to spread load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Prefix {
@@ -87,6 +101,9 @@ pub enum Prefix {
         len: u8,
         /// Whether the delimiter follows the prefix (`ee8f,200001` rather than `ee8f200001`).
         separator: bool,
+        /// What the hash covers: the whole natural key, or only its leading fields (so that one
+        /// entity's keys stay together and range-readable once those fields are fixed).
+        over: HashOver,
     },
     /// A bucket number `0..count`, zero-padded to the width of `count - 1`. Range reads become one
     /// range read per bucket, merged back with [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets).
@@ -160,7 +177,21 @@ impl Prefix {
     ) -> Result<&'b [u8]> {
         match *self {
             Self::None => Ok(&buf[..0]),
-            Self::Hash { alg, len, .. } => Ok(alg.write_hex_prefix(natural.as_bytes(), len, buf)),
+            Self::Hash { alg, len, over, .. } => {
+                let text = match over {
+                    HashOver::Key => natural,
+                    HashOver::LeadingFields => match seed.spans[..seed.span_count.min(MAX_SPANS)] {
+                        [(0, end)] => &natural[..end as usize],
+                        _ => {
+                            return Err(Error::layout(
+                                None,
+                                "a hash prefix over leading fields needs the span of those fields, and none was given",
+                            ));
+                        }
+                    },
+                };
+                Ok(alg.write_hex_prefix(text.as_bytes(), len, buf))
+            }
             Self::Bucket { count, by, .. } => {
                 let bucket = match by {
                     BucketBy::Modulo => match seed.value {
@@ -247,6 +278,48 @@ impl Prefix {
         Ok((&key[..digits], &key[natural..]))
     }
 
+    /// `n` split keys, evenly spaced over the prefix's values: bucket boundaries for a bucket
+    /// prefix, hex boundaries for a hash prefix (at most 16 hex digits of it).
+    pub(crate) fn split_points(&self, n: usize) -> Result<Vec<String>> {
+        let (space, digits, hex): (u128, usize, bool) = match *self {
+            Self::None => {
+                return Err(Error::RangeUnsupported {
+                    reason: "a layout without a hash or bucket prefix has no even spacing to offer: \
+                             its keys cluster where the data does; split from a sample of real keys \
+                             (`table::split_points_by_size`)"
+                        .to_owned(),
+                });
+            }
+            Self::Hash { len, .. } => {
+                let digits = usize::from(len.min(16));
+                (1u128 << (4 * digits), digits, true)
+            }
+            Self::Bucket { count, .. } => {
+                (u128::from(count), usize::from(bucket_width(count)), false)
+            }
+        };
+        if n as u128 >= space || n > MAX_SPLIT_POINTS {
+            return Err(Error::RangeUnsupported {
+                reason: format!(
+                    "{n} split points cannot be evenly spaced over {space} prefix values (at most {})",
+                    (space - 1).min(MAX_SPLIT_POINTS as u128)
+                ),
+            });
+        }
+        let parts = n as u128 + 1;
+        Ok((1..parts)
+            .map(|i| {
+                // i * space / parts without overflow: space <= 2^64 and i < 2^20.
+                let v = i * space / parts;
+                if hex {
+                    format!("{v:0digits$x}")
+                } else {
+                    format!("{v:0digits$}")
+                }
+            })
+            .collect())
+    }
+
     /// The bucket number of a bucketed key (checked for form, not recomputed).
     pub(crate) fn bucket_of_key(&self, delimiter: u8, key: &str) -> Result<u32> {
         let Self::Bucket { count, .. } = *self else {
@@ -285,38 +358,67 @@ impl Prefix {
         }
     }
 
-    /// The ranges of the natural-key range `[start, end)` under this prefix: itself without a
-    /// prefix; one range per bucket, in bucket order, for a bucket prefix (just the one bucket
-    /// when the modulo field's value is known).
-    pub(crate) fn bucket_ranges(
+    /// The key ranges of the natural-key range `[start, end)` under this prefix: itself without
+    /// a prefix; one range per bucket, in bucket order, for a bucket prefix (just the one bucket
+    /// when the modulo field's value is `known`); one range behind the hash of `hashed`, the text
+    /// of the hashed leading fields, for a hash prefix over them.
+    pub(crate) fn ranges(
         &self,
         delimiter: u8,
         known: Option<BucketValue>,
+        hashed: Option<&str>,
         start: String,
         end: Option<String>,
-    ) -> Vec<KeyRange> {
-        let Self::Bucket { count, by, .. } = *self else {
-            return vec![KeyRange { start, end }];
+    ) -> Result<Vec<KeyRange>> {
+        let prefixed = |pfx: &str| KeyRange {
+            start: format!("{pfx}{start}"),
+            end: match &end {
+                Some(e) => Some(format!("{pfx}{e}")),
+                None => crate::range::after_all_starting_with(pfx),
+            },
         };
-        let buckets = match (by, known) {
-            (BucketBy::Modulo, Some(v)) => {
-                let b = bucket_of_value(v, count);
-                b..b + 1
-            }
-            _ => 0..count,
-        };
-        buckets
-            .map(|b| {
-                let pfx = self.bucket_text(delimiter, b);
-                KeyRange {
-                    start: format!("{pfx}{start}"),
-                    end: match &end {
-                        Some(e) => Some(format!("{pfx}{e}")),
-                        None => crate::range::after_all_starting_with(&pfx),
-                    },
+        match *self {
+            Self::None => Ok(vec![KeyRange { start, end }]),
+            Self::Hash {
+                alg,
+                len,
+                separator,
+                over: HashOver::LeadingFields,
+            } => {
+                let Some(hashed) = hashed else {
+                    return Err(Error::RangeUnsupported {
+                        reason: "the hash prefix covers the leading fields, so a range read fixes all of them \
+                                 first: give their values"
+                            .to_owned(),
+                    });
+                };
+                let mut pfx = alg.hex_prefix(hashed.as_bytes(), len);
+                if separator {
+                    pfx.push(char::from(delimiter));
                 }
-            })
-            .collect()
+                Ok(vec![prefixed(&pfx)])
+            }
+            Self::Hash { alg, .. } => Err(Error::RangeUnsupported {
+                reason: format!(
+                    "a {} hash prefix over the whole key scatters keys that are next to each other, so no \
+                     range of keys holds a range of values; read single keys, hash only the leading \
+                     fields (`hash=md5(device_id):4`), or use a bucket prefix, which keeps ranges",
+                    alg.name()
+                ),
+            }),
+            Self::Bucket { count, by, .. } => {
+                let buckets = match (by, known) {
+                    (BucketBy::Modulo, Some(v)) => {
+                        let b = bucket_of_value(v, count);
+                        b..b + 1
+                    }
+                    _ => 0..count,
+                };
+                Ok(buckets
+                    .map(|b| prefixed(&self.bucket_text(delimiter, b)))
+                    .collect())
+            }
+        }
     }
 }
 

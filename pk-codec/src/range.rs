@@ -4,9 +4,9 @@ use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::KeyWriter;
-use crate::prefix::{BucketSeed, Prefix};
+use crate::prefix::{BucketSeed, HashOver, Prefix};
 use crate::shape::KeyShape;
 
 /// A range of keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound (a
@@ -79,7 +79,7 @@ pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
 /// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
 /// let mut b = RangeBuilder::new(&shape)?;
 /// b.equal(|w| { w.begin_field(); w.uint(&device, "device_id", 54) })?;
-/// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, false);
+/// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, false)?;
 /// assert_eq!(ranges[0].start, "000054");
 /// assert_eq!(ranges[0].end.as_deref(), Some("000054-"));
 /// # Ok::<(), pk_codec::Error>(())
@@ -90,6 +90,7 @@ pub struct RangeBuilder<'s> {
     natural: String,
     fields: usize,
     seed: BucketSeed,
+    hashed_end: Option<usize>,
 }
 
 impl<'s> RangeBuilder<'s> {
@@ -97,25 +98,34 @@ impl<'s> RangeBuilder<'s> {
     ///
     /// # Errors
     ///
-    /// [`Error::RangeUnsupported`] for a hash prefix, which scatters the natural order;
-    /// [`Error::BrokenRule`] for a shape that breaks a rule (see [`KeyShape::check`]).
+    /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for a hash prefix over the whole key, which scatters the
+    /// natural order; [`Error::BrokenRule`](crate::Error::BrokenRule) for a shape that breaks a rule (see
+    /// [`KeyShape::check`]).
     pub fn new(shape: &'s KeyShape) -> Result<Self> {
         shape.validate()?;
-        if let Prefix::Hash { alg, .. } = shape.prefix() {
-            return Err(Error::RangeUnsupported {
-                reason: format!(
-                    "a {} hash prefix scatters keys that are next to each other, so no range of keys holds \
-                     a range of values; read single keys, or use a bucket prefix, which keeps ranges",
-                    alg.name()
-                ),
-            });
+        if let Prefix::Hash {
+            over: HashOver::Key,
+            ..
+        } = shape.prefix()
+        {
+            // The error says what to do instead.
+            shape
+                .prefix()
+                .ranges(shape.delimiter(), None, None, String::new(), None)?;
         }
         Ok(Self {
             shape,
             natural: String::new(),
             fields: 0,
             seed: BucketSeed::default(),
+            hashed_end: None,
         })
+    }
+
+    /// Marks the equality fields given so far as the fields a hash prefix over leading fields
+    /// covers (their text picks the prefix).
+    pub fn end_hashed(&mut self) {
+        self.hashed_end = Some(self.natural.len());
     }
 
     /// Adds an equality condition on the next field(s): `body` writes them as when encoding
@@ -159,9 +169,18 @@ impl<'s> RangeBuilder<'s> {
     /// descending, in which case the bounds swap ends in key order.
     ///
     /// A modulo bucket whose field is among the equality fields gives one range; otherwise a
-    /// bucketed shape gives one range per bucket, in bucket order.
-    #[must_use]
-    pub fn finish(self, lower: Bound<&str>, upper: Bound<&str>, descending: bool) -> Vec<KeyRange> {
+    /// bucketed shape gives one range per bucket, in bucket order. A hash prefix over leading
+    /// fields gives one range once those fields are fixed ([`RangeBuilder::end_hashed`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for a hash prefix over leading fields that were not all given.
+    pub fn finish(
+        self,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+        descending: bool,
+    ) -> Result<Vec<KeyRange>> {
         let (lower, upper) = if descending {
             (upper, lower)
         } else {
@@ -190,8 +209,9 @@ impl<'s> RangeBuilder<'s> {
             };
             (start, end)
         };
+        let hashed = self.hashed_end.map(|e| &self.natural[..e]);
         self.shape
             .prefix()
-            .bucket_ranges(self.shape.delimiter(), self.seed.value, start, end)
+            .ranges(self.shape.delimiter(), self.seed.value, hashed, start, end)
     }
 }

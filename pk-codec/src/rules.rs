@@ -75,6 +75,8 @@ pub enum Rule {
     WidthOnNonInteger,
     /// Only string fields take the escaped form.
     EscapedOnNonString,
+    /// Only timestamp fields take a precision.
+    PrecisionOnNonTimestamp,
     /// An `Option` of an `Option` has no key form: `None` and `Some(None)` would be one key.
     NestedOption,
     /// The delimiter must be an ASCII character.
@@ -119,6 +121,9 @@ pub enum Rule {
     },
     /// A modulo bucket reads an integer field that is not optional.
     ModuloField,
+    /// A hash prefix over chosen fields covers the leading fields, in key order, so that fixing
+    /// them fixes the prefix.
+    HashLeadingFields,
     /// `width`, `desc` and `escaped` apply to a field, not to a key spliced in as a field (mark
     /// that key's own fields).
     NestedAttributes,
@@ -143,6 +148,7 @@ impl Rule {
             Self::WidthRange { .. } => "width-range",
             Self::WidthOnNonInteger => "width-on-integers",
             Self::EscapedOnNonString => "escaped-on-strings",
+            Self::PrecisionOnNonTimestamp => "precision-on-timestamps",
             Self::NestedOption => "no-nested-option",
             Self::DelimiterNotAscii { .. } => "delimiter-ascii",
             Self::DelimiterAlphanumeric { .. } => "delimiter-not-alphanumeric",
@@ -152,6 +158,7 @@ impl Rule {
             Self::BucketCount { .. } => "bucket-count",
             Self::HashRuns { .. } => "bucket-hash-runs",
             Self::ModuloField => "modulo-bucket-field",
+            Self::HashLeadingFields => "hash-leading-fields",
             Self::NestedAttributes => "nested-key-attributes",
             Self::FieldName => "field-name",
             Self::KeyLen { .. } => "key-length-limit",
@@ -176,6 +183,9 @@ impl Rule {
             Self::EscapedOnNonString => {
                 "pk-codec rule escaped-on-strings: #[pk(escaped)] needs a string field (char fields are \
                  always escaped)"
+            }
+            Self::PrecisionOnNonTimestamp => {
+                "pk-codec rule precision-on-timestamps: #[pk(precision)] needs a timestamp field"
             }
             Self::NestedOption => {
                 "pk-codec rule no-nested-option: an Option of an Option has no key form (None and \
@@ -211,6 +221,10 @@ impl Rule {
                 "pk-codec rule modulo-bucket-field: a modulo bucket needs an integer field that is not \
                  optional"
             }
+            Self::HashLeadingFields => {
+                "pk-codec rule hash-leading-fields: a hash prefix over chosen fields names the leading \
+                 fields of the key, in order"
+            }
             Self::NestedAttributes => {
                 "pk-codec rule nested-key-attributes: #[pk(width)], #[pk(desc)] and #[pk(escaped)] do not \
                  apply to a nested key: mark the nested key's own fields"
@@ -241,6 +255,9 @@ impl fmt::Display for Rule {
             ),
             Self::WidthOnNonInteger => write!(f, "width applies to integer fields (rule {name})"),
             Self::EscapedOnNonString => write!(f, "escaped applies to str fields (rule {name})"),
+            Self::PrecisionOnNonTimestamp => {
+                write!(f, "precision applies to timestamp fields (rule {name})")
+            }
             Self::NestedOption => write!(
                 f,
                 "an Option of an Option has no key form: None and Some(None) would be one key (rule {name})"
@@ -284,6 +301,11 @@ impl fmt::Display for Rule {
             Self::ModuloField => write!(
                 f,
                 "a modulo bucket prefix needs an integer field that is not optional (rule {name})"
+            ),
+            Self::HashLeadingFields => write!(
+                f,
+                "a hash prefix over chosen fields names the first fields of the key, in key order, so that \
+                 fixing them fixes the prefix (rule {name})"
             ),
             Self::NestedAttributes => write!(
                 f,
@@ -367,6 +389,19 @@ pub(crate) const fn hash_runs(hashed: &[bool]) -> usize {
         i += 1;
     }
     runs
+}
+
+/// Checks the fields a hash prefix covers, one flag per field in key order: one or more leading
+/// fields and nothing after them.
+///
+/// # Errors
+///
+/// [`Rule::HashLeadingFields`].
+pub const fn check_hash_leading(hashed: &[bool]) -> Result<(), Rule> {
+    if hashed.is_empty() || !hashed[0] || hash_runs(hashed) != 1 {
+        return Err(Rule::HashLeadingFields);
+    }
+    Ok(())
 }
 
 /// Checks the field a modulo bucket reads: an integer, not optional.

@@ -24,9 +24,14 @@ pub const DEFAULT_DELIMITER: u8 = b',';
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, HashAlg, Kind, KeyShape, Prefix};
+/// use pk_codec::{FieldSpec, HashAlg, HashOver, Kind, KeyShape, Prefix};
 ///
-/// let shape = KeyShape::new(b',').with_prefix(Prefix::Hash { alg: HashAlg::Md5, len: 4, separator: false });
+/// let shape = KeyShape::new(b',').with_prefix(Prefix::Hash {
+///     alg: HashAlg::Md5,
+///     len: 4,
+///     separator: false,
+///     over: HashOver::Key,
+/// });
 /// let order = FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6);
 /// let mut key = String::new();
 /// shape.encode_with(&mut key, |w| {
@@ -296,6 +301,31 @@ impl KeyShape {
                 self.max_len
             ),
         )
+    }
+
+    /// `n` split keys evenly spaced over the key space of this shape's prefix, ready to pre-split
+    /// a table before a large import (as HBase's `RegionSplitter` does): the boundaries between
+    /// bucket numbers for a bucket prefix, between hex values for a hash prefix.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`] without a prefix (split from a sample of keys instead), or for
+    /// more split points than the prefix has values (or than [`MAX_SPLIT_POINTS`](crate::MAX_SPLIT_POINTS)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Layout;
+    ///
+    /// let hashed: Layout = "order: u64 width=8; hash=md5:4".parse()?;
+    /// assert_eq!(hashed.shape().split_points(3)?, ["4000", "8000", "c000"]);
+    /// let buckets: Layout = "ts: u64; buckets=16:mod(ts):sep".parse()?;
+    /// assert_eq!(buckets.shape().split_points(3)?, ["04", "08", "12"]);
+    /// assert!("ts: u64".parse::<Layout>()?.shape().split_points(3).is_err());
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn split_points(&self, n: usize) -> Result<Vec<String>> {
+        self.prefix.split_points(n)
     }
 
     /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket prefix).

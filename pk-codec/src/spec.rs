@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use crate::key::KeyField;
 use crate::rules::{self, Rule};
 use crate::text::SOME_MARKER;
+use crate::timestamp::Precision;
 
 /// The type of a key field, which decides its text form.
 ///
@@ -16,6 +17,9 @@ use crate::text::SOME_MARKER;
 /// | `bytes` | lower-case hex | as `str` |
 /// | `bool` | `0` / `1` | `1` / `0` |
 /// | `char` | as a one-character escaped string | as `str` |
+/// | `f32`, `f64` | total-order bits as 8 / 16 hex digits | the hex digits inverted |
+/// | `uuid` | 32 lower-case hex digits, in byte order | the hex digits inverted |
+/// | `timestamp` | UTC text, `2026-11-22T10:26:00.123Z` at the field's [`Precision`] | each digit `d` as `9 - d` |
 ///
 /// # Examples
 ///
@@ -48,6 +52,14 @@ pub enum Kind {
     Bool,
     /// A Unicode scalar value.
     Char,
+    /// An IEEE 754 single-precision float, in total order.
+    F32,
+    /// An IEEE 754 double-precision float, in total order.
+    F64,
+    /// A UUID (16 bytes, in byte order).
+    Uuid,
+    /// An instant in UTC, as readable fixed-width text.
+    Timestamp,
 }
 
 impl Kind {
@@ -69,6 +81,10 @@ impl Kind {
             Self::Bytes => "bytes",
             Self::Bool => "bool",
             Self::Char => "char",
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+            Self::Uuid => "uuid",
+            Self::Timestamp => "timestamp",
         }
     }
 
@@ -90,6 +106,10 @@ impl Kind {
             "bytes" => Self::Bytes,
             "bool" => Self::Bool,
             "char" => Self::Char,
+            "f32" => Self::F32,
+            "f64" => Self::F64,
+            "uuid" => Self::Uuid,
+            "timestamp" => Self::Timestamp,
             _ => return None,
         })
     }
@@ -143,6 +163,7 @@ pub struct FieldSpec {
     order: Order,
     escaped: bool,
     optional: bool,
+    precision: Option<Precision>,
 }
 
 impl FieldSpec {
@@ -159,6 +180,7 @@ impl FieldSpec {
             order: Order::Asc,
             escaped: false,
             optional: false,
+            precision: None,
         }
     }
 
@@ -210,6 +232,28 @@ impl FieldSpec {
         self
     }
 
+    /// The same timestamp field with another precision (default [`Precision::Millis`]).
+    #[must_use]
+    pub const fn with_precision(mut self, precision: Precision) -> Self {
+        self.precision = Some(precision);
+        self
+    }
+
+    /// A timestamp field's precision ([`Precision::Millis`] unless declared).
+    #[must_use]
+    pub const fn precision(&self) -> Precision {
+        match self.precision {
+            Some(p) => p,
+            None => Precision::Millis,
+        }
+    }
+
+    /// Whether a precision was declared.
+    #[must_use]
+    pub const fn has_precision(&self) -> bool {
+        self.precision.is_some()
+    }
+
     /// The same field, optional: `None` sorts before every value (after, when descending).
     #[must_use]
     pub const fn optional(mut self) -> Self {
@@ -256,7 +300,17 @@ impl FieldSpec {
     /// Whether the field always has the same length (integers and booleans, not optional).
     #[must_use]
     pub const fn is_fixed_width(&self) -> bool {
-        !self.optional && matches!(self.kind, Kind::Uint { .. } | Kind::Int { .. } | Kind::Bool)
+        !self.optional
+            && matches!(
+                self.kind,
+                Kind::Uint { .. }
+                    | Kind::Int { .. }
+                    | Kind::Bool
+                    | Kind::F32
+                    | Kind::F64
+                    | Kind::Uuid
+                    | Kind::Timestamp
+            )
     }
 
     /// Whether the non-optional form of this field can be the empty string (ascending strings and
@@ -308,6 +362,9 @@ impl FieldSpec {
         if self.escaped && !matches!(self.kind, Kind::Str) {
             return Err(Rule::EscapedOnNonString);
         }
+        if self.precision.is_some() && !matches!(self.kind, Kind::Timestamp) {
+            return Err(Rule::PrecisionOnNonTimestamp);
+        }
         match self.delimiter_floor() {
             Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor { delimiter, floor }),
             _ => Ok(()),
@@ -350,6 +407,14 @@ impl FieldSpec {
     #[must_use]
     pub const fn delimiter_floor(&self) -> Option<u8> {
         let form = match (self.kind, self.order) {
+            // Fixed-width digit and hex forms: only an optional one meets the delimiter.
+            (Kind::F32 | Kind::F64 | Kind::Uuid | Kind::Timestamp, _) => {
+                if self.optional {
+                    Some(b'0')
+                } else {
+                    None
+                }
+            }
             (Kind::Uint { .. } | Kind::Bool, _) if self.optional => Some(b'0'),
             (Kind::Int { .. }, _) if self.optional => Some(b'-'),
             (Kind::Uint { .. } | Kind::Int { .. } | Kind::Bool, _) => None,

@@ -69,7 +69,7 @@ pub(crate) fn write_desc_bytes(out: &mut String, bytes: &[u8]) {
 /// Why a variable-length field's text does not decode: the offset in the field and a reason.
 pub(crate) type FieldFault = (usize, String);
 
-fn hex_value(b: u8) -> Option<u8> {
+pub(crate) fn hex_value(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
         b'a'..=b'f' => Some(b - b'a' + 10),

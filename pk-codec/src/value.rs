@@ -1,9 +1,13 @@
 //! [`Value`]: one field's value for runtime layouts.
 
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+
 /// One field's value, for layouts known only at run time.
 ///
-/// Values of one kind order as their Rust types do, and [`Value::Null`] (an optional field's
-/// `None`) orders before all of them, as `Option` does.
+/// Values of one kind order as their Rust types do (floats in IEEE 754 total order, as
+/// [`f64::total_cmp`]; equal floats are equal bit for bit), and [`Value::Null`] (an optional
+/// field's `None`) orders before all of them, as `Option` does.
 ///
 /// # Examples
 ///
@@ -16,7 +20,7 @@
 /// assert_eq!(Value::from(None::<u32>), Value::Null);
 /// assert!(Value::Null < Value::Uint(0));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Value {
     /// `None` of an optional field.
@@ -33,6 +37,84 @@ pub enum Value {
     Bool(bool),
     /// A character.
     Char(char),
+    /// A single-precision float.
+    F32(f32),
+    /// A double-precision float.
+    F64(f64),
+    /// A UUID, as its 16 bytes read big-endian (so `u128` order is byte order).
+    Uuid(u128),
+    /// An instant, in nanoseconds since 1970-01-01T00:00:00Z (negative before).
+    Timestamp(i128),
+}
+
+impl Value {
+    /// The variant's place in the order between kinds.
+    const fn rank(&self) -> u8 {
+        match self {
+            Self::Null => 0,
+            Self::Uint(_) => 1,
+            Self::Int(_) => 2,
+            Self::Str(_) => 3,
+            Self::Bytes(_) => 4,
+            Self::Bool(_) => 5,
+            Self::Char(_) => 6,
+            Self::F32(_) => 7,
+            Self::F64(_) => 8,
+            Self::Uuid(_) => 9,
+            Self::Timestamp(_) => 10,
+        }
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::Uint(a), Self::Uint(b)) => a.cmp(b),
+            (Self::Int(a), Self::Int(b)) => a.cmp(b),
+            (Self::Str(a), Self::Str(b)) => a.cmp(b),
+            (Self::Bytes(a), Self::Bytes(b)) => a.cmp(b),
+            (Self::Bool(a), Self::Bool(b)) => a.cmp(b),
+            (Self::Char(a), Self::Char(b)) => a.cmp(b),
+            (Self::F32(a), Self::F32(b)) => a.total_cmp(b),
+            (Self::F64(a), Self::F64(b)) => a.total_cmp(b),
+            (Self::Uuid(a), Self::Uuid(b)) => a.cmp(b),
+            (Self::Timestamp(a), Self::Timestamp(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Self::Null => {}
+            Self::Uint(v) => v.hash(state),
+            Self::Int(v) => v.hash(state),
+            Self::Str(v) => v.hash(state),
+            Self::Bytes(v) => v.hash(state),
+            Self::Bool(v) => v.hash(state),
+            Self::Char(v) => v.hash(state),
+            Self::F32(v) => v.to_bits().hash(state),
+            Self::F64(v) => v.to_bits().hash(state),
+            Self::Uuid(v) => v.hash(state),
+            Self::Timestamp(v) => v.hash(state),
+        }
+    }
 }
 
 impl Value {
@@ -47,6 +129,10 @@ impl Value {
             Self::Bytes(_) => "bytes",
             Self::Bool(_) => "a boolean",
             Self::Char(_) => "a character",
+            Self::F32(_) => "an f32",
+            Self::F64(_) => "an f64",
+            Self::Uuid(_) => "a UUID",
+            Self::Timestamp(_) => "a timestamp",
         }
     }
 
@@ -140,6 +226,24 @@ impl From<bool> for Value {
 impl From<char> for Value {
     fn from(v: char) -> Self {
         Self::Char(v)
+    }
+}
+
+impl From<f32> for Value {
+    fn from(v: f32) -> Self {
+        Self::F32(v)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Self::F64(v)
+    }
+}
+
+impl From<std::time::SystemTime> for Value {
+    fn from(v: std::time::SystemTime) -> Self {
+        Self::Timestamp(crate::timestamp::system_time_nanos(v))
     }
 }
 

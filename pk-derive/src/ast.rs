@@ -50,6 +50,7 @@ pub(crate) enum ScalarKind {
     Bytes,
     Bool,
     Char,
+    Float,
 }
 
 impl<'a> Input<'a> {
@@ -204,6 +205,7 @@ fn scalar_kind(ty: &Type) -> Option<ScalarKind> {
                 "String" => Some(ScalarKind::Str),
                 "bool" => Some(ScalarKind::Bool),
                 "char" => Some(ScalarKind::Char),
+                "f32" | "f64" => Some(ScalarKind::Float),
                 "Vec" if single_arg(seg).is_some_and(is_u8) => Some(ScalarKind::Bytes),
                 _ => None,
             }
@@ -232,10 +234,6 @@ pub(crate) fn classify(ty: &Type) -> Form {
             };
             let name = seg.ident.to_string();
             match name.as_str() {
-                "f32" | "f64" => Form::Unsupported(
-                    "floating-point numbers have no key form: store a scaled integer \
-                     (5.32 as 532) or the bits in a fixed-width integer",
-                ),
                 "Option" => match single_arg(seg) {
                     Some(inner) => match classify(inner) {
                         Form::Scalar {
@@ -352,14 +350,7 @@ mod tests {
 
     #[test]
     fn types_without_a_key_form_are_unsupported() {
-        for ty in [
-            "f64",
-            "(u32, u32)",
-            "[u8; 4]",
-            "Vec<u32>",
-            "&CardKey",
-            "fn()",
-        ] {
+        for ty in ["(u32, u32)", "[u8; 4]", "Vec<u32>", "&CardKey", "fn()"] {
             assert!(matches!(form(ty), Form::Unsupported(_)), "{ty}");
         }
     }

@@ -23,11 +23,13 @@ const LEN: &str = "len";
 const SEPARATOR: &str = "separator";
 // Inside `buckets(...)`.
 const COUNT: &str = "count";
+const FIELDS: &str = "fields";
 const MODULO: &str = "modulo";
 // Field attributes.
 const WIDTH: &str = "width";
 const DESC: &str = "desc";
 const ESCAPED: &str = "escaped";
+const PRECISION: &str = "precision";
 
 /// A value with the span of the attribute that gave it.
 pub(crate) struct WithSpan<T> {
@@ -40,6 +42,8 @@ pub(crate) struct HashAttr {
     pub(crate) alg: WithSpan<String>,
     pub(crate) len: WithSpan<u8>,
     pub(crate) separator: bool,
+    /// The leading fields hashed (`fields(a, b)`); empty for the whole natural key.
+    pub(crate) fields: Vec<Member>,
 }
 
 pub(crate) enum BucketBy {
@@ -71,6 +75,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) width: Option<WithSpan<u8>>,
     pub(crate) desc: Option<Span>,
     pub(crate) escaped: Option<Span>,
+    /// The precision's name, looked up by pk-codec (`Precision::from_name`) in generated code.
+    pub(crate) precision: Option<WithSpan<String>>,
 }
 
 fn duplicate(meta: &ParseNestedMeta<'_>, name: &str) -> syn::Error {
@@ -122,7 +128,7 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
                 let lit: LitStr = meta.value()?.parse()?;
                 let path: syn::Path = lit.parse()?;
                 set(&mut c.krate, quote!(#path), &meta, CRATE)
-            } else if meta.path.is_ident(WIDTH) || meta.path.is_ident(DESC) || meta.path.is_ident(ESCAPED) {
+            } else if [WIDTH, DESC, ESCAPED, PRECISION].iter().any(|n| meta.path.is_ident(n)) {
                 Err(meta.error(format!(
                     "#[pk({})] is a field attribute: put it on a field",
                     path_name(&meta)
@@ -154,8 +160,17 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
     let mut alg: Option<WithSpan<String>> = None;
     let mut len: Option<WithSpan<u8>> = None;
     let mut separator: Option<()> = None;
+    let mut fields: Option<Vec<Member>> = None;
     meta.parse_nested_meta(|inner| {
-        if inner.path.is_ident(LEN) {
+        if inner.path.is_ident(FIELDS) {
+            // hash(..., fields(device_id)): only the leading fields named
+            let content;
+            syn::parenthesized!(content in inner.input);
+            let members = Punctuated::<Member, Token![,]>::parse_terminated(&content)?
+                .into_iter()
+                .collect();
+            set(&mut fields, members, &inner, "hash(fields)")
+        } else if inner.path.is_ident(LEN) {
             // hash(..., len = 4)
             let lit: LitInt = inner.value()?.parse()?;
             let value = lit.base10_parse::<u8>()?;
@@ -169,7 +184,7 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
             set(&mut alg, value, &inner, "hash(<algorithm>)")
         } else {
             Err(inner.error(format!(
-                "unknown #[pk(hash({}))] parameter; expected an algorithm name (md5, xxh32, ...), len = N or separator",
+                "unknown #[pk(hash({}))] parameter; expected an algorithm name (md5, xxh32, ...), len = N, separator or fields(...)",
                 path_name(&inner)
             )))
         }
@@ -188,6 +203,7 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
         alg,
         len,
         separator: separator.is_some(),
+        fields: fields.unwrap_or_default(),
     })
 }
 
@@ -275,6 +291,11 @@ pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
             } else if meta.path.is_ident(ESCAPED) {
                 // #[pk(escaped)]
                 set(&mut f.escaped, span, &meta, ESCAPED)
+            } else if meta.path.is_ident(PRECISION) {
+                // #[pk(precision = ms)]
+                let ident: syn::Ident = meta.value()?.parse()?;
+                let value = WithSpan { value: ident.to_string(), span: ident.span() };
+                set(&mut f.precision, value, &meta, PRECISION)
             } else if [DELIMITER, MAX_LEN, HASH, BUCKETS]
                 .iter()
                 .any(|n| meta.path.is_ident(n))
@@ -285,7 +306,7 @@ pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
                 )))
             } else {
                 Err(meta.error(format!(
-                    "unknown #[pk({})] attribute on a field; expected width = N, desc or escaped",
+                    "unknown #[pk({})] attribute on a field; expected width = N, desc, escaped or precision = P",
                     path_name(&meta)
                 )))
             }

@@ -82,7 +82,12 @@ fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     });
     let desc = a.desc.map(|_| quote!(.descending()));
     let escaped = a.escaped.map(|_| quote!(.escaped()));
-    quote!(#base #width #desc #escaped)
+    let precision = a.precision.as_ref().map(|p| {
+        let (name, span) = (&p.value, p.span);
+        let lookup = respan(quote!(#krate::__private::precision(#name)), span);
+        quote!(.with_precision(#lookup))
+    });
+    quote!(#base #width #desc #escaped #precision)
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -103,6 +108,13 @@ struct Gen<'i, 'a> {
 impl Gen<'_, '_> {
     fn new<'i, 'a>(input: &'i Input<'a>) -> Gen<'i, 'a> {
         let mut roles = vec![Role::None; input.fields.len()];
+        if let Some(h) = &input.attrs.hash {
+            for m in &h.value.fields {
+                if let Some((i, _)) = valid::find(input, m) {
+                    roles[i] = Role::Hashed;
+                }
+            }
+        }
         if let Some(b) = &input.attrs.buckets {
             match &b.value.by {
                 BucketBy::Modulo(m) => {
@@ -150,7 +162,13 @@ impl Gen<'_, '_> {
             let alg = respan(quote!(#krate::__private::hash_alg(#name)), span);
             let len = h.value.len.value;
             let sep = h.value.separator;
-            let prefix = quote!(#krate::Prefix::Hash { alg: #alg, len: #len, separator: #sep });
+            let over = if h.value.fields.is_empty() {
+                quote!(#krate::HashOver::Key)
+            } else {
+                quote!(#krate::HashOver::LeadingFields)
+            };
+            let prefix =
+                quote!(#krate::Prefix::Hash { alg: #alg, len: #len, separator: #sep, over: #over });
             let prefix = respan(quote!(#krate::__private::prefix(#prefix)), h.span);
             Some(quote!(.with_prefix(#prefix)))
         } else {
@@ -197,7 +215,10 @@ impl Gen<'_, '_> {
             match field.form {
                 Form::Part => {
                     let a = &field.attrs;
-                    let attributes = a.width.is_some() || a.desc.is_some() || a.escaped.is_some();
+                    let attributes = a.width.is_some()
+                        || a.desc.is_some()
+                        || a.escaped.is_some()
+                        || a.precision.is_some();
                     out.extend(at_type(quote! {
                         #krate::__private::part::<#ty>(&__pk_shape, #spec, #attributes);
                     }));
@@ -219,14 +240,14 @@ impl Gen<'_, '_> {
         }
         if self.roles.contains(&Role::Hashed) {
             let flags = self.roles.iter().map(|r| *r == Role::Hashed);
-            let span = self
-                .input
-                .attrs
-                .buckets
-                .as_ref()
-                .map_or_else(proc_macro2::Span::call_site, |b| b.span);
+            let c = &self.input.attrs;
+            let (check, span) = match (&c.hash, &c.buckets) {
+                (Some(h), _) => (quote!(hash_leading), h.span),
+                (_, Some(b)) => (quote!(hash_runs), b.span),
+                _ => (quote!(hash_runs), proc_macro2::Span::call_site()),
+            };
             out.extend(respan(
-                quote!(#krate::__private::hash_runs(&[#(#flags),*]);),
+                quote!(#krate::__private::#check(&[#(#flags),*]);),
                 span,
             ));
         }
@@ -415,9 +436,11 @@ impl Gen<'_, '_> {
         let prefix = if let Some(h) = &c.hash {
             let alg = &h.value.alg.value;
             let (len, sep) = (h.value.len.value, h.value.separator);
-            Some(
-                quote!(__pk_b = __pk_b.hash_prefix(#krate::__private::hash_alg(#alg), #len, #sep);),
-            )
+            Some(if hashing {
+                quote!(__pk_b = __pk_b.hash_prefix_over(#krate::__private::hash_alg(#alg), #len, #sep, __pk_hashed);)
+            } else {
+                quote!(__pk_b = __pk_b.hash_prefix(#krate::__private::hash_alg(#alg), #len, #sep);)
+            })
         } else {
             c.buckets.as_ref().map(|b| {
                 let (count, sep) = (b.value.count.value, b.value.separator);
@@ -558,6 +581,14 @@ impl Gen<'_, '_> {
         } else {
             format_ident!("bounds")
         };
+        // With a hash prefix over leading fields, a range fixes those fields first: the fields
+        // up to the last hashed one are equality conditions in every constructor.
+        let hashed = self
+            .roles
+            .iter()
+            .rposition(|r| *r == Role::Hashed)
+            .filter(|_| self.input.attrs.hash.is_some())
+            .map_or(0, |last| last + 1);
         let mut methods = Vec::new();
         for k in 0..n {
             let field = &self.input.fields[k];
@@ -567,7 +598,8 @@ impl Gen<'_, '_> {
                 .map(|i| {
                     let p = &params[i];
                     let write = self.write_value(i, &quote!(#p), false);
-                    quote!(#h_b.equal(|#h_w| #write)?;)
+                    let end = (i + 1 == hashed).then(|| quote!(#h_b.end_hashed();));
+                    quote!(#h_b.equal(|#h_w| #write)?; #end)
                 })
                 .collect();
             let before = if k == 0 {
@@ -606,7 +638,7 @@ impl Gen<'_, '_> {
                  one range, or one per bucket for a bucketed key.\n\nGenerated by `#[derive(PartitionKey)]`.\n\n\
                  # Errors\n\nA value that does not fit its field (see `PartitionKey::encode_into`)."
             );
-            methods.push(quote! {
+            let in_method = quote! {
                 #[doc = #in_doc]
                 #vis fn #in_name #bound_lt(
                     #(#head_params: #head_types,)*
@@ -627,26 +659,34 @@ impl Gen<'_, '_> {
                         ::core::ops::Bound::Excluded(#h_x) => ::core::ops::Bound::Excluded(#h_enc(&#h_b, #h_x)?),
                         ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
                     };
-                    ::core::result::Result::Ok(#h_b.finish(
+                    #h_b.finish(
                         #h_lo.as_ref().map(::std::string::String::as_str),
                         #h_hi.as_ref().map(::std::string::String::as_str),
                         #desc,
-                    ))
+                    )
                 }
-
+            };
+            let eq_method = quote! {
                 #[doc = #eq_doc]
                 #vis fn #eq_name(
                     #(#params: #types,)*
                 ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
                     let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#equal)*
-                    ::core::result::Result::Ok(#h_b.finish(
+                    #h_b.finish(
                         ::core::ops::Bound::Unbounded,
                         ::core::ops::Bound::Unbounded,
                         false,
-                    ))
+                    )
                 }
-            });
+            };
+            // Only the constructors that fix every hashed field (all of them without one).
+            if k >= hashed {
+                methods.push(in_method);
+            }
+            if k + 1 >= hashed {
+                methods.push(eq_method);
+            }
         }
         quote!(#(#methods)*)
     }
@@ -811,7 +851,12 @@ fn expand(input: &Input<'_>) -> TokenStream {
         }
     });
 
-    let ranges = input.attrs.hash.is_none().then(|| {
+    let ranges = input
+        .attrs
+        .hash
+        .as_ref()
+        .is_none_or(|h| !h.value.fields.is_empty())
+        .then(|| {
         let methods = g.ranges(vis);
         quote! {
             #[automatically_derived]

@@ -58,7 +58,12 @@ pub(crate) fn check(input: &Input<'_>, errors: &mut Errors) {
 /// The range constructors `ranges_<field>` and `ranges_<field>_eq` of two fields must not clash
 /// (fields `a` and `a_eq`).
 fn check_range_names(input: &Input<'_>, errors: &mut Errors) {
-    if input.attrs.hash.is_some() {
+    if input
+        .attrs
+        .hash
+        .as_ref()
+        .is_some_and(|h| h.value.fields.is_empty())
+    {
         return;
     }
     for (i, field) in input.fields.iter().enumerate() {
@@ -113,6 +118,9 @@ fn check_prefix(input: &Input<'_>, errors: &mut Errors) {
             "#[pk(buckets)] and #[pk(hash)] cannot be combined: a key has one prefix",
         );
     }
+    if let Some(h) = &c.hash {
+        check_members(input, &h.value.fields, "hash(fields(...))", errors);
+    }
     let Some(b) = &c.buckets else {
         return;
     };
@@ -128,23 +136,26 @@ fn check_prefix(input: &Input<'_>, errors: &mut Errors) {
                 );
             }
         }
-        BucketBy::Hash(members) => {
-            for (i, m) in members.iter().enumerate() {
-                if find(input, m).is_none() {
-                    errors.at(
-                        m.span(),
-                        format!(
-                            "#[pk(buckets(hash(...)))] names `{}`, which is no field of this struct",
-                            member_text(m)
-                        ),
-                    );
-                } else if members[..i].contains(m) {
-                    errors.at(
-                        m.span(),
-                        format!("#[pk(buckets(hash(...)))] names `{}` twice", member_text(m)),
-                    );
-                }
-            }
+        BucketBy::Hash(members) => check_members(input, members, "buckets(hash(...))", errors),
+    }
+}
+
+/// The fields an attribute names exist, once each.
+fn check_members(input: &Input<'_>, members: &[Member], attribute: &str, errors: &mut Errors) {
+    for (i, m) in members.iter().enumerate() {
+        if find(input, m).is_none() {
+            errors.at(
+                m.span(),
+                format!(
+                    "#[pk({attribute})] names `{}`, which is no field of this struct",
+                    member_text(m)
+                ),
+            );
+        } else if members[..i].contains(m) {
+            errors.at(
+                m.span(),
+                format!("#[pk({attribute})] names `{}` twice", member_text(m)),
+            );
         }
     }
 }

@@ -1,0 +1,101 @@
+//! Key fields of other crates' types, each behind the cargo feature of the crate's name: `uuid`
+//! ([`uuid::Uuid`], the `uuid` kind), `time` ([`time::OffsetDateTime`]) and `chrono`
+//! ([`chrono::DateTime<Utc>`](chrono::DateTime)), both the `timestamp` kind.
+
+#[cfg(any(feature = "uuid", feature = "time", feature = "chrono"))]
+use crate::{
+    error::{Error, Result},
+    io::{KeyReader, KeyWriter},
+    key::{DecodeField, KeyField},
+    spec::{FieldSpec, Kind},
+    value::Value,
+};
+
+#[cfg(feature = "uuid")]
+impl KeyField for uuid::Uuid {
+    const KIND: Kind = Kind::Uuid;
+    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.uuid(spec, self.as_u128());
+        Ok(())
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl DecodeField for uuid::Uuid {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        Ok(Self::from_u128(r.uuid(spec, field)?))
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl From<uuid::Uuid> for Value {
+    fn from(v: uuid::Uuid) -> Self {
+        Self::Uuid(v.as_u128())
+    }
+}
+
+#[cfg(feature = "time")]
+impl KeyField for time::OffsetDateTime {
+    const KIND: Kind = Kind::Timestamp;
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.timestamp(spec, field, self.unix_timestamp_nanos())
+    }
+}
+
+#[cfg(feature = "time")]
+impl DecodeField for time::OffsetDateTime {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        let start = r.position();
+        let nanos = r.timestamp(spec, field)?;
+        Self::from_unix_timestamp_nanos(nanos).map_err(|e| {
+            Error::malformed(
+                Some(field),
+                start,
+                format!("time cannot hold the instant: {e}"),
+            )
+        })
+    }
+}
+
+#[cfg(feature = "time")]
+impl From<time::OffsetDateTime> for Value {
+    fn from(v: time::OffsetDateTime) -> Self {
+        Self::Timestamp(v.unix_timestamp_nanos())
+    }
+}
+
+#[cfg(feature = "chrono")]
+fn chrono_nanos(t: &chrono::DateTime<chrono::Utc>) -> i128 {
+    i128::from(t.timestamp()) * 1_000_000_000 + i128::from(t.timestamp_subsec_nanos())
+}
+
+#[cfg(feature = "chrono")]
+impl KeyField for chrono::DateTime<chrono::Utc> {
+    const KIND: Kind = Kind::Timestamp;
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.timestamp(spec, field, chrono_nanos(self))
+    }
+}
+
+#[cfg(feature = "chrono")]
+impl DecodeField for chrono::DateTime<chrono::Utc> {
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        let start = r.position();
+        let nanos = r.timestamp(spec, field)?;
+        let (secs, sub) = (
+            nanos.div_euclid(1_000_000_000),
+            nanos.rem_euclid(1_000_000_000),
+        );
+        i64::try_from(secs)
+            .ok()
+            .and_then(|s| Self::from_timestamp(s, sub as u32))
+            .ok_or_else(|| Error::malformed(Some(field), start, "chrono cannot hold the instant"))
+    }
+}
+
+#[cfg(feature = "chrono")]
+impl From<chrono::DateTime<chrono::Utc>> for Value {
+    fn from(v: chrono::DateTime<chrono::Utc>) -> Self {
+        Self::Timestamp(chrono_nanos(&v))
+    }
+}
