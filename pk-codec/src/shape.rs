@@ -243,17 +243,18 @@ impl KeyShape {
     }
 
     /// Decodes one key: checks the prefix's form, runs `body` over the natural key, checks that
-    /// nothing is left, then recomputes the prefix and compares.
+    /// nothing is left, then recomputes the prefix and compares. The reader's lifetime is the
+    /// key's, so `body` may return slices of the key ([`KeyReader::str_ref`]).
     ///
     /// # Errors
     ///
     /// [`Error::Malformed`] with the byte position for any text this shape and `body` would not
     /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives.
     #[inline]
-    pub fn decode_with<T>(
+    pub fn decode_with<'k, T>(
         &self,
-        key: &str,
-        body: impl FnOnce(&mut KeyReader<'_>) -> Result<T>,
+        key: &'k str,
+        body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>,
     ) -> Result<T> {
         if key.len() > self.max_len {
             return Err(self.too_long(key));
