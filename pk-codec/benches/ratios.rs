@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `PK_BENCH_KEYS` (default 200,000 keys per pass) and `PK_BENCH_ROUNDS` (default 21) change the
-//! size of a run. Every baseline is checked before timing (`cards::check_baselines`).
+//! size of a run; `PK_BENCH_ONLY=<part of a name>` runs only the matching cases, for a profiler.
+//! Every baseline is checked before timing (`cards::check_baselines`).
 
 #![allow(missing_docs)]
 
@@ -24,7 +25,8 @@ use cards::{
     BucketCard, Card, DerivedCard, Md5Card, ModuloCard, Xxh3Card, decode_borrowed, decode_split,
     encode_tight, encode_write,
 };
-use pk_codec::{DecodeKey, HashAlg, Layout, PartitionKey, Value};
+use md5::{Digest, Md5};
+use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
 use serde::Serialize;
 
 const BEGIN: &str =
@@ -245,7 +247,7 @@ fn cases() -> Vec<Case> {
             run: |i| {
                 let mut n = 0;
                 for k in &i.keys {
-                    n += black_box(HashAlg::Md5.hex_prefix(black_box(k.as_bytes()), 4)).len();
+                    n += usize::from(black_box(Md5::digest(black_box(k.as_bytes())))[0]);
                 }
                 n
             },
@@ -390,7 +392,17 @@ fn main() {
             .collect(),
         rows,
     };
-    let cases = cases();
+    let mut cases = cases();
+    // `PK_BENCH_ONLY=<part of a case name>`: time only those cases (for a profiler).
+    if let Ok(only) = std::env::var("PK_BENCH_ONLY") {
+        cases.retain(|c| c.name.contains(only.as_str()));
+        for _ in 0..rounds {
+            for case in &cases {
+                black_box((case.run)(&inputs));
+            }
+        }
+        return;
+    }
     // times[case][round], ns per key.
     let mut times = vec![Vec::with_capacity(rounds); cases.len()];
     // One warm-up pass of every case, then the rounds, each starting at the next case.
