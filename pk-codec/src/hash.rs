@@ -88,7 +88,10 @@ impl HashAlg {
 
     /// Writes the first `len` hex characters of the digest of `data` into `buf`, returning them.
     /// `len` is clamped to [`HashAlg::max_len`].
-    #[inline]
+    ///
+    /// Inlined, so that a constant algorithm and length leave one hash and `len` table lookups;
+    /// MD5, whose cost is the digest itself, stays out of line.
+    #[inline(always)]
     pub(crate) fn write_hex_prefix<'b>(
         self,
         data: &[u8],
@@ -96,29 +99,16 @@ impl HashAlg {
         buf: &'b mut [u8; 32],
     ) -> &'b [u8] {
         let len = usize::from(len.min(self.max_len()));
-        let mut digest = [0u8; 16];
-        let digest: &[u8] = match self {
-            Self::Md5 => {
-                digest.copy_from_slice(&Md5::digest(data));
-                &digest
-            }
-            Self::Xxh32 => {
-                digest[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes());
-                &digest[..4]
-            }
-            Self::Xxh64 => {
-                digest[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes());
-                &digest[..8]
-            }
-            Self::Xxh3 => {
-                digest[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes());
-                &digest[..8]
-            }
+        // The xxHash values, left-aligned in a u64 so that hex digit `i` is bits `60 - 4i..64 - 4i`.
+        let value: u64 = match self {
+            Self::Md5 => return md5_hex_prefix(data, len, buf),
+            Self::Xxh32 => u64::from(xxhash_rust::xxh32::xxh32(data, 0)) << 32,
+            Self::Xxh64 => xxhash_rust::xxh64::xxh64(data, 0),
+            Self::Xxh3 => xxhash_rust::xxh3::xxh3_64(data),
         };
+        let len = len.min(16);
         for (i, out) in buf[..len].iter_mut().enumerate() {
-            let byte = digest[i / 2];
-            let nibble = if i % 2 == 0 { byte >> 4 } else { byte & 15 };
-            *out = HEX[usize::from(nibble)];
+            *out = HEX[((value >> (60 - 4 * i)) & 15) as usize];
         }
         &buf[..len]
     }
@@ -131,6 +121,19 @@ impl HashAlg {
         let hex = self.write_hex_prefix(data, len, &mut buf);
         hex.iter().map(|&b| char::from(b)).collect()
     }
+}
+
+/// The first `len` (at most 32) hex characters of the MD5 digest of `data`, into `buf`.
+#[inline(never)]
+fn md5_hex_prefix<'b>(data: &[u8], len: usize, buf: &'b mut [u8; 32]) -> &'b [u8] {
+    let digest = Md5::digest(data);
+    let len = len.min(32);
+    for (i, out) in buf[..len].iter_mut().enumerate() {
+        let byte = digest[i / 2];
+        let nibble = if i % 2 == 0 { byte >> 4 } else { byte & 15 };
+        *out = HEX[usize::from(nibble)];
+    }
+    &buf[..len]
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! [`KeyWriter`] and [`KeyReader`]: the field-by-field engine under runtime layouts and derived keys.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
 use crate::num::{self, IntParse};
 use crate::prefix::{BucketSeed, BucketValue};
@@ -231,6 +233,16 @@ impl<'a> KeyWriter<'a> {
             self.out.push(char::from(SOME_MARKER));
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_borrowable(field: &str) -> Error {
+    Error::layout(
+        Some(field),
+        "only a plain ascending string can be borrowed from the key: its escaped or descending \
+         text is not the string's bytes (read it as a `String` or a `Cow<str>`)",
+    )
 }
 
 /// Reads the fields of one key, in order, checking every byte.
@@ -544,21 +556,102 @@ impl<'a> KeyReader<'a> {
                 let (start, text) = self.take_until_delimiter();
                 text::read_escaped(text).map_err(|(at, why)| self.fault(field, start + at, why))
             }
+            Order::Asc => self.plain_str(field).map(str::to_owned),
+        }
+    }
+
+    /// Reads a plain ascending string as a slice of the key, without allocating: what a borrowing
+    /// decode (`&'a str` fields) calls.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidLayout`] naming the field when its form is escaped or descending (their
+    /// text is not the string's bytes: read them with [`KeyReader::str_cow`] or
+    /// [`KeyReader::str`]); [`Error::Malformed`] for a byte a plain string cannot hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind, KeyShape};
+    ///
+    /// let shape = KeyShape::new(b',');
+    /// let key = String::from("a100,7");
+    /// let seller: &str = shape.decode_with(&key, |r| {
+    ///     r.begin_field("seller_id")?;
+    ///     let seller = r.str_ref(&FieldSpec::new(Kind::Str), "seller_id")?;
+    ///     r.begin_field("n")?;
+    ///     r.uint64(&FieldSpec::new(Kind::Uint { bits: 8 }).with_width(1), "n", 9)?;
+    ///     Ok(seller)
+    /// })?;
+    /// assert_eq!(seller, "a100");
+    ///
+    /// let escaped = FieldSpec::new(Kind::Str).escaped();
+    /// assert!(shape.decode_with("a-2cb", |r| { r.begin_field("s")?; r.str_ref(&escaped, "s") }).is_err());
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline]
+    pub fn str_ref(&mut self, spec: &FieldSpec, field: &str) -> Result<&'a str> {
+        if spec.is_descending() || spec.is_escaped() {
+            return Err(not_borrowable(field));
+        }
+        self.plain_str(field)
+    }
+
+    /// Reads a string of any form: borrowed from the key when its text is the string (plain
+    /// ascending, or escaped text without an escape), owned otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::str`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    /// use pk_codec::{FieldSpec, Kind, KeyShape};
+    ///
+    /// let shape = KeyShape::new(b',');
+    /// let escaped = FieldSpec::new(Kind::Str).escaped();
+    /// let read = |key| shape.decode_with(key, |r| { r.begin_field("s")?; r.str_cow(&escaped, "s") });
+    /// assert!(matches!(read("a100")?, Cow::Borrowed("a100")));
+    /// assert_eq!(read("a-2cb")?, "a,b");
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline]
+    pub fn str_cow(&mut self, spec: &FieldSpec, field: &str) -> Result<Cow<'a, str>> {
+        match spec.order() {
+            Order::Asc if !spec.is_escaped() => self.plain_str(field).map(Cow::Borrowed),
             Order::Asc => {
                 let (start, text) = self.take_until_delimiter();
-                if let Some((at, ch)) = text::first_at_or_below(text, self.delimiter) {
-                    return Err(self.fault(
-                        field,
-                        start + at,
-                        format!(
-                            "{ch:?} sorts below the delimiter {:?}, so no plain string holds it",
-                            char::from(self.delimiter)
-                        ),
-                    ));
+                if !text.as_bytes().contains(&text::ESCAPE) {
+                    if let Some((at, why)) = text::escaped_fault(text) {
+                        return Err(self.fault(field, start + at, why));
+                    }
+                    return Ok(Cow::Borrowed(text));
                 }
-                Ok(text.to_owned())
+                text::read_escaped(text)
+                    .map(Cow::Owned)
+                    .map_err(|(at, why)| self.fault(field, start + at, why))
             }
+            Order::Desc => self.str(spec, field).map(Cow::Owned),
         }
+    }
+
+    /// A plain string: the text up to the next delimiter, every byte above it.
+    #[inline]
+    fn plain_str(&mut self, field: &str) -> Result<&'a str> {
+        let (start, text) = self.take_until_delimiter();
+        if let Some((at, ch)) = text::first_at_or_below(text, self.delimiter) {
+            return Err(self.fault(
+                field,
+                start + at,
+                format!(
+                    "{ch:?} sorts below the delimiter {:?}, so no plain string holds it",
+                    char::from(self.delimiter)
+                ),
+            ));
+        }
+        Ok(text)
     }
 
     fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {

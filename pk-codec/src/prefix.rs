@@ -120,6 +120,7 @@ pub enum Prefix {
 impl Prefix {
     /// The prefix's length in bytes, separator included.
     #[must_use]
+    #[inline]
     pub const fn len(&self) -> usize {
         match *self {
             Self::None => 0,
@@ -161,6 +162,7 @@ impl Prefix {
 
     /// Whether there is no prefix.
     #[must_use]
+    #[inline]
     pub const fn is_empty(&self) -> bool {
         matches!(self, Self::None)
     }
@@ -168,6 +170,12 @@ impl Prefix {
 
 impl Prefix {
     /// The prefix text for the key whose natural part is `natural`, into `buf`.
+    ///
+    /// Inlined into the encode and decode of a derived key, whose shape is a constant: the match
+    /// on the prefix, the hash algorithm, the count and the widths then fold away, leaving one
+    /// hash (or one remainder) and a few digit stores. The rare cases (several hashed runs, a
+    /// missing modulo value, MD5) stay out of line.
+    #[inline(always)]
     pub(crate) fn compute<'b>(
         &self,
         delimiter: u8,
@@ -196,12 +204,7 @@ impl Prefix {
                 let bucket = match by {
                     BucketBy::Modulo => match seed.value {
                         Some(v) => bucket_of_value(v, count),
-                        None => {
-                            return Err(Error::layout(
-                                None,
-                                "a modulo bucket prefix needs the value of its integer field, and none was given",
-                            ));
-                        }
+                        None => return Err(no_modulo_value()),
                     },
                     BucketBy::Hash => bucket_of_hash(hash_spans(delimiter, natural, seed)?, count),
                 };
@@ -210,6 +213,7 @@ impl Prefix {
         }
     }
 
+    #[inline]
     pub(crate) const fn has_separator(&self) -> bool {
         matches!(
             self,
@@ -422,35 +426,54 @@ impl Prefix {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn no_modulo_value() -> Error {
+    Error::layout(
+        None,
+        "a modulo bucket prefix needs the value of its integer field, and none was given",
+    )
+}
+
 /// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
+#[inline(always)]
 fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
-    use xxhash_rust::xxh3::{Xxh3, xxh3_64};
     let bytes = natural.as_bytes();
     match seed.span_count {
-        0 => Ok(xxh3_64(bytes)),
+        0 => Ok(xxhash_rust::xxh3::xxh3_64(bytes)),
         1 => {
             let (s, e) = seed.spans[0];
-            Ok(xxh3_64(&bytes[s as usize..e as usize]))
+            Ok(xxhash_rust::xxh3::xxh3_64(&bytes[s as usize..e as usize]))
         }
-        n if n > MAX_SPANS => Err(Error::layout(
-            None,
-            format!("a bucket hash covers at most {MAX_SPANS} fields, not {n}"),
-        )),
-        n => {
-            let mut hasher = Xxh3::new();
-            for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
-                if i > 0 {
-                    hasher.update(&[delimiter]);
-                }
-                hasher.update(&bytes[s as usize..e as usize]);
-            }
-            Ok(hasher.digest())
-        }
+        _ => hash_runs(delimiter, bytes, seed),
     }
 }
 
+/// [`hash_spans`] of several runs: a streaming hasher (whose state is large, so it stays out of
+/// the inlined path).
+#[inline(never)]
+fn hash_runs(delimiter: u8, bytes: &[u8], seed: &BucketSeed) -> Result<u64> {
+    let n = seed.span_count;
+    if n > MAX_SPANS {
+        return Err(Error::layout(
+            None,
+            format!("a bucket hash covers at most {MAX_SPANS} fields, not {n}"),
+        ));
+    }
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
+        if i > 0 {
+            hasher.update(&[delimiter]);
+        }
+        hasher.update(&bytes[s as usize..e as usize]);
+    }
+    Ok(hasher.digest())
+}
+
+/// `bucket` in `width` decimal digits at the start of `buf`.
+#[inline(always)]
 fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
-    let width = usize::from(width);
+    let width = usize::from(width).min(buf.len());
     let mut v = bucket;
     for slot in buf[..width].iter_mut().rev() {
         *slot = b'0' + (v % 10) as u8;
@@ -463,17 +486,23 @@ fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
 #[inline]
 #[must_use]
 pub(crate) const fn bucket_width(count: u32) -> u8 {
-    let mut n = count.saturating_sub(1);
-    let mut digits = 1;
-    while n >= 10 {
-        n /= 10;
-        digits += 1;
+    // Comparisons rather than a division loop: this runs for every key of a bucketed layout.
+    match count.saturating_sub(1) {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1_000..=9_999 => 4,
+        10_000..=99_999 => 5,
+        100_000..=999_999 => 6,
+        1_000_000..=9_999_999 => 7,
+        10_000_000..=99_999_999 => 8,
+        100_000_000..=999_999_999 => 9,
+        _ => 10,
     }
-    digits
 }
 
 /// The bucket of an integer: `value % count`, non-negative for negative values.
-#[inline]
+#[inline(always)]
 #[must_use]
 pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
     match value {
@@ -487,7 +516,7 @@ pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
 
 /// The bucket of some encoded text: XXH3-64 of it, modulo `count`. XXH3 mixes every input bit into
 /// the low bits, so power-of-two counts stay even (a weak hash would leave them skewed).
-#[inline]
+#[inline(always)]
 #[must_use]
 pub(crate) fn bucket_of_hash(hash: u64, count: u32) -> u32 {
     (hash % u64::from(count)) as u32

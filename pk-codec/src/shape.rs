@@ -166,54 +166,75 @@ impl KeyShape {
     ///
     /// Whatever `body` returns; [`Error::KeyTooLong`] over the limit; [`Error::InvalidLayout`]
     /// when a modulo bucket's field was never declared with [`KeyWriter::bucket_value`].
-    #[inline]
+    #[inline(always)]
     pub fn encode_with(
         &self,
         out: &mut String,
         body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
     ) -> Result<()> {
         let base = out.len();
-        let prefix_len = self.prefix.len();
-        if prefix_len > 0 {
-            // A placeholder of the right length, overwritten once the natural key is known.
-            const ZEROS: &str = "0000000000000000000000000000000000000000";
-            if self.has_separator() {
-                out.push_str(&ZEROS[..prefix_len - 1]);
-                out.push(char::from(self.delimiter));
-            } else {
-                out.push_str(&ZEROS[..prefix_len]);
-            }
+        if self.prefix.is_empty() {
+            let mut writer = KeyWriter::new(out, self.delimiter);
+            let written = body(&mut writer);
+            return self.finish_key(out, base, written);
         }
+        self.push_placeholder(out);
         let mut writer = KeyWriter::new(out, self.delimiter);
         let mut written = body(&mut writer);
-        if !self.prefix.is_empty() && written.is_ok() {
+        if written.is_ok() {
             let seed = writer.seed;
             written = self.fill_prefix(out, base, &seed);
         }
+        self.finish_key(out, base, written)
+    }
+
+    /// A placeholder of the prefix's length (separator included), overwritten by
+    /// [`KeyShape::fill_prefix`] once the natural key is known. With a constant shape, a store of
+    /// a few constant bytes.
+    #[inline(always)]
+    fn push_placeholder(&self, out: &mut String) {
+        const ZEROS: &str = "0000000000000000000000000000000000000000";
+        let prefix_len = self.prefix.len();
+        if self.has_separator() {
+            out.push_str(&ZEROS[..prefix_len - 1]);
+            out.push(char::from(self.delimiter));
+        } else {
+            out.push_str(&ZEROS[..prefix_len]);
+        }
+    }
+
+    /// Undoes a failed key and checks the length of a written one.
+    #[inline(always)]
+    fn finish_key(&self, out: &mut String, base: usize, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             out.truncate(base);
             return Err(e);
         }
         let len = out.len() - base;
         if len > self.max_len {
-            out.truncate(base);
-            return Err(Error::KeyTooLong {
-                len,
-                limit: self.max_len,
-            });
+            return Err(self.key_too_long(out, base));
         }
         Ok(())
     }
 
+    #[cold]
+    #[inline(never)]
+    fn key_too_long(&self, out: &mut String, base: usize) -> Error {
+        let len = out.len() - base;
+        out.truncate(base);
+        Error::KeyTooLong {
+            len,
+            limit: self.max_len,
+        }
+    }
+
+    #[inline(always)]
     fn has_separator(&self) -> bool {
         self.prefix.has_separator()
     }
 
-    #[inline]
+    #[inline(always)]
     fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
-        if self.prefix.is_empty() {
-            return Ok(());
-        }
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
         let text = self
@@ -248,17 +269,18 @@ impl KeyShape {
     }
 
     /// Decodes one key: checks the prefix's form, runs `body` over the natural key, checks that
-    /// nothing is left, then recomputes the prefix and compares.
+    /// nothing is left, then recomputes the prefix and compares. The reader's lifetime is the
+    /// key's, so `body` may return slices of the key ([`KeyReader::str_ref`]).
     ///
     /// # Errors
     ///
     /// [`Error::Malformed`] with the byte position for any text this shape and `body` would not
     /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives.
     #[inline]
-    pub fn decode_with<T>(
+    pub fn decode_with<'k, T>(
         &self,
-        key: &str,
-        body: impl FnOnce(&mut KeyReader<'_>) -> Result<T>,
+        key: &'k str,
+        body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>,
     ) -> Result<T> {
         if key.len() > self.max_len {
             return Err(self.too_long(key));

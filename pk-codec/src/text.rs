@@ -77,6 +77,20 @@ pub(crate) fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
+/// Why `text`, which holds no escape, is not an escaped string: the first byte at or below the
+/// escape, which the form always escapes.
+#[inline]
+pub(crate) fn escaped_fault(text: &str) -> Option<FieldFault> {
+    let at = text.as_bytes().iter().position(|&b| b <= ESCAPE)?;
+    Some((
+        at,
+        format!(
+            "byte {:?} must be escaped in an escaped string",
+            char::from(text.as_bytes()[at])
+        ),
+    ))
+}
+
 /// Decodes an escaped string field (the text between delimiters).
 pub(crate) fn read_escaped(text: &str) -> Result<String, FieldFault> {
     let bytes = text.as_bytes();
