@@ -328,3 +328,85 @@ fn layouts_of_derived_keys_count_hash_runs_as_the_derive_does() {
             .contains("hash(a,c,e,g,i,k,m,o)")
     );
 }
+
+// ---- Borrowing decode ---------------------------------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct CardRef<'a> {
+    #[pk(width = 6)]
+    device_id: u32,
+    seller_id: &'a str,
+    #[pk(escaped)]
+    note: std::borrow::Cow<'a, str>,
+    maybe: Option<&'a str>,
+    inner: Inner,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Inner {
+    #[pk(desc)]
+    n: u16,
+    owned: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 16, hash(seller_id), separator))]
+struct BucketRef<'a> {
+    seller_id: &'a str,
+    #[pk(width = 4)]
+    t: u16,
+}
+
+/// Encodes only: `&[u8]` has no borrowed form (its text is hex), so no `BorrowDecodeKey`.
+#[derive(PartitionKey)]
+struct RawRef<'a> {
+    raw: &'a [u8],
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn borrowed_decode_returns_the_owned_values_and_borrows_plain_strings(
+        device_id in any::<u32>().prop_map(|d| d % 1_000_000),
+        seller in "[a-z0-9]{0,6}",
+        note in "(?s).{0,6}",
+        maybe in prop::option::of("[a-z]{0,4}"),
+        n in any::<u16>(),
+        owned in "[a-z]{0,4}",
+        t in 0u16..10_000,
+    ) {
+        use pk_codec::BorrowDecodeKey;
+        let card = CardRef {
+            device_id,
+            seller_id: &seller,
+            note: note.as_str().into(),
+            maybe: maybe.as_deref(),
+            inner: Inner { n, owned: owned.clone() },
+        };
+        let key = card.encode().unwrap();
+        let back = CardRef::decode_borrowed(&key).unwrap();
+        prop_assert_eq!(&back, &card);
+        // The plain string is the key's own text, not a copy.
+        let at = key.find(&format!(",{seller},")).unwrap() + 1;
+        prop_assert!(std::ptr::eq(back.seller_id.as_ptr(), key[at..].as_ptr()));
+        // An escaped string borrows exactly when it holds nothing to unescape.
+        let borrowed = matches!(back.note, std::borrow::Cow::Borrowed(_));
+        prop_assert_eq!(borrowed, !note.bytes().any(|b| b <= b'-'));
+        // The owned decode of the same layout reads the same values.
+        let values = CardRef::layout().decode(&key).unwrap();
+        prop_assert_eq!(values.len(), 6);
+
+        let b = BucketRef { seller_id: &seller, t };
+        let key = b.encode().unwrap();
+        prop_assert_eq!(BucketRef::decode_borrowed(&key).unwrap(), b);
+        // Owned keys decode through the same trait.
+        let inner = Inner { n, owned };
+        prop_assert_eq!(Inner::decode_borrowed(&inner.encode().unwrap()).unwrap(), inner);
+    }
+}
+
+#[test]
+fn a_borrowed_key_of_bytes_still_encodes() {
+    assert_eq!(RawRef { raw: &[0xab, 0x01] }.encode().unwrap(), "ab01");
+}

@@ -364,6 +364,44 @@
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!
+//! # Borrowing decode
+//!
+//! A struct with one lifetime whose fields are `&'a str` (plain ascending strings), `Cow<'a, str>`
+//! (any string form, borrowed unless escapes must be undone) or owned decodable types gets
+//! [`BorrowDecodeKey`](crate::BorrowDecodeKey): `decode_borrowed(&key)` reads it without copying
+//! plain strings. (A `&'a [u8]` field has no borrowed form, its text being hex: such a struct
+//! encodes only.) Owned keys implement it too, through their owned decode.
+//!
+//! ```
+//! use pk_codec::{BorrowDecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! struct SellerRef<'a> {
+//!     seller_id: &'a str,
+//!     #[pk(width = 4)]
+//!     card_id: u64,
+//! }
+//!
+//! let key = SellerRef { seller_id: "a100", card_id: 6777 }.encode()?;
+//! assert_eq!(SellerRef::decode_borrowed(&key)?.seller_id, "a100");
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! A `&str` field that is escaped or descending has no text to borrow: the rulebook's
+//! `borrowed-str-form` refuses it when `decode_borrowed` is used.
+//!
+//! ```compile_fail,E0080
+//! use pk_codec::{BorrowDecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! struct Escaped<'a> {
+//!     #[pk(escaped)]
+//!     name: &'a str,
+//! }
+//!
+//! let _ = Escaped::decode_borrowed("a-2cb");
+//! ```
+//!
 //! # Compile-time errors
 //!
 //! Two kinds. The derive itself reports what the syntax says: unknown, duplicate or misplaced

@@ -1,5 +1,7 @@
 //! The typed side: [`KeyField`] for Rust types, [`PartitionKey`] and [`DecodeKey`] for whole keys.
 
+use std::borrow::Cow;
+
 use crate::error::Result;
 use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
@@ -391,6 +393,108 @@ impl<T: DecodeField> DecodePart for T {
         r.begin_field(field)?;
         T::decode_field(spec, field, r)
     }
+}
+
+/// A [`KeyPart`] read back borrowing from the key where it can: every [`DecodePart`] (owned), a
+/// `&str` of a plain ascending string (the key's own text), and a `Cow<str>` of any string form
+/// (borrowed unless escapes must be undone).
+///
+/// What `#[derive(PartitionKey)]` reads the fields of a borrowing struct with, in
+/// [`BorrowDecodeKey`].
+pub trait BorrowDecodePart<'de>: Sized {
+    /// Whether the value is the key's text itself (a `&str`), so the field must be a plain
+    /// ascending string (the rulebook's `borrowed-str-form`).
+    const BORROWS_TEXT: bool = false;
+
+    /// Reads the part, borrowing from the key where it can.
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodePart::read_part`].
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self>;
+}
+
+impl<'de, T: DecodePart> BorrowDecodePart<'de> for T {
+    #[inline]
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
+        T::read_part(spec, field, r)
+    }
+}
+
+impl<'de> BorrowDecodePart<'de> for &'de str {
+    const BORROWS_TEXT: bool = true;
+    #[inline]
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
+        r.begin_field(field)?;
+        r.str_ref(spec, field)
+    }
+}
+
+impl<'de> BorrowDecodePart<'de> for Option<&'de str> {
+    const BORROWS_TEXT: bool = true;
+    #[inline]
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
+        r.begin_field(field)?;
+        if r.none(spec) {
+            return Ok(None);
+        }
+        r.some(spec, field)?;
+        r.str_ref(spec, field).map(Some)
+    }
+}
+
+impl<'de> BorrowDecodePart<'de> for Cow<'de, str> {
+    #[inline]
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
+        r.begin_field(field)?;
+        r.str_cow(spec, field)
+    }
+}
+
+impl KeyField for Cow<'_, str> {
+    const KIND: Kind = Kind::Str;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.str(spec, field, self)
+    }
+}
+
+/// A [`PartitionKey`] read back borrowing its strings from the key: what `#[derive(PartitionKey)]`
+/// implements for a struct with a lifetime whose fields are `&str`, `Cow<str>` or owned
+/// decodable types. No allocation for plain strings, as storekey's `BorrowDecode`.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{BorrowDecodeKey, PartitionKey};
+///
+/// #[derive(PartitionKey, Debug, PartialEq)]
+/// struct CardRef<'a> {
+///     #[pk(width = 6)]
+///     device_id: u32,
+///     seller_id: &'a str,
+/// }
+///
+/// let key = String::from("000054,a100");
+/// let card = CardRef::decode_borrowed(&key)?;
+/// assert_eq!(card, CardRef { device_id: 54, seller_id: "a100" });
+/// assert!(std::ptr::eq(card.seller_id.as_ptr(), key[7..].as_ptr())); // no copy
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+pub trait BorrowDecodeKey<'de>: PartitionKey + Sized {
+    /// Reads this type's fields, borrowing, without the prefix: how it is read as a nested key.
+    ///
+    /// # Errors
+    ///
+    /// As [`BorrowDecodeKey::decode_borrowed`].
+    fn read_fields_borrowed(r: &mut KeyReader<'de>) -> Result<Self>;
+
+    /// Decodes a key, borrowing strings from it.
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodeKey::decode`].
+    fn decode_borrowed(key: &'de str) -> Result<Self>;
 }
 
 /// A type whose values are whole keys: what `#[derive(PartitionKey)]` implements (see

@@ -107,7 +107,10 @@ pub mod table;
 pub use error::{Error, Result};
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
-pub use key::{DecodeField, DecodeKey, DecodePart, KeyField, KeyPart, PartitionKey};
+pub use key::{
+    BorrowDecodeKey, BorrowDecodePart, DecodeField, DecodeKey, DecodePart, KeyField, KeyPart,
+    PartitionKey,
+};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
     BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, merge_sorted_by,
@@ -265,6 +268,14 @@ pub mod __private {
             enforce::<()>(Err(crate::rules::Rule::ModuloField));
         }
         modulo_field(spec);
+    }
+
+    /// A field read by borrowing its text (`&str`): a plain ascending string only (a compile
+    /// error otherwise).
+    pub const fn borrow_form<'de, T: crate::BorrowDecodePart<'de>>(spec: FieldSpec) {
+        if T::BORROWS_TEXT && (spec.is_descending() || spec.is_escaped()) {
+            enforce::<()>(Err(crate::rules::Rule::BorrowedStrForm));
+        }
     }
 
     /// The lowest delimiter floor of a part: a nested key's fields, or the field's own.

@@ -77,6 +77,9 @@ pub enum Rule {
     EscapedOnNonString,
     /// Only timestamp fields take a precision.
     PrecisionOnNonTimestamp,
+    /// A `&str` field decodes as the key's own text, so it is a plain ascending string: an escaped
+    /// or descending string has no such text (use `Cow<str>` or `String`).
+    BorrowedStrForm,
     /// An `Option` of an `Option` has no key form: `None` and `Some(None)` would be one key.
     NestedOption,
     /// The delimiter must be an ASCII character.
@@ -149,6 +152,7 @@ impl Rule {
             Self::WidthOnNonInteger => "width-on-integers",
             Self::EscapedOnNonString => "escaped-on-strings",
             Self::PrecisionOnNonTimestamp => "precision-on-timestamps",
+            Self::BorrowedStrForm => "borrowed-str-form",
             Self::NestedOption => "no-nested-option",
             Self::DelimiterNotAscii { .. } => "delimiter-ascii",
             Self::DelimiterAlphanumeric { .. } => "delimiter-not-alphanumeric",
@@ -186,6 +190,10 @@ impl Rule {
             }
             Self::PrecisionOnNonTimestamp => {
                 "pk-codec rule precision-on-timestamps: #[pk(precision)] needs a timestamp field"
+            }
+            Self::BorrowedStrForm => {
+                "pk-codec rule borrowed-str-form: a &str field decodes by borrowing the key's text, so it \
+                 must be a plain ascending string; use Cow<str> or String for an escaped or descending one"
             }
             Self::NestedOption => {
                 "pk-codec rule no-nested-option: an Option of an Option has no key form (None and \
@@ -258,6 +266,11 @@ impl fmt::Display for Rule {
             Self::PrecisionOnNonTimestamp => {
                 write!(f, "precision applies to timestamp fields (rule {name})")
             }
+            Self::BorrowedStrForm => write!(
+                f,
+                "a &str field decodes by borrowing the key's text, so it is a plain ascending string; \
+                 use Cow<str> or String for an escaped or descending one (rule {name})"
+            ),
             Self::NestedOption => write!(
                 f,
                 "an Option of an Option has no key form: None and Some(None) would be one key (rule {name})"

@@ -333,6 +333,16 @@ impl Gen<'_, '_> {
 
     /// Reads field `i` into `__pk_f{i}`.
     fn read_field(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        self.read_field_as(i, bookkeeping, None)
+    }
+
+    /// Reads field `i` into `__pk_f{i}`; with `borrowed`, through `BorrowDecodePart<'lifetime>`.
+    fn read_field_as(
+        &self,
+        i: usize,
+        bookkeeping: bool,
+        borrowed: Option<&syn::Lifetime>,
+    ) -> TokenStream {
         let krate = &self.krate;
         let field = &self.input.fields[i];
         let ty = field.ty;
@@ -343,10 +353,20 @@ impl Gen<'_, '_> {
         } else {
             Role::None
         };
-        match field.form {
+        let form = if borrowed.is_some() {
+            Form::Part
+        } else {
+            field.form
+        };
+        match form {
             Form::Part => {
                 let spec = spec(field, &self.krate);
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part);
+                let call = match borrowed {
+                    Some(lt) => quote_spanned! {ty.span()=>
+                        <#ty as #krate::BorrowDecodePart<#lt>>::read_part_borrowed
+                    },
+                    None => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part),
+                };
                 let read = quote!(let #var = #call(&const { #spec }, #name, __pk_r)?;);
                 match role {
                     Role::Hashed => {
@@ -692,6 +712,103 @@ impl Gen<'_, '_> {
     }
 }
 
+/// `BorrowDecodeKey` (and, for a borrowing struct, `BorrowDecodePart`): for a struct without
+/// lifetimes, the owned decode; for a struct with one lifetime, every field read through
+/// `BorrowDecodePart<'a>`, so `&'a str` borrows from the key. A field that cannot be read that way
+/// (`&'a [u8]`) leaves the impl's bounds unmet, so the struct encodes only.
+fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
+    let krate = &g.krate;
+    let generics = &input.original.generics;
+    let ident = &input.original.ident;
+    let (_, ty_generics, _) = generics.split_for_impl();
+    let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
+    match lifetimes.as_slice() {
+        [] => {
+            let mut with_de = generics.clone();
+            with_de.params.insert(0, syn::parse_quote!('__pk_de));
+            let (impl_generics, _, _) = with_de.split_for_impl();
+            let decode_where = where_clause(input, true, krate);
+            Some(quote! {
+                #[automatically_derived]
+                impl #impl_generics #krate::BorrowDecodeKey<'__pk_de> for #ident #ty_generics #decode_where {
+                    #[inline]
+                    fn read_fields_borrowed(__pk_r: &mut #krate::KeyReader<'__pk_de>) -> #krate::Result<Self> {
+                        <Self as #krate::DecodeKey>::read_fields(__pk_r)
+                    }
+
+                    #[inline]
+                    fn decode_borrowed(__pk_key: &'__pk_de str) -> #krate::Result<Self> {
+                        <Self as #krate::DecodeKey>::decode(__pk_key)
+                    }
+                }
+            })
+        }
+        [one] => {
+            let lt = &one.lifetime;
+            let (impl_generics, _, _) = generics.split_for_impl();
+            let mut preds: Vec<TokenStream> = generics
+                .where_clause
+                .as_ref()
+                .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+                .unwrap_or_default();
+            let n = input.fields.len();
+            for f in &input.fields {
+                let ty = f.ty;
+                preds.push(quote!(#ty: #krate::BorrowDecodePart<#lt>));
+            }
+            preds.extend(bounds(input, false, krate).into_iter().map(|p| quote!(#p)));
+            let checks = input.fields.iter().map(|f| {
+                let ty = f.ty;
+                let spec = spec(f, krate);
+                respan(
+                    quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
+                    ty.span(),
+                )
+            });
+            let plain: Vec<TokenStream> = (0..n)
+                .map(|i| g.read_field_as(i, false, Some(lt)))
+                .collect();
+            let construct = g.construct();
+            let body = if g.has_prefix() {
+                let read: Vec<TokenStream> =
+                    (0..n).map(|i| g.read_field_as(i, true, Some(lt))).collect();
+                quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) })
+            } else {
+                quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed)
+            };
+            Some(quote! {
+                #[automatically_derived]
+                impl #impl_generics #krate::BorrowDecodeKey<#lt> for #ident #ty_generics where #(#preds),* {
+                    #[inline]
+                    fn read_fields_borrowed(__pk_r: &mut #krate::KeyReader<#lt>) -> #krate::Result<Self> {
+                        #(#checks)*
+                        #(#plain)*
+                        ::core::result::Result::Ok(#construct)
+                    }
+
+                    #[inline]
+                    fn decode_borrowed(__pk_key: &#lt str) -> #krate::Result<Self> {
+                        <Self as #krate::PartitionKey>::SHAPE.decode_with(__pk_key, #body)
+                    }
+                }
+
+                #[automatically_derived]
+                impl #impl_generics #krate::BorrowDecodePart<#lt> for #ident #ty_generics where #(#preds),* {
+                    #[inline]
+                    fn read_part_borrowed(
+                        _: &#krate::FieldSpec,
+                        _: &str,
+                        __pk_r: &mut #krate::KeyReader<#lt>,
+                    ) -> #krate::Result<Self> {
+                        <Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed(__pk_r)
+                    }
+                }
+            })
+        }
+        _ => None,
+    }
+}
+
 /// `function(args)` with the call's own tokens at `span` and the arguments' tokens as they are, so
 /// that an error inside an argument keeps its own span.
 fn call_at(function: TokenStream, args: TokenStream, span: proc_macro2::Span) -> TokenStream {
@@ -821,6 +938,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         )
     };
 
+    let borrow_impl = borrow_decode(&g, input);
     let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
         quote! {
             #[automatically_derived]
@@ -860,7 +978,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         let methods = g.ranges(vis);
         quote! {
             #[automatically_derived]
-            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value, clippy::ref_option, clippy::ref_option_ref)]
+            #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value, clippy::ref_option, clippy::ref_option_ref, clippy::ptr_arg)]
             impl #impl_generics #ident #ty_generics #encode_where {
                 #methods
             }
@@ -919,6 +1037,8 @@ fn expand(input: &Input<'_>) -> TokenStream {
             #force
 
             #decode_impl
+
+            #borrow_impl
 
             #ranges
         };
