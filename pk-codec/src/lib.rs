@@ -104,6 +104,8 @@ mod value;
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
 pub mod table;
 
+pub mod store;
+
 pub use error::{Error, Result};
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};

@@ -1,0 +1,277 @@
+//! Keys into real stores: one small range-store interface, implemented by the in-memory
+//! [`table::Table`](crate::table::Table) model and by store adapters behind cargo features.
+//!
+//! A [`RangeStore`] is a sorted map from codec keys (UTF-8 text, compared bytewise) to values
+//! (bytes): point writes and reads, batches with a result per row, and paged range reads, forward
+//! or backward, start inclusive, end exclusive, that stop after a row limit and say where to
+//! resume. It is what [`KeyRange`](crate::KeyRange)s are read from, and what typed access and
+//! bulk imports write through.
+//!
+//! # Examples
+//!
+//! ```
+//! use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore};
+//!
+//! let store = MemoryStore::default();
+//! for key in ["000054,a100", "000054,a1001", "000167,a101"] {
+//!     store.put(key, key.as_bytes())?;
+//! }
+//! let page = store.range(&RangeQuery::new("000054", Some("000055")).limit(1))?;
+//! assert_eq!(page.rows[0].0, "000054,a100");
+//! let rest = store.range(&RangeQuery::new("000054", Some("000055")).resume(page.next.as_deref()))?;
+//! assert_eq!(rest.rows[0].0, "000054,a1001");
+//! assert!(rest.next.is_none());
+//! let back = store.range(&RangeQuery::new("", None).direction(Direction::Backward))?;
+//! assert_eq!(back.rows[0].0, "000167,a101");
+//! # Ok::<(), pk_codec::store::StoreError>(())
+//! ```
+
+mod memory;
+
+use std::fmt;
+
+pub use memory::MemoryStore;
+
+/// Which way a range read walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Smallest key first.
+    #[default]
+    Forward,
+    /// Largest key first.
+    Backward,
+}
+
+/// A range read: keys in `[start, end)` (`end == None` for no upper bound), in `direction`, at
+/// most `limit` rows (the store may return fewer, up to its own page limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeQuery<'a> {
+    /// The first key of the range (inclusive).
+    pub start: &'a str,
+    /// The first key after the range (exclusive), or `None` for no upper bound.
+    pub end: Option<&'a str>,
+    /// Which way to walk.
+    pub direction: Direction,
+    /// The most rows to return (at least 1).
+    pub limit: usize,
+    /// Where to resume a read that stopped early: a [`RangePage::next`] of the same query.
+    pub resume: Option<&'a str>,
+}
+
+impl<'a> RangeQuery<'a> {
+    /// A forward read of `[start, end)`, up to 1,000 rows a page.
+    #[must_use]
+    pub const fn new(start: &'a str, end: Option<&'a str>) -> Self {
+        Self {
+            start,
+            end,
+            direction: Direction::Forward,
+            limit: 1000,
+            resume: None,
+        }
+    }
+
+    /// The same query walking the other way, or the same way.
+    #[must_use]
+    pub const fn direction(mut self, direction: Direction) -> Self {
+        self.direction = direction;
+        self
+    }
+
+    /// The same query with another row limit.
+    #[must_use]
+    pub const fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The same query, resumed where a page stopped.
+    #[must_use]
+    pub const fn resume(mut self, resume: Option<&'a str>) -> Self {
+        self.resume = resume;
+        self
+    }
+
+    /// The part of `[start, end)` still to read, in key order: `(from, to)` with `from`
+    /// inclusive and `to` exclusive, after applying `resume`. For a backward read the resume
+    /// key is the next key to return (inclusive) from the top.
+    #[must_use]
+    pub fn remaining(&self) -> (&'a str, Option<&'a str>, bool) {
+        match (self.direction, self.resume) {
+            (_, None) => (self.start, self.end, false),
+            (Direction::Forward, Some(r)) => (r.max(self.start), self.end, false),
+            // Backward: the resume key is included, so the exclusive top is just above it.
+            (Direction::Backward, Some(r)) => (self.start, Some(r), true),
+        }
+    }
+}
+
+/// One page of a range read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RangePage {
+    /// The rows, in the query's direction.
+    pub rows: Vec<(String, Vec<u8>)>,
+    /// Where the next page starts (pass it to [`RangeQuery::resume`]), or `None` when the range
+    /// is exhausted.
+    pub next: Option<String>,
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Write `value` at `key`, replacing what was there.
+    Put {
+        /// The key.
+        key: String,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// Delete `key` (nothing if it is absent).
+    Delete {
+        /// The key.
+        key: String,
+    },
+}
+
+impl WriteOp {
+    /// The key the write touches.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Put { key, .. } | Self::Delete { key } => key,
+        }
+    }
+}
+
+/// What kind of failure a [`StoreError`] is, which decides whether a retry can help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// The store is busy (throttled, a partition over its throughput): retry later, with backoff.
+    Busy,
+    /// The store could not be reached or timed out: retry later, with backoff.
+    Unavailable,
+    /// The request is invalid (a key or value over the store's limits, a malformed query):
+    /// retrying cannot help.
+    Invalid,
+    /// Anything else the store reports; not retried.
+    Other,
+}
+
+/// A store's refusal, with its kind and the store's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    kind: StoreErrorKind,
+    message: String,
+}
+
+impl StoreError {
+    /// An error of `kind` with the store's `message`.
+    #[must_use]
+    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What kind of failure this is.
+    #[must_use]
+    pub const fn kind(&self) -> StoreErrorKind {
+        self.kind
+    }
+
+    /// The store's message.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether retrying the same request later can succeed ([`StoreErrorKind::Busy`] and
+    /// [`StoreErrorKind::Unavailable`]).
+    #[must_use]
+    pub const fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            StoreErrorKind::Busy | StoreErrorKind::Unavailable
+        )
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            StoreErrorKind::Busy => "store busy",
+            StoreErrorKind::Unavailable => "store unavailable",
+            StoreErrorKind::Invalid => "invalid request",
+            StoreErrorKind::Other => "store error",
+        };
+        write!(f, "{kind}: {}", self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// A sorted key-value store that reads key ranges: what codec keys are written into.
+///
+/// Keys are compared bytewise. Every method takes `&self` and the store is `Send + Sync`, so
+/// readers and writers share it across threads (the scatter-gather reads of bucketed keys read
+/// every bucket in parallel).
+pub trait RangeStore: Send + Sync {
+    /// The most rows one range read returns, whatever its limit (Tablestore's 5,000; etcd has no
+    /// limit of its own).
+    fn max_page(&self) -> usize {
+        usize::MAX
+    }
+
+    /// The most rows one batch may hold (Tablestore's 200).
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+
+    /// Writes `value` at `key`.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal.
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+
+    /// The value at `key`, if any.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Deletes `key`; whether it was there.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal.
+    fn delete(&self, key: &str) -> Result<bool, StoreError>;
+
+    /// Applies the writes, each on its own: one result per write, in order. The outer error is
+    /// for a batch refused as a whole (over the store's limits, the store unreachable).
+    ///
+    /// The default applies them one by one.
+    ///
+    /// # Errors
+    ///
+    /// A refusal of the whole batch.
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        Ok(ops
+            .iter()
+            .map(|op| match op {
+                WriteOp::Put { key, value } => self.put(key, value),
+                WriteOp::Delete { key } => self.delete(key).map(drop),
+            })
+            .collect())
+    }
+
+    /// One page of a range read.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal; [`StoreErrorKind::Invalid`] for a limit of 0.
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError>;
+}
