@@ -49,6 +49,15 @@ pub enum TableError {
         /// The allowed range.
         reason: &'static str,
     },
+    /// The partition already served its reserved throughput in this load window
+    /// ([`TableOptions::throttle_ops_per_window`](super::TableOptions::throttle_ops_per_window)):
+    /// retry later, with backoff.
+    PartitionBusy {
+        /// The partition's operations per window.
+        capacity: u64,
+        /// The load window (time in ms divided by the window length).
+        window: i64,
+    },
     /// A primary key has the wrong number of columns.
     KeyArity {
         /// Columns in the schema.
@@ -183,6 +192,10 @@ impl fmt::Display for TableError {
                 value,
                 reason,
             } => write!(f, "invalid table option {option} = {value}: {reason}"),
+            Self::PartitionBusy { capacity, window } => write!(
+                f,
+                "partition busy: it served its {capacity} operations of load window {window}; retry later"
+            ),
             Self::KeyArity { expected, found } => write!(
                 f,
                 "primary key has {found} columns, the schema has {expected}"
@@ -246,6 +259,15 @@ impl fmt::Display for TableError {
             Self::Render { reason } => write!(f, "heatmap drawing failed: {reason}"),
             Self::Replay { event, source } => write!(f, "event {event} failed: {source}"),
         }
+    }
+}
+
+impl TableError {
+    /// Whether retrying the same operation later can succeed: only
+    /// [`TableError::PartitionBusy`].
+    #[must_use]
+    pub const fn is_retryable(&self) -> bool {
+        matches!(self, Self::PartitionBusy { .. })
     }
 }
 

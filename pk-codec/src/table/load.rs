@@ -145,6 +145,9 @@ pub struct LoadReport {
     pub splits: u64,
     /// Merges so far.
     pub merges: u64,
+    /// Operations refused as [`TableError::PartitionBusy`](super::TableError::PartitionBusy) by
+    /// throttling (0 without it).
+    pub busy_rejections: u64,
     /// Key values too large for one partition.
     pub oversized_key_values: Vec<OversizedKeyValue>,
     /// Key values whose load no split could spread (largest share seen per value).

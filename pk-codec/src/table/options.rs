@@ -48,6 +48,11 @@ pub struct TableOptions {
     pub load_sample_every: u32,
     /// Partition-key values at which the table starts split, strictly increasing.
     pub pre_split: Vec<PkValue>,
+    /// The most operations (reads and writes) one partition serves per load window, its
+    /// reserved throughput; past it an operation fails with the retryable
+    /// [`TableError::PartitionBusy`](super::TableError::PartitionBusy). `None` (the default):
+    /// no limit.
+    pub partition_capacity_ops: Option<u64>,
 }
 
 impl Default for TableOptions {
@@ -64,6 +69,7 @@ impl Default for TableOptions {
             load_window_ms: 1000,
             load_sample_every: 8,
             pre_split: Vec::new(),
+            partition_capacity_ops: None,
         }
     }
 }
@@ -125,6 +131,34 @@ impl TableOptions {
         self.load_sample_every = n;
         self
     }
+    /// Throttles each partition to `ops` operations (reads and writes) per load window, as a
+    /// store's reserved throughput does: past it, operations fail with the retryable
+    /// [`TableError::PartitionBusy`](super::TableError::PartitionBusy), counted in
+    /// [`LoadReport::busy_rejections`](super::LoadReport::busy_rejections).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, ManualClock, Table, TableError, TableOptions, Schema};
+    ///
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let options = TableOptions::default().throttle_ops_per_window(2);
+    /// let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
+    /// table.put("a", vec![Attribute::new("n", 1)])?;
+    /// table.put("b", vec![Attribute::new("n", 1)])?;
+    /// let busy = table.put("c", vec![Attribute::new("n", 1)]).unwrap_err();
+    /// assert!(matches!(busy, TableError::PartitionBusy { capacity: 2, .. }) && busy.is_retryable());
+    /// clock.advance(1_000); // the next load window
+    /// table.put("c", vec![Attribute::new("n", 1)])?;
+    /// assert_eq!(table.report().busy_rejections, 1);
+    /// # Ok::<(), TableError>(())
+    /// ```
+    #[must_use]
+    pub const fn throttle_ops_per_window(mut self, ops: u64) -> Self {
+        self.partition_capacity_ops = Some(ops);
+        self
+    }
+
     /// Starts the table split at these partition-key values (strictly increasing).
     #[must_use]
     pub fn pre_split(mut self, points: Vec<PkValue>) -> Self {
@@ -204,6 +238,13 @@ impl TableOptions {
                 "load_window_ms",
                 i128::from(self.load_window_ms),
                 "must be at least 1",
+            );
+        }
+        if self.partition_capacity_ops == Some(0) {
+            return bad(
+                "partition_capacity_ops",
+                0,
+                "must be at least 1 (or unset for no throttling)",
             );
         }
         if self.load_sample_every == 0 {

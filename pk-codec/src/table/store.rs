@@ -82,6 +82,8 @@ pub struct Table {
     rotate_lock: Mutex<()>,
     log: Mutex<Log>,
     splits: AtomicU64,
+    /// Operations refused by throttling ([`TableOptions::throttle_ops_per_window`]).
+    busy_rejections: AtomicU64,
     merges: AtomicU64,
     sample_every: u64,
 }
@@ -185,6 +187,7 @@ impl Table {
             rotate_lock: Mutex::new(()),
             log: Mutex::new(Log::default()),
             splits: AtomicU64::new(0),
+            busy_rejections: AtomicU64::new(0),
             merges: AtomicU64::new(0),
             schema,
             options,
@@ -271,11 +274,10 @@ impl Table {
         self.schema.check_row_key(&key)?;
         let now = self.tick();
         let cells = self.policy.cells_from_attributes(attributes, now)?;
-        self.put_cells(key, cells);
-        Ok(())
+        self.put_cells(key, cells)
     }
 
-    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) {
+    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) -> Result<()> {
         let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
         self.write_with(key, move |data, key| {
             if let Some(old) = data.rows.insert(key, StoredRow { cells, size }) {
@@ -283,17 +285,27 @@ impl Table {
             }
             data.bytes += size;
             data.window.bytes_written += size;
-        });
+        })
     }
 
     /// Runs `f` on the partition holding `key` under its write lock, counts the write, samples
     /// it, and splits the partition afterwards when it crossed a threshold.
+    ///
+    /// # Errors
+    ///
+    /// [`TableError::PartitionBusy`] when the partition is throttled and served its capacity in
+    /// this window (then `f` does not run).
     #[inline]
-    fn write_with<R>(&self, key: PrimaryKey, f: impl FnOnce(&mut PartData, PrimaryKey) -> R) -> R {
+    fn write_with<R>(
+        &self,
+        key: PrimaryKey,
+        f: impl FnOnce(&mut PartData, PrimaryKey) -> R,
+    ) -> Result<R> {
         let map = self.map.read();
         let p = &map[index_of(&map, key.partition_value())];
         let mut data = write(&p.data);
         debug_assert!(!data.retired && p.contains(key.partition_value()));
+        self.admit(data.window.writes + p.reads.load(Relaxed))?;
         data.window.writes += 1;
         let writes = data.window.writes;
         if self.sampled(writes) {
@@ -320,7 +332,26 @@ impl Table {
                 },
             );
         }
-        r
+        Ok(r)
+    }
+
+    /// Refuses an operation on a throttled partition that already served `window_ops`
+    /// operations of its capacity in this window.
+    #[inline]
+    fn admit(&self, window_ops: u64) -> Result<()> {
+        match self.options.partition_capacity_ops {
+            Some(capacity) if window_ops >= capacity => Err(self.busy(capacity)),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn busy(&self, capacity: u64) -> TableError {
+        self.busy_rejections.fetch_add(1, Relaxed);
+        TableError::PartitionBusy {
+            capacity,
+            window: self.current_window.load(Relaxed),
+        }
     }
 
     /// Whether the `n`-th operation of a window is sampled (a mask when the rate is a power of
@@ -371,6 +402,7 @@ impl Table {
         let map = self.map.read();
         let p = &map[index_of(&map, key.partition_value())];
         let data = read(&p.data);
+        self.admit(data.window.writes + p.reads.load(Relaxed))?;
         let row = data.rows.get(key).and_then(|r| {
             visible(r, live_from).then(|| {
                 let mut cells = Vec::with_capacity(r.cells.len());
@@ -473,8 +505,7 @@ impl Table {
             data.bytes += size;
             data.window.bytes_written += size;
             data.rows.insert(key, StoredRow { cells, size });
-        });
-        Ok(())
+        })
     }
 }
 
@@ -507,8 +538,7 @@ impl Table {
             if let Some(old) = data.rows.remove(&key) {
                 data.bytes -= old.size;
             }
-        });
-        Ok(())
+        })
     }
 
     /// Writes up to 200 rows (4 MB) at once. The batch as a whole fails on its limits or when
@@ -1071,6 +1101,7 @@ impl Table {
             max_over_mean,
             splits: self.splits.load(Relaxed),
             merges: self.merges.load(Relaxed),
+            busy_rejections: self.busy_rejections.load(Relaxed),
             oversized_key_values: oversized,
             hot_key_values: hot,
             partition_stats: stats,
