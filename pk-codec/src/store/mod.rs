@@ -26,10 +26,14 @@
 //! # Ok::<(), pk_codec::store::StoreError>(())
 //! ```
 
+mod bulk;
 mod memory;
 
 use std::fmt;
 
+pub use bulk::{
+    Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, RowOutcome, Simulation, simulate_import,
+};
 pub use memory::MemoryStore;
 
 /// Which way a range read walks.

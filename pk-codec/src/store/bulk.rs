@@ -1,0 +1,758 @@
+//! [`BulkWriter`]: imports rows the way the key-design practices say — spread over workers,
+//! batched within the store's limits, retried with growing, randomized intervals — and reports
+//! every row exactly once.
+//!
+//! The work is done by *lanes*, one per worker, each with its own queue: a lane takes a batch of
+//! at most [`BulkOptions::max_batch_rows`] rows and [`BulkOptions::max_batch_bytes`] bytes,
+//! writes it with [`RangeStore::batch_write`], reports the rows that succeeded or failed for good,
+//! and retries the rows that failed with a retryable error after an exponential backoff with full
+//! jitter (a uniform delay in `[0, min(cap, base * 2^attempt))`), until their deadline. A batch
+//! the store refuses as a whole for a reason that is not retryable is written again row by row, so
+//! that one bad row does not fail its neighbours.
+//!
+//! [`BulkWriter`] runs the lanes on threads in real time. [`simulate_import`] runs the same lanes
+//! in virtual time, one request at a time, against a store whose clock it sets (the table model's
+//! [`ManualClock`](crate::table::ManualClock)): deterministic, so imports under several strategies
+//! can be compared.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::{RangeStore, StoreError, StoreErrorKind, WriteOp};
+
+/// How rows are handed to the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dispatch {
+    /// By a hash of the key's partition part (the whole key): one key always goes to the same
+    /// worker, as the Tablestore writer's buckets do.
+    #[default]
+    HashOfKey,
+    /// In turn.
+    RoundRobin,
+    /// To a worker drawn at random (seeded): workers pick random subsets of the rows.
+    Random,
+}
+
+/// How retries wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backoff {
+    /// Retry at once (what the practices warn against: retries pile up on a busy partition).
+    None,
+    /// Exponential backoff with full jitter: a uniform delay in `[0, min(cap, base * 2^attempt))`.
+    Jittered {
+        /// The first interval's upper end.
+        base: Duration,
+        /// The largest interval.
+        cap: Duration,
+    },
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self::Jittered {
+            base: Duration::from_millis(10),
+            cap: Duration::from_secs(2),
+        }
+    }
+}
+
+/// How a [`BulkWriter`] batches, spreads and retries.
+#[derive(Debug, Clone)]
+pub struct BulkOptions {
+    /// Worker threads (lanes), the concurrency limit: at most this many requests in flight.
+    pub workers: usize,
+    /// How rows are handed to the workers.
+    pub dispatch: Dispatch,
+    /// The most rows in one batch (Tablestore: 200).
+    pub max_batch_rows: usize,
+    /// The most bytes (keys and values) in one batch (Tablestore: 4 MB).
+    pub max_batch_bytes: usize,
+    /// A worker writes a partial batch after waiting this long for more rows.
+    pub flush_interval: Duration,
+    /// How retries wait.
+    pub backoff: Backoff,
+    /// How long after its first attempt a row may still be retried.
+    pub deadline: Duration,
+    /// The seed of the jitter and of random dispatch.
+    pub seed: u64,
+    /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure).
+    pub queue_rows: usize,
+}
+
+impl Default for BulkOptions {
+    fn default() -> Self {
+        Self {
+            workers: 4,
+            dispatch: Dispatch::HashOfKey,
+            max_batch_rows: 200,
+            max_batch_bytes: 4 << 20,
+            flush_interval: Duration::from_millis(50),
+            backoff: Backoff::default(),
+            deadline: Duration::from_secs(60),
+            seed: 0x5eed,
+            queue_rows: 10_000,
+        }
+    }
+}
+
+impl BulkOptions {
+    fn check(&self) -> Result<(), StoreError> {
+        let bad = |what: &str| Err(StoreError::new(StoreErrorKind::Invalid, what));
+        if self.workers == 0 {
+            return bad("a bulk writer needs at least one worker");
+        }
+        if self.max_batch_rows == 0 || self.max_batch_bytes == 0 {
+            return bad("a batch needs room for at least one row and one byte");
+        }
+        if self.queue_rows == 0 {
+            return bad("each worker's queue needs room for at least one row");
+        }
+        if let Backoff::Jittered { base, cap } = self.backoff
+            && (base.is_zero() || cap < base)
+        {
+            return bad("a jittered backoff needs a base above 0 and a cap at least the base");
+        }
+        Ok(())
+    }
+}
+
+/// What became of one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowOutcome {
+    /// The row's key.
+    pub key: String,
+    /// `Ok` once written; the last error when it failed for good (not retryable, or past its
+    /// deadline).
+    pub result: Result<(), StoreError>,
+    /// How many times it was retried.
+    pub retries: u32,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BulkStats {
+    /// Rows added.
+    pub rows_added: u64,
+    /// Rows written.
+    pub rows_written: u64,
+    /// Rows that failed for good.
+    pub rows_failed: u64,
+    /// Batch requests sent.
+    pub requests: u64,
+    /// Rows retried (one count per retry of one row).
+    pub retries: u64,
+    /// Rows refused as busy (one count per refusal of one row).
+    pub busy: u64,
+    /// Batches written again row by row after the store refused them as a whole.
+    pub single_row_fallbacks: u64,
+    /// The longest backoff waited, in microseconds.
+    pub max_backoff_us: u64,
+}
+
+impl BulkStats {
+    /// Rows neither written nor failed: 0 once an import is closed.
+    #[must_use]
+    pub const fn rows_lost(&self) -> u64 {
+        self.rows_added - self.rows_written - self.rows_failed
+    }
+}
+
+/// A row waiting in a lane.
+#[derive(Debug, Clone)]
+struct Pending {
+    key: String,
+    value: Vec<u8>,
+    retries: u32,
+    first_try: Option<Duration>,
+}
+
+impl Pending {
+    const fn size(&self) -> usize {
+        self.key.len() + self.value.len()
+    }
+}
+
+/// SplitMix64: a small, seedable, well-mixed generator for jitter and dispatch.
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, n)` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// One worker's queue and its batching and retry logic, independent of how time passes.
+#[derive(Debug)]
+struct Lane {
+    queue: VecDeque<Pending>,
+    rng: Rng,
+}
+
+impl Lane {
+    fn new(seed: u64) -> Self {
+        Self {
+            queue: VecDeque::new(),
+            rng: Rng(seed),
+        }
+    }
+
+    /// The backoff before retry number `attempt` (1 for the first retry).
+    fn backoff(&mut self, backoff: Backoff, attempt: u32) -> Duration {
+        match backoff {
+            Backoff::None => Duration::ZERO,
+            Backoff::Jittered { base, cap } => {
+                let ceiling = base
+                    .checked_mul(1u32 << attempt.saturating_sub(1).min(30))
+                    .map_or(cap, |d| d.min(cap));
+                let us = u64::try_from(ceiling.as_micros())
+                    .unwrap_or(u64::MAX)
+                    .max(1);
+                Duration::from_micros(self.rng.below(us))
+            }
+        }
+    }
+
+    /// Writes one batch from the front of the queue at time `now`: reports what is done through
+    /// `report`, puts the rows to retry back, and returns how long to wait before the next
+    /// request (the backoff when rows are to be retried).
+    fn step<S: RangeStore + ?Sized>(
+        &mut self,
+        store: &S,
+        options: &BulkOptions,
+        now: Duration,
+        stats: &Counters,
+        report: &mut dyn FnMut(RowOutcome),
+    ) -> Duration {
+        let limit = options.max_batch_rows.min(store.max_batch()).max(1);
+        let mut batch: Vec<Pending> = Vec::new();
+        let mut bytes = 0;
+        while let Some(next) = self.queue.front() {
+            if batch.len() == limit
+                || (!batch.is_empty() && bytes + next.size() > options.max_batch_bytes)
+            {
+                break;
+            }
+            bytes += next.size();
+            let mut row = self.queue.pop_front().expect("front exists");
+            row.first_try.get_or_insert(now);
+            batch.push(row);
+        }
+        if batch.is_empty() {
+            return Duration::ZERO;
+        }
+        let ops: Vec<WriteOp> = batch
+            .iter()
+            .map(|r| WriteOp::Put {
+                key: r.key.clone(),
+                value: r.value.clone(),
+            })
+            .collect();
+        stats.requests.fetch_add(1, Relaxed);
+        let results = match store.batch_write(&ops) {
+            Ok(results) if results.len() == batch.len() => results,
+            Ok(results) => {
+                let e = StoreError::new(
+                    StoreErrorKind::Other,
+                    format!(
+                        "the store answered {} results for {} rows",
+                        results.len(),
+                        batch.len()
+                    ),
+                );
+                vec![Err(e); batch.len()]
+            }
+            Err(e) if e.is_retryable() => vec![Err(e); batch.len()],
+            Err(_) if batch.len() > 1 => {
+                // Refused as a whole, not for load: one row may be bad. Write them one by one.
+                stats.single_row_fallbacks.fetch_add(1, Relaxed);
+                ops.iter()
+                    .map(|op| {
+                        stats.requests.fetch_add(1, Relaxed);
+                        match store.batch_write(std::slice::from_ref(op)) {
+                            Ok(mut r) if r.len() == 1 => r.remove(0),
+                            Ok(_) => Err(StoreError::new(
+                                StoreErrorKind::Other,
+                                "no result for the row",
+                            )),
+                            Err(e) => Err(e),
+                        }
+                    })
+                    .collect()
+            }
+            Err(e) => vec![Err(e)],
+        };
+        let mut wait = Duration::ZERO;
+        for (mut row, result) in batch.into_iter().zip(results) {
+            match result {
+                Ok(()) => {
+                    stats.written.fetch_add(1, Relaxed);
+                    report(RowOutcome {
+                        key: row.key,
+                        result: Ok(()),
+                        retries: row.retries,
+                    });
+                }
+                Err(e) => {
+                    if e.kind() == StoreErrorKind::Busy {
+                        stats.busy.fetch_add(1, Relaxed);
+                    }
+                    let started = row.first_try.unwrap_or(now);
+                    if e.is_retryable() && now.saturating_sub(started) < options.deadline {
+                        row.retries += 1;
+                        stats.retries.fetch_add(1, Relaxed);
+                        wait = wait.max(self.backoff(options.backoff, row.retries));
+                        self.queue.push_back(row);
+                    } else {
+                        stats.failed.fetch_add(1, Relaxed);
+                        report(RowOutcome {
+                            key: row.key,
+                            result: Err(e),
+                            retries: row.retries,
+                        });
+                    }
+                }
+            }
+        }
+        stats
+            .max_backoff_us
+            .fetch_max(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX), Relaxed);
+        wait
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    added: AtomicU64,
+    written: AtomicU64,
+    failed: AtomicU64,
+    requests: AtomicU64,
+    retries: AtomicU64,
+    busy: AtomicU64,
+    single_row_fallbacks: AtomicU64,
+    max_backoff_us: AtomicU64,
+}
+
+impl Counters {
+    fn snapshot(&self) -> BulkStats {
+        BulkStats {
+            rows_added: self.added.load(Relaxed),
+            rows_written: self.written.load(Relaxed),
+            rows_failed: self.failed.load(Relaxed),
+            requests: self.requests.load(Relaxed),
+            retries: self.retries.load(Relaxed),
+            busy: self.busy.load(Relaxed),
+            single_row_fallbacks: self.single_row_fallbacks.load(Relaxed),
+            max_backoff_us: self.max_backoff_us.load(Relaxed),
+        }
+    }
+}
+
+/// Picks a lane for each row.
+#[derive(Debug)]
+struct Dispatcher {
+    how: Dispatch,
+    lanes: usize,
+    turn: u64,
+    rng: Rng,
+}
+
+impl Dispatcher {
+    fn lane_of(&mut self, key: &str) -> usize {
+        let n = self.lanes as u64;
+        (match self.how {
+            Dispatch::HashOfKey => xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % n,
+            Dispatch::RoundRobin => {
+                self.turn += 1;
+                self.turn % n
+            }
+            Dispatch::Random => self.rng.below(n),
+        }) as usize
+    }
+}
+
+type Callback = Box<dyn Fn(RowOutcome) + Send + Sync>;
+
+/// Messages to a worker.
+enum Msg {
+    Row(Pending),
+    /// Write everything queued, then signal.
+    Flush,
+}
+
+/// What `flush` waits on: rows added but not yet reported.
+#[derive(Debug, Default)]
+struct Outstanding {
+    rows: Mutex<u64>,
+    done: Condvar,
+}
+
+/// Writes rows into a [`RangeStore`] from any number of threads, with workers that batch, spread
+/// and retry (see the [module docs](self)). Every row added is reported exactly once, to the
+/// callback of [`BulkWriter::with_callback`], and counted in [`BulkStats`].
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use pk_codec::store::{BulkOptions, BulkWriter, MemoryStore, RangeStore};
+///
+/// let store = Arc::new(MemoryStore::default());
+/// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions { workers: 2, ..BulkOptions::default() })?;
+/// for i in 0..1_000u32 {
+///     writer.add(format!("{i:06}"), b"v".to_vec())?;
+/// }
+/// let stats = writer.close();
+/// assert_eq!((stats.rows_written, stats.rows_lost()), (1_000, 0));
+/// assert_eq!(store.len(), 1_000);
+/// # Ok::<(), pk_codec::store::StoreError>(())
+/// ```
+pub struct BulkWriter {
+    senders: Vec<SyncSender<Msg>>,
+    workers: Vec<JoinHandle<()>>,
+    dispatcher: Mutex<Dispatcher>,
+    counters: Arc<Counters>,
+    outstanding: Arc<Outstanding>,
+}
+
+impl std::fmt::Debug for BulkWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BulkWriter")
+            .field("workers", &self.workers.len())
+            .field("stats", &self.counters.snapshot())
+            .finish()
+    }
+}
+
+impl BulkWriter {
+    /// A writer into `store`, its workers started.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreErrorKind::Invalid`] for options that cannot work (no worker, empty batches).
+    pub fn new<S: RangeStore + 'static>(
+        store: Arc<S>,
+        options: BulkOptions,
+    ) -> Result<Self, StoreError> {
+        Self::with_callback(store, options, |_| {})
+    }
+
+    /// A writer that reports each row's outcome to `on_row`, from the worker that wrote it.
+    ///
+    /// # Errors
+    ///
+    /// As [`BulkWriter::new`].
+    pub fn with_callback<S: RangeStore + 'static>(
+        store: Arc<S>,
+        options: BulkOptions,
+        on_row: impl Fn(RowOutcome) + Send + Sync + 'static,
+    ) -> Result<Self, StoreError> {
+        options.check()?;
+        let counters = Arc::new(Counters::default());
+        let outstanding = Arc::new(Outstanding::default());
+        let on_row: Arc<Callback> = Arc::new(Box::new(on_row));
+        let mut senders = Vec::with_capacity(options.workers);
+        let mut workers = Vec::with_capacity(options.workers);
+        let start = Instant::now();
+        for w in 0..options.workers {
+            let (tx, rx) = sync_channel::<Msg>(options.queue_rows);
+            senders.push(tx);
+            let (store, options, counters, outstanding, on_row) = (
+                Arc::clone(&store),
+                options.clone(),
+                Arc::clone(&counters),
+                Arc::clone(&outstanding),
+                Arc::clone(&on_row),
+            );
+            let seed = options.seed ^ (w as u64).wrapping_mul(0xa076_1d64_78bd_642f);
+            workers.push(std::thread::spawn(move || {
+                run_worker(
+                    &*store,
+                    &options,
+                    &rx,
+                    seed,
+                    start,
+                    &counters,
+                    &outstanding,
+                    &**on_row,
+                );
+            }));
+        }
+        Ok(Self {
+            senders,
+            workers,
+            dispatcher: Mutex::new(Dispatcher {
+                how: options.dispatch,
+                lanes: options.workers,
+                turn: 0,
+                rng: Rng(options.seed),
+            }),
+            counters,
+            outstanding,
+        })
+    }
+
+    /// Queues one row; waits while its worker's queue is full.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
+    pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
+        let lane = lock(&self.dispatcher).lane_of(&key);
+        *lock(&self.outstanding.rows) += 1;
+        self.counters.added.fetch_add(1, Relaxed);
+        let row = Pending {
+            key,
+            value,
+            retries: 0,
+            first_try: None,
+        };
+        self.senders[lane].send(Msg::Row(row)).map_err(|_| {
+            self.counters.added.fetch_sub(1, Relaxed);
+            *lock(&self.outstanding.rows) -= 1;
+            StoreError::new(
+                StoreErrorKind::Other,
+                "the bulk writer's worker has stopped",
+            )
+        })
+    }
+
+    /// Writes everything queued so far and waits until each of those rows is written or failed
+    /// for good.
+    pub fn flush(&self) {
+        for tx in &self.senders {
+            // A stopped worker has nothing left to flush.
+            let _ = tx.send(Msg::Flush);
+        }
+        let mut rows = lock(&self.outstanding.rows);
+        while *rows > 0 {
+            rows = self
+                .outstanding
+                .done
+                .wait(rows)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// What the writer did so far.
+    #[must_use]
+    pub fn stats(&self) -> BulkStats {
+        self.counters.snapshot()
+    }
+
+    /// Flushes, stops the workers and returns the final statistics.
+    #[must_use = "the statistics say whether rows failed"]
+    pub fn close(mut self) -> BulkStats {
+        self.flush();
+        self.senders.clear();
+        for w in self.workers.drain(..) {
+            // A worker that panicked is reported by the rows it left unreported (rows_lost).
+            let _ = w.join();
+        }
+        self.counters.snapshot()
+    }
+}
+
+impl Drop for BulkWriter {
+    fn drop(&mut self) {
+        if !self.workers.is_empty() {
+            self.flush();
+            self.senders.clear();
+            for w in self.workers.drain(..) {
+                let _ = w.join();
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_worker<S: RangeStore + ?Sized>(
+    store: &S,
+    options: &BulkOptions,
+    rx: &Receiver<Msg>,
+    seed: u64,
+    start: Instant,
+    counters: &Counters,
+    outstanding: &Outstanding,
+    on_row: &(dyn Fn(RowOutcome) + Send + Sync),
+) {
+    let mut lane = Lane::new(seed);
+    let mut report = |o: RowOutcome| {
+        on_row(o);
+        let mut rows = lock(&outstanding.rows);
+        *rows -= 1;
+        if *rows == 0 {
+            outstanding.done.notify_all();
+        }
+    };
+    let mut flushing = false;
+    let mut open = true;
+    while open || !lane.queue.is_empty() {
+        // Gather rows until a batch is full, the interval passes, or a flush is asked for.
+        if open && !flushing && lane.queue.len() < options.max_batch_rows {
+            let wait = if lane.queue.is_empty() {
+                Duration::from_secs(3600)
+            } else {
+                options.flush_interval
+            };
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Row(r)) => {
+                    lane.queue.push_back(r);
+                    continue;
+                }
+                Ok(Msg::Flush) => flushing = true,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => open = false,
+            }
+        }
+        if lane.queue.is_empty() {
+            flushing = false;
+            continue;
+        }
+        let backoff = lane.step(store, options, start.elapsed(), counters, &mut report);
+        if !backoff.is_zero() {
+            std::thread::sleep(backoff);
+        }
+    }
+}
+
+/// The result of [`simulate_import`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Simulation {
+    /// The virtual time the import took.
+    pub elapsed: Duration,
+    /// What the writer did.
+    pub stats: BulkStats,
+}
+
+/// Imports `rows` through the lanes of a [`BulkWriter`] in virtual time: each request takes
+/// `service_time`; a lane whose rows must be retried waits its backoff; `set_clock` is called
+/// with the virtual time (ms from the start) before each request, so a table model with a
+/// [`ManualClock`](crate::table::ManualClock) sees load windows pass as the import would. The
+/// lanes take turns by virtual time (the one free earliest goes next), so the result is
+/// deterministic.
+///
+/// # Errors
+///
+/// As [`BulkWriter::new`] for bad options; [`StoreErrorKind::Invalid`] for a `service_time` of
+/// zero (virtual time would not pass).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use pk_codec::store::{simulate_import, BulkOptions, MemoryStore};
+///
+/// let store = MemoryStore::default();
+/// let rows = (0..1_000u32).map(|i| (format!("{i:06}"), vec![1u8]));
+/// let sim = simulate_import(&store, rows, &BulkOptions::default(), Duration::from_millis(5), |_| {})?;
+/// assert_eq!(sim.stats.rows_written, 1_000);
+/// // 4 workers, 200-row batches: 5 requests of 5 ms spread over 4 lanes.
+/// assert_eq!(sim.elapsed, Duration::from_millis(10));
+/// # Ok::<(), pk_codec::store::StoreError>(())
+/// ```
+pub fn simulate_import<S: RangeStore + ?Sized>(
+    store: &S,
+    rows: impl IntoIterator<Item = (String, Vec<u8>)>,
+    options: &BulkOptions,
+    service_time: Duration,
+    mut set_clock: impl FnMut(i64),
+) -> Result<Simulation, StoreError> {
+    options.check()?;
+    if service_time.is_zero() {
+        return Err(StoreError::new(
+            StoreErrorKind::Invalid,
+            "a simulated request needs a service time above 0, or virtual time would not pass",
+        ));
+    }
+    let counters = Counters::default();
+    let mut dispatcher = Dispatcher {
+        how: options.dispatch,
+        lanes: options.workers,
+        turn: 0,
+        rng: Rng(options.seed),
+    };
+    let mut lanes: Vec<(Lane, Duration)> = (0..options.workers)
+        .map(|w| {
+            (
+                Lane::new(options.seed ^ (w as u64).wrapping_mul(0xa076_1d64_78bd_642f)),
+                Duration::ZERO,
+            )
+        })
+        .collect();
+    for (key, value) in rows {
+        counters.added.fetch_add(1, Relaxed);
+        let lane = dispatcher.lane_of(&key);
+        lanes[lane].0.queue.push_back(Pending {
+            key,
+            value,
+            retries: 0,
+            first_try: None,
+        });
+    }
+    let mut end = Duration::ZERO;
+    while let Some((lane, free_at)) = lanes
+        .iter_mut()
+        .filter(|(l, _)| !l.queue.is_empty())
+        .min_by_key(|(_, t)| *t)
+    {
+        let now = *free_at;
+        set_clock(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
+        let backoff = lane.step(store, options, now, &counters, &mut |_| {});
+        *free_at = now + service_time + backoff;
+        end = end.max(now + service_time);
+    }
+    Ok(Simulation {
+        elapsed: end,
+        stats: counters.snapshot(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_stays_within_base_and_cap() {
+        let mut lane = Lane::new(1);
+        let (base, cap) = (Duration::from_millis(10), Duration::from_millis(300));
+        for attempt in 1..40 {
+            let ceiling = (base * (1u32 << (attempt - 1).min(30))).min(cap);
+            for _ in 0..50 {
+                let d = lane.backoff(Backoff::Jittered { base, cap }, attempt);
+                assert!(d < ceiling, "attempt {attempt}: {d:?} >= {ceiling:?}");
+            }
+        }
+        assert_eq!(lane.backoff(Backoff::None, 5), Duration::ZERO);
+    }
+
+    #[test]
+    fn random_draws_are_uniform_enough() {
+        let mut rng = Rng(7);
+        let mut counts = [0u32; 8];
+        for _ in 0..80_000 {
+            counts[rng.below(8) as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
+    }
+}
