@@ -35,6 +35,10 @@ pub enum Dispatch {
     RoundRobin,
     /// To a worker drawn at random (seeded): workers pick random subsets of the rows.
     Random,
+    /// Runs of this many consecutive rows to one worker, the next run to the next worker: the
+    /// row set split into parts, each worker taking its own (for sorted input, its own key
+    /// range).
+    Chunks(usize),
 }
 
 /// How retries wait.
@@ -380,6 +384,10 @@ impl Dispatcher {
                 self.turn % n
             }
             Dispatch::Random => self.rng.below(n),
+            Dispatch::Chunks(rows) => {
+                self.turn += 1;
+                ((self.turn - 1) / rows.max(1) as u64) % n
+            }
         }) as usize
     }
 }

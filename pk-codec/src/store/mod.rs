@@ -28,6 +28,7 @@
 
 mod bulk;
 mod memory;
+mod table;
 
 use std::fmt;
 
@@ -35,6 +36,7 @@ pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, RowOutcome, Simulation, simulate_import,
 };
 pub use memory::MemoryStore;
+pub use table::VALUE_COLUMN;
 
 /// Which way a range read walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

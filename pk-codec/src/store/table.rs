@@ -1,0 +1,178 @@
+//! [`RangeStore`] for the in-memory table model: codec keys as a table's one String primary-key
+//! column, values in one Binary attribute, the store's limits and throttling as they are.
+
+use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+use crate::table::{
+    Attribute, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite, Table, TableError, Value,
+};
+
+/// The attribute column that holds a row's value.
+pub const VALUE_COLUMN: &str = "v";
+
+fn store_error(e: TableError) -> StoreError {
+    let kind = if e.is_retryable() {
+        StoreErrorKind::Busy
+    } else {
+        StoreErrorKind::Invalid
+    };
+    StoreError::new(kind, e.to_string())
+}
+
+fn key_text(key: &PrimaryKey) -> Result<String, StoreError> {
+    match key.partition_value() {
+        PkValue::String(s) => Ok(s.clone()),
+        other => Err(StoreError::new(
+            StoreErrorKind::Invalid,
+            format!("a range store's table has one String key column, not {other:?}"),
+        )),
+    }
+}
+
+fn value_of(cells: &crate::table::Row) -> Vec<u8> {
+    match cells.value(VALUE_COLUMN) {
+        Some(Value::Binary(b)) => b.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The model of a store is a store: a table with one String primary-key column (for example
+/// [`Schema::single_string`](crate::table::Schema::single_string)), each value in the Binary
+/// attribute [`VALUE_COLUMN`]. Pages stop at the table's 5,000 rows; batches hold at most 200
+/// rows; a throttled partition's refusal is [`StoreErrorKind::Busy`].
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::store::{RangeQuery, RangeStore};
+/// use pk_codec::table::{Table, TableOptions};
+///
+/// let table = Table::single_string_key("pk", TableOptions::default())?;
+/// RangeStore::put(&table, "000054,a100", b"card")?;
+/// assert_eq!(RangeStore::get(&table, "000054,a100")?, Some(b"card".to_vec()));
+/// let page = table.range(&RangeQuery::new("000054", Some("000055")))?;
+/// assert_eq!(page.rows.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl RangeStore for Table {
+    fn max_page(&self) -> usize {
+        crate::table::MAX_RANGE_ROWS
+    }
+
+    fn max_batch(&self) -> usize {
+        crate::table::MAX_BATCH_ROWS
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        Self::put(
+            self,
+            key,
+            vec![Attribute::new(VALUE_COLUMN, Value::Binary(value.to_vec()))],
+        )
+        .map_err(store_error)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = Self::get(self, &key.into(), &ReadOptions::default()).map_err(store_error)?;
+        Ok(row.as_ref().map(value_of))
+    }
+
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        let key: PrimaryKey = key.into();
+        let existed = Self::get(self, &key, &ReadOptions::default())
+            .map_err(store_error)?
+            .is_some();
+        Self::delete(self, &key).map_err(store_error)?;
+        Ok(existed)
+    }
+
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let rows = ops
+            .iter()
+            .map(|op| match op {
+                WriteOp::Put { key, value } => RowWrite::Put {
+                    key: key.as_str().into(),
+                    attributes: vec![Attribute::new(VALUE_COLUMN, Value::Binary(value.clone()))],
+                },
+                WriteOp::Delete { key } => RowWrite::Delete {
+                    key: key.as_str().into(),
+                },
+            })
+            .collect();
+        let results = Self::batch_write(self, rows).map_err(store_error)?;
+        Ok(results
+            .into_iter()
+            .map(|r| r.map_err(store_error))
+            .collect())
+    }
+
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        if query.limit == 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                "a range read needs a limit of at least 1",
+            ));
+        }
+        let (from, to, to_inclusive) = query.remaining();
+        let want = query.limit.min(self.max_page());
+        match query.direction {
+            Direction::Forward => {
+                if to.is_some_and(|t| t <= from) {
+                    return Ok(RangePage::default());
+                }
+                let hi = to.map_or_else(|| PrimaryKey::inf_max(1), PrimaryKey::from);
+                let result = Self::get_range(self, &RangeRequest::forward(from, hi).limit(want))
+                    .map_err(store_error)?;
+                let rows = result
+                    .rows
+                    .iter()
+                    .map(|r| Ok((key_text(&r.key)?, value_of(r))))
+                    .collect::<Result<Vec<_>, StoreError>>()?;
+                let next = result.next_start.as_ref().map(key_text).transpose()?;
+                Ok(RangePage {
+                    rows,
+                    next: next.filter(|k| to.is_none_or(|t| k.as_str() < t)),
+                })
+            }
+            Direction::Backward => {
+                // The table reads backward from an inclusive top to an exclusive bottom; the
+                // range's bottom `from` is inclusive and its top may be exclusive, so read from
+                // the top down to INF_MIN one row more than needed and cut at both ends.
+                let skip_top = if to_inclusive { None } else { to };
+                let top = to.map_or_else(|| PrimaryKey::inf_max(1), PrimaryKey::from);
+                let ask = (want + 1 + usize::from(skip_top.is_some())).min(self.max_page());
+                let result = Self::get_range(
+                    self,
+                    &RangeRequest::backward(top, PrimaryKey::inf_min(1)).limit(ask),
+                )
+                .map_err(store_error)?;
+                let mut rows = Vec::with_capacity(want);
+                let mut next = None;
+                let mut exhausted = false;
+                for r in &result.rows {
+                    let k = key_text(&r.key)?;
+                    if Some(k.as_str()) == skip_top {
+                        continue;
+                    }
+                    if k.as_str() < from {
+                        exhausted = true;
+                        break;
+                    }
+                    if rows.len() == want {
+                        next = Some(k);
+                        break;
+                    }
+                    rows.push((k, value_of(r)));
+                }
+                if next.is_none() && !exhausted {
+                    next = result
+                        .next_start
+                        .as_ref()
+                        .map(key_text)
+                        .transpose()?
+                        .filter(|k| k.as_str() >= from);
+                }
+                Ok(RangePage { rows, next })
+            }
+        }
+    }
+}
