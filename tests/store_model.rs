@@ -1,8 +1,8 @@
-//! The table model as a `RangeStore` behaves as the reference `MemoryStore`: the same random
-//! writes, then the same paged range reads, forward and backward, with any bounds, limits and
-//! resume keys, give the same rows.
+//! The table model and redb as `RangeStore`s behave as the reference `MemoryStore`: the same
+//! random writes, then the same paged range reads, forward and backward, with any bounds, limits
+//! and resume keys, give the same rows.
 
-use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, WriteOp};
+use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, RedbStore, WriteOp};
 use pk_codec::table::{Table, TableOptions};
 use proptest::prelude::*;
 
@@ -29,7 +29,7 @@ fn read_all(store: &dyn RangeStore, query: &RangeQuery<'_>) -> Vec<(String, Vec<
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn the_table_store_reads_what_the_reference_reads(
@@ -41,6 +41,7 @@ proptest! {
     ) {
         let table = Table::single_string_key("pk", TableOptions::default().split_size_bytes(64)).unwrap();
         let memory = MemoryStore::default();
+        let redb = RedbStore::in_memory().unwrap();
         let ops: Vec<WriteOp> = writes
             .iter()
             .map(|(k, v, del)| if *del {
@@ -57,16 +58,20 @@ proptest! {
             if keys.len() == chunk.len() {
                 let a = RangeStore::batch_write(&table, chunk).unwrap();
                 let b = memory.batch_write(chunk).unwrap();
+                prop_assert_eq!(redb.batch_write(chunk).unwrap(), b.clone());
                 prop_assert_eq!(a, b);
             } else {
                 for op in chunk {
                     match op {
                         WriteOp::Put { key, value } => {
                             RangeStore::put(&table, key, value).unwrap();
+                            redb.put(key, value).unwrap();
                             memory.put(key, value).unwrap();
                         }
                         WriteOp::Delete { key } => {
-                            prop_assert_eq!(RangeStore::delete(&table, key).unwrap(), memory.delete(key).unwrap());
+                            let existed = memory.delete(key).unwrap();
+                            prop_assert_eq!(RangeStore::delete(&table, key).unwrap(), existed);
+                            prop_assert_eq!(redb.delete(key).unwrap(), existed);
                         }
                     }
                 }
@@ -74,11 +79,13 @@ proptest! {
         }
         for (k, _, _) in &writes {
             prop_assert_eq!(RangeStore::get(&table, k).unwrap(), memory.get(k).unwrap());
+            prop_assert_eq!(redb.get(k).unwrap(), memory.get(k).unwrap());
         }
         let direction = if backward { Direction::Backward } else { Direction::Forward };
         let query = RangeQuery::new(&start, end.as_deref()).direction(direction).limit(limit);
         let want = read_all(&memory, &query);
         prop_assert_eq!(read_all(&table, &query), want.clone());
+        prop_assert_eq!(read_all(&redb, &query), want.clone());
         // The reference itself: exactly the keys in [start, end), in order.
         let mut keys: Vec<&String> = want.iter().map(|(k, _)| k).collect();
         if backward {

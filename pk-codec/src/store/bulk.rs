@@ -258,29 +258,32 @@ impl Lane {
         if batch.is_empty() {
             return Duration::ZERO;
         }
+        // The rows move into the request and back out of it: no copy of a key or value.
+        let meta: Vec<(u32, Option<Duration>)> =
+            batch.iter().map(|r| (r.retries, r.first_try)).collect();
         let ops: Vec<WriteOp> = batch
-            .iter()
+            .into_iter()
             .map(|r| WriteOp::Put {
-                key: r.key.clone(),
-                value: r.value.clone(),
+                key: r.key,
+                value: r.value,
             })
             .collect();
         stats.requests.fetch_add(1, Relaxed);
         let results = match store.batch_write(&ops) {
-            Ok(results) if results.len() == batch.len() => results,
+            Ok(results) if results.len() == ops.len() => results,
             Ok(results) => {
                 let e = StoreError::new(
                     StoreErrorKind::Other,
                     format!(
                         "the store answered {} results for {} rows",
                         results.len(),
-                        batch.len()
+                        ops.len()
                     ),
                 );
-                vec![Err(e); batch.len()]
+                vec![Err(e); ops.len()]
             }
-            Err(e) if e.is_retryable() => vec![Err(e); batch.len()],
-            Err(_) if batch.len() > 1 => {
+            Err(e) if e.is_retryable() => vec![Err(e); ops.len()],
+            Err(_) if ops.len() > 1 => {
                 // Refused as a whole, not for load: one row may be bad. Write them one by one.
                 stats.single_row_fallbacks.fetch_add(1, Relaxed);
                 ops.iter()
@@ -300,7 +303,16 @@ impl Lane {
             Err(e) => vec![Err(e)],
         };
         let mut wait = Duration::ZERO;
-        for (mut row, result) in batch.into_iter().zip(results) {
+        for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
+            let WriteOp::Put { key, value } = op else {
+                unreachable!("the lanes write puts only")
+            };
+            let mut row = Pending {
+                key,
+                value,
+                retries,
+                first_try,
+            };
             match result {
                 Ok(()) => {
                     stats.written.fetch_add(1, Relaxed);
@@ -365,29 +377,36 @@ impl Counters {
     }
 }
 
-/// Picks a lane for each row.
+/// Picks a lane for each row, without a lock: the `n`-th row added (`turn`) decides round robin,
+/// chunks and the random draw (a seeded hash of `n`).
 #[derive(Debug)]
 struct Dispatcher {
     how: Dispatch,
     lanes: usize,
-    turn: u64,
-    rng: Rng,
+    turn: AtomicU64,
+    seed: u64,
 }
 
 impl Dispatcher {
-    fn lane_of(&mut self, key: &str) -> usize {
+    fn new(options: &BulkOptions) -> Self {
+        Self {
+            how: options.dispatch,
+            lanes: options.workers,
+            turn: AtomicU64::new(0),
+            seed: options.seed,
+        }
+    }
+
+    fn lane_of(&self, key: &str) -> usize {
         let n = self.lanes as u64;
+        if let Dispatch::HashOfKey = self.how {
+            return (xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % n) as usize;
+        }
+        let turn = self.turn.fetch_add(1, Relaxed);
         (match self.how {
-            Dispatch::HashOfKey => xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % n,
-            Dispatch::RoundRobin => {
-                self.turn += 1;
-                self.turn % n
-            }
-            Dispatch::Random => self.rng.below(n),
-            Dispatch::Chunks(rows) => {
-                self.turn += 1;
-                ((self.turn - 1) / rows.max(1) as u64) % n
-            }
+            Dispatch::Random => Rng(self.seed ^ turn.wrapping_mul(0xd1b5_4a32_d192_ed03)).below(n),
+            Dispatch::Chunks(rows) => (turn / rows.max(1) as u64) % n,
+            _ => turn % n,
         }) as usize
     }
 }
@@ -401,11 +420,37 @@ enum Msg {
     Flush,
 }
 
-/// What `flush` waits on: rows added but not yet reported.
+/// What `flush` waits on: rows added but not yet reported (counted without a lock; the lock
+/// and condition variable only wake a waiting `flush`).
 #[derive(Debug, Default)]
 struct Outstanding {
-    rows: Mutex<u64>,
+    rows: AtomicU64,
+    lock: Mutex<()>,
     done: Condvar,
+}
+
+impl Outstanding {
+    fn add(&self) {
+        self.rows.fetch_add(1, Relaxed);
+    }
+
+    fn remove(&self) {
+        if self.rows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            let _guard = lock(&self.lock);
+            self.done.notify_all();
+        }
+    }
+
+    fn wait_empty(&self) {
+        let mut guard = lock(&self.lock);
+        while self.rows.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            guard = self
+                .done
+                .wait_timeout(guard, Duration::from_millis(50))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+    }
 }
 
 /// Writes rows into a [`RangeStore`] from any number of threads, with workers that batch, spread
@@ -431,7 +476,7 @@ struct Outstanding {
 pub struct BulkWriter {
     senders: Vec<SyncSender<Msg>>,
     workers: Vec<JoinHandle<()>>,
-    dispatcher: Mutex<Dispatcher>,
+    dispatcher: Dispatcher,
     counters: Arc<Counters>,
     outstanding: Arc<Outstanding>,
 }
@@ -502,12 +547,7 @@ impl BulkWriter {
         Ok(Self {
             senders,
             workers,
-            dispatcher: Mutex::new(Dispatcher {
-                how: options.dispatch,
-                lanes: options.workers,
-                turn: 0,
-                rng: Rng(options.seed),
-            }),
+            dispatcher: Dispatcher::new(&options),
             counters,
             outstanding,
         })
@@ -519,8 +559,8 @@ impl BulkWriter {
     ///
     /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
     pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
-        let lane = lock(&self.dispatcher).lane_of(&key);
-        *lock(&self.outstanding.rows) += 1;
+        let lane = self.dispatcher.lane_of(&key);
+        self.outstanding.add();
         self.counters.added.fetch_add(1, Relaxed);
         let row = Pending {
             key,
@@ -530,7 +570,7 @@ impl BulkWriter {
         };
         self.senders[lane].send(Msg::Row(row)).map_err(|_| {
             self.counters.added.fetch_sub(1, Relaxed);
-            *lock(&self.outstanding.rows) -= 1;
+            self.outstanding.remove();
             StoreError::new(
                 StoreErrorKind::Other,
                 "the bulk writer's worker has stopped",
@@ -545,14 +585,7 @@ impl BulkWriter {
             // A stopped worker has nothing left to flush.
             let _ = tx.send(Msg::Flush);
         }
-        let mut rows = lock(&self.outstanding.rows);
-        while *rows > 0 {
-            rows = self
-                .outstanding
-                .done
-                .wait(rows)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
+        self.outstanding.wait_empty();
     }
 
     /// What the writer did so far.
@@ -604,11 +637,7 @@ fn run_worker<S: RangeStore + ?Sized>(
     let mut lane = Lane::new(seed);
     let mut report = |o: RowOutcome| {
         on_row(o);
-        let mut rows = lock(&outstanding.rows);
-        *rows -= 1;
-        if *rows == 0 {
-            outstanding.done.notify_all();
-        }
+        outstanding.remove();
     };
     let mut flushing = false;
     let mut open = true;
@@ -691,12 +720,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
         ));
     }
     let counters = Counters::default();
-    let mut dispatcher = Dispatcher {
-        how: options.dispatch,
-        lanes: options.workers,
-        turn: 0,
-        rng: Rng(options.seed),
-    };
+    let dispatcher = Dispatcher::new(options);
     let mut lanes: Vec<(Lane, Duration)> = (0..options.workers)
         .map(|w| {
             (

@@ -28,15 +28,25 @@
 
 mod bulk;
 mod memory;
+#[cfg(feature = "redb")]
+mod redb;
+mod scan;
 mod table;
+#[cfg(feature = "typed")]
+mod typed;
 
 use std::fmt;
 
+#[cfg(feature = "redb")]
+pub use self::redb::RedbStore;
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, RowOutcome, Simulation, simulate_import,
 };
 pub use memory::MemoryStore;
+pub use scan::{ScanCursor, scan_ranges};
 pub use table::VALUE_COLUMN;
+#[cfg(feature = "typed")]
+pub use typed::{Typed, TypedError};
 
 /// Which way a range read walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,0 +1,125 @@
+//! The bulk writer's overhead: rows per second through `BulkWriter` into the (unthrottled) table
+//! model, against a plain loop of 200-row `batch_write` calls writing the same rows; and 2 workers
+//! against 1 on a pre-split table.
+//!
+//! `cargo bench -p pk-codec --bench bulk`
+
+#![allow(missing_docs)] // criterion_group! generates undocumented functions.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use pk_codec::store::{BulkOptions, BulkWriter, Dispatch, RangeStore, WriteOp};
+use pk_codec::table::{Table, TableOptions};
+
+const ROWS: usize = 50_000;
+
+fn rows() -> Vec<(String, Vec<u8>)> {
+    // Spread keys (a hash-like prefix), as an import into a well-designed table would write.
+    (0..ROWS as u64)
+        .map(|i| {
+            let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48;
+            (format!("{h:04x},{i:08}"), vec![7u8; 16])
+        })
+        .collect()
+}
+
+fn table(pre_split: bool) -> Arc<Table> {
+    let mut options = TableOptions::default();
+    if pre_split {
+        options = options.pre_split(vec!["8000".into()]);
+    }
+    Arc::new(Table::single_string_key("pk", options).expect("a valid table"))
+}
+
+fn options(workers: usize) -> BulkOptions {
+    BulkOptions {
+        workers,
+        dispatch: Dispatch::HashOfKey,
+        flush_interval: Duration::from_millis(1),
+        ..BulkOptions::default()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let input = rows();
+    // Both paths write the same rows: checked before timing.
+    let plain = table(false);
+    for chunk in input.chunks(200) {
+        let ops: Vec<WriteOp> = chunk
+            .iter()
+            .map(|(k, v)| WriteOp::Put {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        assert!(
+            RangeStore::batch_write(&*plain, &ops)
+                .unwrap()
+                .iter()
+                .all(Result::is_ok)
+        );
+    }
+    let via_writer = table(false);
+    let writer = BulkWriter::new(Arc::clone(&via_writer), options(1)).unwrap();
+    for (k, v) in input.clone() {
+        writer.add(k, v).unwrap();
+    }
+    assert_eq!(writer.close().rows_written, ROWS as u64);
+    for (k, v) in input.iter().step_by(997) {
+        assert_eq!(RangeStore::get(&*via_writer, k).unwrap().as_ref(), Some(v));
+        assert_eq!(RangeStore::get(&*plain, k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(via_writer.report().rows, plain.report().rows);
+
+    let mut g = c.benchmark_group("bulk import of 50,000 rows into the table model");
+    g.sample_size(10)
+        .throughput(Throughput::Elements(ROWS as u64));
+    g.bench_function("plain batch_write loop, 200 rows a call", |b| {
+        b.iter_batched(
+            || (table(false), input.clone()),
+            |(t, rows)| {
+                let mut rows = rows.into_iter();
+                loop {
+                    let ops: Vec<WriteOp> = rows
+                        .by_ref()
+                        .take(200)
+                        .map(|(key, value)| WriteOp::Put { key, value })
+                        .collect();
+                    if ops.is_empty() {
+                        break;
+                    }
+                    black_box(RangeStore::batch_write(&*t, &ops).unwrap());
+                }
+                t
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    for (name, workers, pre_split) in [
+        ("BulkWriter, 1 worker", 1, false),
+        ("BulkWriter, 1 worker, pre-split table", 1, true),
+        ("BulkWriter, 2 workers, pre-split table", 2, true),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || (table(pre_split), input.clone()),
+                |(t, rows)| {
+                    let writer = BulkWriter::new(Arc::clone(&t), options(workers)).unwrap();
+                    for (k, v) in rows {
+                        writer.add(k, v).unwrap();
+                    }
+                    black_box(writer.close());
+                    t
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

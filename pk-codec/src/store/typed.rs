@@ -1,0 +1,256 @@
+//! Typed access: rows put, got and range-read by a derived key type or a runtime [`Layout`],
+//! values through serde (JSON), bucketed keys read back in natural order through
+//! [`scan_ranges`].
+
+use std::fmt;
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{RangeStore, ScanCursor, StoreError, scan_ranges};
+use crate::{DecodeKey, KeyRange, Layout, PartitionKey, Value};
+
+/// Why a typed operation failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TypedError {
+    /// The store refused.
+    Store(StoreError),
+    /// A key could not be encoded, or a stored key did not decode (it is not this layout's).
+    Key(crate::Error),
+    /// A value could not be serialized, or a stored value did not deserialize.
+    Value(serde_json::Error),
+}
+
+impl fmt::Display for TypedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Store(e) => e.fmt(f),
+            Self::Key(e) => e.fmt(f),
+            Self::Value(e) => write!(f, "value: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TypedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Store(e) => Some(e),
+            Self::Key(e) => Some(e),
+            Self::Value(e) => Some(e),
+        }
+    }
+}
+
+impl From<StoreError> for TypedError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<crate::Error> for TypedError {
+    fn from(e: crate::Error) -> Self {
+        Self::Key(e)
+    }
+}
+
+impl From<serde_json::Error> for TypedError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Value(e)
+    }
+}
+
+/// A [`RangeStore`] seen through key types: no key string is built by hand.
+///
+/// # Examples
+///
+/// ```
+/// use std::ops::ControlFlow;
+/// use pk_codec::PartitionKey;
+/// use pk_codec::store::{MemoryStore, Typed};
+///
+/// #[derive(PartitionKey, Debug, PartialEq)]
+/// #[pk(buckets(count = 16, modulo = ts, separator))]
+/// struct Event {
+///     #[pk(width = 13)]
+///     ts: u64,
+///     device: u32,
+/// }
+///
+/// let store = MemoryStore::default();
+/// let typed = Typed::new(&store);
+/// for ts in 1_700_000_000_000..1_700_000_000_100u64 {
+///     typed.put(&Event { ts, device: 7 }, &format!("reading {ts}"))?;
+/// }
+/// assert_eq!(typed.get::<_, String>(&Event { ts: 1_700_000_000_042, device: 7 })?.as_deref(), Some("reading 1700000000042"));
+/// // A time range: one range per bucket, read in parallel, merged back in time order.
+/// let ranges = Event::ranges_ts(1_700_000_000_010..1_700_000_000_020)?;
+/// let mut times = Vec::new();
+/// typed.scan(&ranges, 100, None, |e: Event, _: String| {
+///     times.push(e.ts);
+///     ControlFlow::Continue(())
+/// })?;
+/// assert_eq!(times, (1_700_000_000_010..1_700_000_000_020).collect::<Vec<_>>());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Typed<'s, S: ?Sized> {
+    store: &'s S,
+}
+
+impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
+    /// Typed access to `store`.
+    #[must_use]
+    pub const fn new(store: &'s S) -> Self {
+        Self { store }
+    }
+
+    /// Writes `value` (as JSON) at `key`.
+    ///
+    /// # Errors
+    ///
+    /// The key's encoding error, the value's serialization error, the store's refusal.
+    pub fn put<K: PartitionKey, V: Serialize + ?Sized>(
+        &self,
+        key: &K,
+        value: &V,
+    ) -> Result<(), TypedError> {
+        self.store
+            .put(&key.encode()?, &serde_json::to_vec(value)?)?;
+        Ok(())
+    }
+
+    /// The value at `key`, if any.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::put`], and a stored value that does not deserialize as `V`.
+    pub fn get<K: PartitionKey, V: DeserializeOwned>(
+        &self,
+        key: &K,
+    ) -> Result<Option<V>, TypedError> {
+        match self.store.get(&key.encode()?)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes `key`; whether it was there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::put`].
+    pub fn delete<K: PartitionKey>(&self, key: &K) -> Result<bool, TypedError> {
+        Ok(self.store.delete(&key.encode()?)?)
+    }
+
+    /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
+    /// bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
+    /// read in parallel ([`scan_ranges`]); `visit` gets each key and value, and may stop the
+    /// read, which then returns the cursor to resume from.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal; a stored key that is not `K`'s, or a value that is not a `V`.
+    pub fn scan<K: DecodeKey, V: DeserializeOwned>(
+        &self,
+        ranges: &[KeyRange],
+        page: usize,
+        cursor: Option<&ScanCursor>,
+        mut visit: impl FnMut(K, V) -> ControlFlow<()>,
+    ) -> Result<Option<ScanCursor>, TypedError> {
+        let mut failed = None;
+        let cursor = scan_ranges(
+            self.store,
+            K::SHAPE.prefix(),
+            ranges,
+            page,
+            cursor,
+            |k, v| match K::decode(k)
+                .map_err(TypedError::from)
+                .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
+            {
+                Ok((key, value)) => visit(key, value),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+        )?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(cursor),
+        }
+    }
+
+    /// Writes `value` at the key `layout` makes of `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::put`].
+    pub fn put_values<V: Serialize + ?Sized>(
+        &self,
+        layout: &Layout,
+        values: &[Value],
+        value: &V,
+    ) -> Result<(), TypedError> {
+        self.store
+            .put(&layout.encode(values)?, &serde_json::to_vec(value)?)?;
+        Ok(())
+    }
+
+    /// The value at the key `layout` makes of `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::get`].
+    pub fn get_values<V: DeserializeOwned>(
+        &self,
+        layout: &Layout,
+        values: &[Value],
+    ) -> Result<Option<V>, TypedError> {
+        match self.store.get(&layout.encode(values)?)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Typed::scan`] for a runtime layout: `visit` gets each key's decoded values.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::scan`].
+    pub fn scan_values<V: DeserializeOwned>(
+        &self,
+        layout: &Layout,
+        ranges: &[KeyRange],
+        page: usize,
+        cursor: Option<&ScanCursor>,
+        mut visit: impl FnMut(Vec<Value>, V) -> ControlFlow<()>,
+    ) -> Result<Option<ScanCursor>, TypedError> {
+        let mut failed = None;
+        let cursor = scan_ranges(
+            self.store,
+            layout.shape().prefix(),
+            ranges,
+            page,
+            cursor,
+            |k, v| match layout
+                .decode(k)
+                .map_err(TypedError::from)
+                .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
+            {
+                Ok((key, value)) => visit(key, value),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+        )?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(cursor),
+        }
+    }
+}
