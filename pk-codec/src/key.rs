@@ -148,6 +148,7 @@ impl KeyField for String {
 }
 
 impl DecodeField for String {
+    #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         r.str(spec, field)
     }
@@ -155,6 +156,7 @@ impl DecodeField for String {
 
 impl KeyField for [u8] {
     const KIND: Kind = Kind::Bytes;
+    #[inline]
     fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.bytes(spec, self);
         Ok(())
@@ -163,6 +165,7 @@ impl KeyField for [u8] {
 
 impl KeyField for Vec<u8> {
     const KIND: Kind = Kind::Bytes;
+    #[inline]
     fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.bytes(spec, self);
         Ok(())
@@ -170,6 +173,7 @@ impl KeyField for Vec<u8> {
 }
 
 impl DecodeField for Vec<u8> {
+    #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         r.bytes(spec, field)
     }
@@ -177,6 +181,7 @@ impl DecodeField for Vec<u8> {
 
 impl KeyField for bool {
     const KIND: Kind = Kind::Bool;
+    #[inline]
     fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.bool(spec, *self);
         Ok(())
@@ -184,6 +189,7 @@ impl KeyField for bool {
 }
 
 impl DecodeField for bool {
+    #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         r.bool(spec, field)
     }
@@ -191,6 +197,7 @@ impl DecodeField for bool {
 
 impl KeyField for char {
     const KIND: Kind = Kind::Char;
+    #[inline]
     fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.char(spec, *self);
         Ok(())
@@ -198,6 +205,7 @@ impl KeyField for char {
 }
 
 impl DecodeField for char {
+    #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         r.char(spec, field)
     }

@@ -27,6 +27,8 @@
 //! ```
 
 mod bulk;
+#[cfg(feature = "etcd")]
+mod etcd;
 mod memory;
 #[cfg(feature = "redb")]
 mod redb;
@@ -42,6 +44,8 @@ pub use self::redb::RedbStore;
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, RowOutcome, Simulation, simulate_import,
 };
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStore;
 pub use memory::MemoryStore;
 pub use scan::{ScanCursor, scan_ranges};
 pub use table::VALUE_COLUMN;

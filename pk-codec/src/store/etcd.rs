@@ -1,0 +1,284 @@
+//! [`EtcdStore`]: keys in an etcd cluster, through etcd's JSON gateway (`/v3/kv/...`).
+//!
+//! The gateway takes the same requests as etcd's gRPC API, in JSON with base64 keys and values,
+//! over plain HTTP: a small blocking HTTP client (`ureq`, without TLS) is all it needs, where a
+//! gRPC client would bring tonic, prost and a protobuf compiler. Requests go to one endpoint at
+//! a time and move to the next when one cannot be reached, so a cluster that loses a node keeps
+//! serving.
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Value as Json, json};
+
+use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+
+/// The most operations one etcd transaction takes (etcd's default `--max-txn-ops`).
+const MAX_TXN_OPS: usize = 128;
+
+/// A [`RangeStore`] in an etcd cluster (v3 API through its JSON gateway): keys in etcd's byte
+/// order, range reads with `limit` and `range_end`, batches as one transaction (all or nothing).
+///
+/// Connection failures, timeouts and 5xx answers are [`StoreErrorKind::Unavailable`] (after
+/// trying every endpoint once), "too many requests" is [`StoreErrorKind::Busy`], other refusals
+/// [`StoreErrorKind::Invalid`].
+///
+/// # Examples
+///
+/// ```no_run
+/// use pk_codec::store::{EtcdStore, RangeQuery, RangeStore};
+///
+/// let store = EtcdStore::new(["http://127.0.0.1:2379", "http://127.0.0.1:22379"])?;
+/// store.put("000054,a100", b"card")?;
+/// let page = store.range(&RangeQuery::new("000054", Some("000055")))?;
+/// assert_eq!(page.rows.len(), 1);
+/// # Ok::<(), pk_codec::store::StoreError>(())
+/// ```
+pub struct EtcdStore {
+    endpoints: Vec<String>,
+    current: AtomicUsize,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdStore")
+            .field("endpoints", &self.endpoints)
+            .finish_non_exhaustive()
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    B64.encode(bytes)
+}
+
+fn unb64(field: Option<&Json>) -> Result<Vec<u8>, StoreError> {
+    match field {
+        None => Ok(Vec::new()),
+        Some(Json::String(s)) => B64.decode(s).map_err(|e| {
+            StoreError::new(StoreErrorKind::Other, format!("etcd sent bad base64: {e}"))
+        }),
+        Some(other) => Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("etcd sent {other} where base64 text belongs"),
+        )),
+    }
+}
+
+/// The smallest key above every key that starts with `key` followed by anything: `key` + NUL is
+/// the smallest key above `key` itself, which is what an inclusive top needs.
+fn just_above(key: &str) -> Vec<u8> {
+    let mut k = key.as_bytes().to_vec();
+    k.push(0);
+    k
+}
+
+impl EtcdStore {
+    /// A store on the cluster at `endpoints` (`http://host:port`, the client URLs), with a
+    /// 5-second timeout per request.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreErrorKind::Invalid`] without an endpoint, or for one that is not `http://`.
+    pub fn new<S: Into<String>>(
+        endpoints: impl IntoIterator<Item = S>,
+    ) -> Result<Self, StoreError> {
+        let endpoints: Vec<String> = endpoints
+            .into_iter()
+            .map(|e| e.into().trim_end_matches('/').to_owned())
+            .collect();
+        if endpoints.is_empty() {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                "an etcd store needs an endpoint",
+            ));
+        }
+        if let Some(bad) = endpoints.iter().find(|e| !e.starts_with("http://")) {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!("etcd endpoint {bad:?}: only http:// is supported (the client has no TLS)"),
+            ));
+        }
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(5)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Self {
+            endpoints,
+            current: AtomicUsize::new(0),
+            agent,
+        })
+    }
+
+    /// Posts `body` to `path` on the current endpoint, moving to the next one when an endpoint
+    /// cannot be reached or answers 5xx.
+    fn call(&self, path: &str, body: &Json) -> Result<Json, StoreError> {
+        let body = body.to_string();
+        let n = self.endpoints.len();
+        let first = self.current.load(Relaxed);
+        let mut last = None;
+        for i in 0..n {
+            let at = (first + i) % n;
+            let url = format!("{}{path}", self.endpoints[at]);
+            match self
+                .agent
+                .post(&url)
+                .header("content-type", "application/json")
+                .send(body.as_bytes())
+            {
+                Ok(mut response) => {
+                    let status = response.status().as_u16();
+                    let text = response.body_mut().read_to_string().unwrap_or_default();
+                    if status >= 500 {
+                        last = Some(StoreError::new(
+                            StoreErrorKind::Unavailable,
+                            format!("{url}: HTTP {status}: {text}"),
+                        ));
+                        continue;
+                    }
+                    if status == 429 || text.contains("too many requests") {
+                        return Err(StoreError::new(
+                            StoreErrorKind::Busy,
+                            format!("{url}: {text}"),
+                        ));
+                    }
+                    if status != 200 {
+                        return Err(StoreError::new(
+                            StoreErrorKind::Invalid,
+                            format!("{url}: HTTP {status}: {text}"),
+                        ));
+                    }
+                    self.current.store(at, Relaxed);
+                    return serde_json::from_str(&text).map_err(|e| {
+                        StoreError::new(
+                            StoreErrorKind::Other,
+                            format!("{url}: not JSON ({e}): {text}"),
+                        )
+                    });
+                }
+                Err(e) => {
+                    last = Some(StoreError::new(
+                        StoreErrorKind::Unavailable,
+                        format!("{url}: {e}"),
+                    ));
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            StoreError::new(StoreErrorKind::Unavailable, "no endpoint answered")
+        }))
+    }
+}
+
+impl RangeStore for EtcdStore {
+    fn max_batch(&self) -> usize {
+        MAX_TXN_OPS
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.call(
+            "/v3/kv/put",
+            &json!({ "key": b64(key.as_bytes()), "value": b64(value) }),
+        )?;
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let answer = self.call("/v3/kv/range", &json!({ "key": b64(key.as_bytes()) }))?;
+        match answer
+            .get("kvs")
+            .and_then(Json::as_array)
+            .and_then(|kvs| kvs.first())
+        {
+            Some(kv) => Ok(Some(unb64(kv.get("value"))?)),
+            None => Ok(None),
+        }
+    }
+
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        let answer = self.call("/v3/kv/deleterange", &json!({ "key": b64(key.as_bytes()) }))?;
+        Ok(answer.get("deleted").is_some_and(|d| d != "0" && d != 0))
+    }
+
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        if ops.len() > MAX_TXN_OPS {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!(
+                    "an etcd transaction takes at most {MAX_TXN_OPS} operations, not {}",
+                    ops.len()
+                ),
+            ));
+        }
+        let success: Vec<Json> = ops
+            .iter()
+            .map(|op| match op {
+                WriteOp::Put { key, value } => {
+                    json!({ "request_put": { "key": b64(key.as_bytes()), "value": b64(value) } })
+                }
+                WriteOp::Delete { key } => {
+                    json!({ "request_delete_range": { "key": b64(key.as_bytes()) } })
+                }
+            })
+            .collect();
+        self.call("/v3/kv/txn", &json!({ "success": success }))?;
+        Ok(ops.iter().map(|_| Ok(())).collect())
+    }
+
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        if query.limit == 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                "a range read needs a limit of at least 1",
+            ));
+        }
+        let (from, to, to_inclusive) = query.remaining();
+        let end: Vec<u8> = match to {
+            Some(t) if to_inclusive => just_above(t),
+            Some(t) => t.as_bytes().to_vec(),
+            // etcd's "every key from `key` on".
+            None => vec![0],
+        };
+        if to.is_some() && end.as_slice() <= from.as_bytes() {
+            return Ok(RangePage::default());
+        }
+        // One row more than asked: it tells where the next page starts.
+        let limit = query.limit.saturating_add(1);
+        // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
+        let key: &[u8] = if from.is_empty() { &[0] } else { from.as_bytes() };
+        let mut request = json!({
+            "key": b64(key),
+            "range_end": b64(&end),
+            "limit": limit,
+        });
+        if query.direction == Direction::Backward {
+            request["sort_order"] = json!("DESCEND");
+            request["sort_target"] = json!("KEY");
+        }
+        let answer = self.call("/v3/kv/range", &request)?;
+        let kvs = answer
+            .get("kvs")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut rows = Vec::with_capacity(kvs.len().min(query.limit));
+        let mut next = None;
+        for kv in kvs {
+            let key = String::from_utf8(unb64(kv.get("key"))?).map_err(|_| {
+                StoreError::new(
+                    StoreErrorKind::Other,
+                    "etcd holds a key that is not UTF-8 text",
+                )
+            })?;
+            if rows.len() == query.limit {
+                next = Some(key);
+                break;
+            }
+            rows.push((key, unb64(kv.get("value"))?));
+        }
+        Ok(RangePage { rows, next })
+    }
+}
