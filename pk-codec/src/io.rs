@@ -130,18 +130,26 @@ impl<'a> KeyWriter<'a> {
             Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
             Order::Asc if spec.is_escaped() => text::write_escaped(self.out, s),
             Order::Asc => {
-                if let Some((offset, ch)) = text::first_at_or_below(s, self.delimiter) {
-                    return Err(Error::CharBelowDelimiter {
-                        field: field.to_owned(),
-                        ch,
-                        offset,
-                        delimiter: char::from(self.delimiter),
-                    });
+                let len = text::plain_len(s.as_bytes(), self.delimiter);
+                if len != s.len() {
+                    return Err(self.below_delimiter(field, s, len));
                 }
                 self.out.push_str(s);
             }
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn below_delimiter(&self, field: &str, s: &str, offset: usize) -> Error {
+        Error::CharBelowDelimiter {
+            field: field.to_owned(),
+            // At or below an ASCII delimiter: an ASCII byte, a whole character.
+            ch: char::from(s.as_bytes()[offset]),
+            offset,
+            delimiter: char::from(self.delimiter),
+        }
     }
 
     /// Writes a byte string (hex, or descending).
@@ -589,21 +597,36 @@ impl<'a> KeyReader<'a> {
         }
     }
 
-    /// A plain string: the text up to the next delimiter, every byte above it.
+    /// A plain string: the text up to the next delimiter, every byte above it. One scan finds
+    /// the end and checks the bytes: the first byte at or below the delimiter must be the
+    /// delimiter (or the key must end there).
     #[inline]
     fn plain_str(&mut self, field: &str) -> Result<&'a str> {
-        let (start, text) = self.take_until_delimiter();
-        if let Some((at, ch)) = text::first_at_or_below(text, self.delimiter) {
-            return Err(self.fault(
-                field,
-                start + at,
-                format!(
-                    "{ch:?} sorts below the delimiter {:?}, so no plain string holds it",
-                    char::from(self.delimiter)
-                ),
-            ));
+        let start = self.pos;
+        let rest = &self.key.as_bytes()[start..];
+        let len = text::plain_len(rest, self.delimiter);
+        if let Some(&b) = rest.get(len)
+            && b != self.delimiter
+        {
+            return Err(self.below_delimiter(field, start + len, b));
         }
-        Ok(text)
+        self.pos += len;
+        // The byte after the text is the ASCII delimiter or the end: a character boundary.
+        Ok(&self.key[start..start + len])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn below_delimiter(&self, field: &str, at: usize, b: u8) -> Error {
+        self.fault(
+            field,
+            at,
+            format!(
+                "{:?} sorts below the delimiter {:?}, so no plain string holds it",
+                char::from(b),
+                char::from(self.delimiter)
+            ),
+        )
     }
 
     fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {
