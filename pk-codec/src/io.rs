@@ -91,6 +91,12 @@ impl<'a> KeyWriter<'a> {
         num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
+    /// [`KeyWriter::uint`] for runtime layouts, whose widths are not constants.
+    #[inline]
+    pub(crate) fn uint_runtime(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+        num::write_u64_runtime(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
     /// Writes an unsigned 128-bit integer.
     ///
     /// # Errors
@@ -124,20 +130,29 @@ impl<'a> KeyWriter<'a> {
     /// # Errors
     ///
     /// [`Error::CharBelowDelimiter`] when a plain string holds a byte at or below the delimiter.
-    #[inline]
+    #[inline(always)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) -> Result<()> {
-        match spec.order() {
-            Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
-            Order::Asc if spec.is_escaped() => text::write_escaped(self.out, s),
-            Order::Asc => {
-                let len = text::plain_len(s.as_bytes(), self.delimiter);
-                if len != s.len() {
-                    return Err(self.below_delimiter(field, s, len));
-                }
-                self.out.push_str(s);
-            }
+        if spec.is_descending() || spec.is_escaped() {
+            self.str_encoded(spec, s);
+            return Ok(());
         }
+        // The plain form, inlined: one scan checks the bytes, one copy writes them.
+        let len = text::plain_len(s.as_bytes(), self.delimiter);
+        if len != s.len() {
+            return Err(self.below_delimiter(field, s, len));
+        }
+        self.out.push_str(s);
         Ok(())
+    }
+
+    /// The escaped and descending string forms, which accept every string.
+    #[inline(never)]
+    fn str_encoded(&mut self, spec: &FieldSpec, s: &str) {
+        if spec.is_descending() {
+            text::write_desc_bytes(self.out, s.as_bytes());
+        } else {
+            text::write_escaped(self.out, s);
+        }
     }
 
     #[cold]
@@ -423,7 +438,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// As [`KeyReader::uint`].
-    #[inline]
+    #[inline(always)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         let start = self.pos;
         let width = usize::from(spec.width());
@@ -500,7 +515,18 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a byte the form cannot hold, a bad escape or bad descending text.
+    #[inline(always)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
+        if spec.is_descending() || spec.is_escaped() {
+            return self.str_encoded(spec, field);
+        }
+        // The plain form, inlined: the borrowed read and one allocation.
+        self.plain_str(field).map(str::to_owned)
+    }
+
+    /// The escaped and descending string forms.
+    #[inline(never)]
+    fn str_encoded(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         match spec.order() {
             Order::Desc => {
                 let bytes = self.desc_bytes(field)?;
@@ -600,7 +626,7 @@ impl<'a> KeyReader<'a> {
     /// A plain string: the text up to the next delimiter, every byte above it. One scan finds
     /// the end and checks the bytes: the first byte at or below the delimiter must be the
     /// delimiter (or the key must end there).
-    #[inline]
+    #[inline(always)]
     fn plain_str(&mut self, field: &str) -> Result<&'a str> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];

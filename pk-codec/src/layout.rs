@@ -310,7 +310,7 @@ impl Layout {
                 let start = w.position();
                 match (plan.op, value) {
                     (FieldOp::Uint64 { max }, &Value::Uint(v)) if v <= u128::from(max) => {
-                        w.uint(&def.spec, &def.name, v as u64)?;
+                        w.uint_runtime(&def.spec, &def.name, v as u64)?;
                     }
                     (FieldOp::Int64 { min, max }, &Value::Int(v))
                         if v >= i128::from(min) && v <= i128::from(max) =>

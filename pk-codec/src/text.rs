@@ -49,6 +49,16 @@ pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
         }
     }
     let rest = &bytes[i..];
+    // 4 to 7 bytes left (a short string being written): two overlapping 4-byte words clear them.
+    if delimiter < 0x80
+        && let (Some(first), Some(last)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>())
+    {
+        let below = 0x0101_0101 * (u32::from(delimiter) + 1);
+        let any_below = |w: u32| w.wrapping_sub(below) & !w & 0x8080_8080 != 0;
+        if !any_below(u32::from_le_bytes(*first)) && !any_below(u32::from_le_bytes(*last)) {
+            return bytes.len();
+        }
+    }
     i + rest
         .iter()
         .position(|&b| b <= delimiter)

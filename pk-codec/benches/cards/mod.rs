@@ -190,6 +190,7 @@ pub fn decode_by_hand(key: &str) -> Result<Card> {
     })
 }
 
+#[inline]
 fn read_ref<'a>(r: &mut KeyReader<'a>) -> Result<CardRef<'a>> {
     r.begin_field("device_id")?;
     let device_id = r.uint64(&DEVICE, "device_id", u32::MAX.into())? as u32;
