@@ -196,6 +196,19 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "decode Layout decode_into (one Vec reused)",
+            run: |i| {
+                let mut values = Vec::with_capacity(8);
+                let mut n = 0;
+                for k in &i.keys {
+                    values.clear();
+                    i.layout.decode_into(black_box(k), &mut values).unwrap();
+                    n += black_box(&values).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "decode storekey",
             run: |i| {
                 let mut n = 0;
@@ -333,6 +346,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
     (
         "Layout decode / derive decode",
         Compare::Ratio("decode Layout", "decode derive (owned)", 1.3),
+    ),
+    (
+        "Layout decode_into (reused Vec) / derive decode",
+        Compare::Ratio(
+            "decode Layout decode_into (one Vec reused)",
+            "decode derive (owned)",
+            1.3,
+        ),
     ),
 ];
 

@@ -352,8 +352,39 @@ impl Layout {
     /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
     /// outside its type.
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
-        self.shape.decode_with(key, |r| {
-            let mut values = Vec::with_capacity(self.fields.len());
+        let mut values = Vec::with_capacity(self.fields.len());
+        self.decode_into(key, &mut values)?;
+        Ok(values)
+    }
+
+    /// Decodes one key, appending its values to `values` (the allocation-saving form of
+    /// [`Layout::decode`], for a loop that reuses one vector); on error `values` is left as it was.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::decode`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value};
+    ///
+    /// let layout: Layout = "device_id: u32 width=6; seller_id: str".parse()?;
+    /// let mut values = Vec::new();
+    /// for key in ["000054,a100", "000055,a101"] {
+    ///     values.clear();
+    ///     layout.decode_into(key, &mut values)?;
+    ///     assert_eq!(values.len(), 2);
+    /// }
+    /// assert_eq!(values, vec![Value::Uint(55), Value::from("a101")]);
+    /// assert!(layout.decode_into("000054", &mut values).is_err());
+    /// assert_eq!(values.len(), 2);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
+        let base = values.len();
+        values.reserve(self.fields.len());
+        let decoded = self.shape.decode_with(key, |r| {
             for (def, plan) in self.fields.iter().zip(&self.plan) {
                 r.begin_field(&def.name)?;
                 let start = r.position();
@@ -362,7 +393,8 @@ impl Layout {
                         Value::Uint(u128::from(r.uint64(&def.spec, &def.name, max)?))
                     }
                     FieldOp::Int64 { min, max } => {
-                        Value::Int(r.int(&def.spec, &def.name, i128::from(min), i128::from(max))?)
+                        let (min, max) = (i128::from(min), i128::from(max));
+                        Value::Int(r.int(&def.spec, &def.name, min, max)?)
                     }
                     FieldOp::Str => Value::Str(r.str(&def.spec, &def.name)?),
                     FieldOp::General => read_value(r, def)?,
@@ -378,8 +410,12 @@ impl Layout {
                 }
                 values.push(value);
             }
-            Ok(values)
-        })
+            Ok(())
+        });
+        if decoded.is_err() {
+            values.truncate(base);
+        }
+        decoded
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,
