@@ -390,7 +390,7 @@ impl Layout {
                 let start = r.position();
                 let value = match plan.op {
                     FieldOp::Uint64 { max } => {
-                        Value::Uint(u128::from(r.uint64(&def.spec, &def.name, max)?))
+                        Value::Uint(u128::from(r.uint64_runtime(&def.spec, &def.name, max)?))
                     }
                     FieldOp::Int64 { min, max } => {
                         let (min, max) = (i128::from(min), i128::from(max));
