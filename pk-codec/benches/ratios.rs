@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use cards::{
     BucketCard, Card, DerivedCard, Md5Card, ModuloCard, Xxh3Card, decode_borrowed, decode_split,
-    encode_tight, encode_write,
+    encode_tight, encode_tight_swar, encode_write,
 };
 use md5::{Digest, Md5};
 use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
@@ -93,6 +93,19 @@ fn cases() -> Vec<Case> {
                 for r in &i.rows {
                     v.clear();
                     encode_tight(black_box(r), &mut v);
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
+            name: "encode tight hand-written, 8 digits at a time",
+            run: |i| {
+                let mut v = Vec::with_capacity(128);
+                let mut n = 0;
+                for r in &i.rows {
+                    v.clear();
+                    encode_tight_swar(black_box(r), &mut v);
                     n += black_box(&v).len();
                 }
                 n
@@ -282,6 +295,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
     (
         "derive encode / tight hand-written encode",
         Compare::Ratio("encode derive", "encode tight hand-written", 1.15),
+    ),
+    (
+        "derive encode / tight encoder with 8-digit writes",
+        Compare::Ratio(
+            "encode derive",
+            "encode tight hand-written, 8 digits at a time",
+            1.15,
+        ),
     ),
     (
         "derive encode / `write!` (same widths)",
