@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use cards::{
     BucketCard, Card, DerivedCard, Md5Card, ModuloCard, Xxh3Card, decode_borrowed, decode_split,
-    encode_tight, encode_write,
+    encode_tight, encode_tight_swar, encode_write,
 };
 use md5::{Digest, Md5};
 use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
@@ -93,6 +93,19 @@ fn cases() -> Vec<Case> {
                 for r in &i.rows {
                     v.clear();
                     encode_tight(black_box(r), &mut v);
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
+            name: "encode tight hand-written, 8 digits at a time",
+            run: |i| {
+                let mut v = Vec::with_capacity(128);
+                let mut n = 0;
+                for r in &i.rows {
+                    v.clear();
+                    encode_tight_swar(black_box(r), &mut v);
                     n += black_box(&v).len();
                 }
                 n
@@ -196,6 +209,19 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "decode Layout decode_into (one Vec reused)",
+            run: |i| {
+                let mut values = Vec::with_capacity(8);
+                let mut n = 0;
+                for k in &i.keys {
+                    values.clear();
+                    i.layout.decode_into(black_box(k), &mut values).unwrap();
+                    n += black_box(&values).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "decode storekey",
             run: |i| {
                 let mut n = 0;
@@ -271,6 +297,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
         Compare::Ratio("encode derive", "encode tight hand-written", 1.15),
     ),
     (
+        "derive encode / tight encoder with 8-digit writes",
+        Compare::Ratio(
+            "encode derive",
+            "encode tight hand-written, 8 digits at a time",
+            1.15,
+        ),
+    ),
+    (
         "derive encode / `write!` (same widths)",
         Compare::Ratio("encode derive", "encode write! (same widths)", f64::NAN),
     ),
@@ -333,6 +367,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
     (
         "Layout decode / derive decode",
         Compare::Ratio("decode Layout", "decode derive (owned)", 1.3),
+    ),
+    (
+        "Layout decode_into (reused Vec) / derive decode",
+        Compare::Ratio(
+            "decode Layout decode_into (one Vec reused)",
+            "decode derive (owned)",
+            1.3,
+        ),
     ),
 ];
 

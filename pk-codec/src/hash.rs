@@ -89,8 +89,7 @@ impl HashAlg {
     /// Writes the first `len` hex characters of the digest of `data` into `buf`, returning them.
     /// `len` is clamped to [`HashAlg::max_len`].
     ///
-    /// Inlined, so that a constant algorithm and length leave one hash and `len` table lookups;
-    /// MD5, whose cost is the digest itself, stays out of line.
+    /// Inlined, so that a constant algorithm and length leave one hash and `len` table lookups.
     #[inline(always)]
     pub(crate) fn write_hex_prefix<'b>(
         self,
@@ -124,7 +123,7 @@ impl HashAlg {
 }
 
 /// The first `len` (at most 32) hex characters of the MD5 digest of `data`, into `buf`.
-#[inline(never)]
+#[inline]
 fn md5_hex_prefix<'b>(data: &[u8], len: usize, buf: &'b mut [u8; 32]) -> &'b [u8] {
     let digest = Md5::digest(data);
     let len = len.min(32);

@@ -91,6 +91,17 @@ impl<'a> KeyWriter<'a> {
         num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
+    /// [`KeyWriter::uint`] for runtime layouts, whose widths are not constants: a call of the
+    /// writer compiled for the spec's width and order (so the digits are straight-line code, as in
+    /// a derived key), or for widths above 20, the general writer.
+    #[inline]
+    pub(crate) fn uint_runtime(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+        match UINT_AT.get(usize::from(spec.width()).wrapping_sub(1)) {
+            Some(by_order) => by_order[usize::from(spec.is_descending())](self, field, v),
+            None => num::write_u64_runtime(self.out, v, spec.width(), spec.is_descending(), field),
+        }
+    }
+
     /// Writes an unsigned 128-bit integer.
     ///
     /// # Errors
@@ -124,24 +135,41 @@ impl<'a> KeyWriter<'a> {
     /// # Errors
     ///
     /// [`Error::CharBelowDelimiter`] when a plain string holds a byte at or below the delimiter.
-    #[inline]
+    #[inline(always)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) -> Result<()> {
-        match spec.order() {
-            Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
-            Order::Asc if spec.is_escaped() => text::write_escaped(self.out, s),
-            Order::Asc => {
-                if let Some((offset, ch)) = text::first_at_or_below(s, self.delimiter) {
-                    return Err(Error::CharBelowDelimiter {
-                        field: field.to_owned(),
-                        ch,
-                        offset,
-                        delimiter: char::from(self.delimiter),
-                    });
-                }
-                self.out.push_str(s);
-            }
+        if spec.is_descending() || spec.is_escaped() {
+            self.str_encoded(spec, s);
+            return Ok(());
         }
+        // The plain form, inlined: one scan checks the bytes, one copy writes them.
+        let len = text::plain_len(s.as_bytes(), self.delimiter);
+        if len != s.len() {
+            return Err(self.below_delimiter(field, s, len));
+        }
+        self.out.push_str(s);
         Ok(())
+    }
+
+    /// The escaped and descending string forms, which accept every string.
+    #[inline(never)]
+    fn str_encoded(&mut self, spec: &FieldSpec, s: &str) {
+        if spec.is_descending() {
+            text::write_desc_bytes(self.out, s.as_bytes());
+        } else {
+            text::write_escaped(self.out, s);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn below_delimiter(&self, field: &str, s: &str, offset: usize) -> Error {
+        Error::CharBelowDelimiter {
+            field: field.to_owned(),
+            // At or below an ASCII delimiter: an ASCII byte, a whole character.
+            ch: char::from(s.as_bytes()[offset]),
+            offset,
+            delimiter: char::from(self.delimiter),
+        }
     }
 
     /// Writes a byte string (hex, or descending).
@@ -244,6 +272,52 @@ fn not_borrowable(field: &str) -> Error {
          text is not the string's bytes (read it as a `String` or a `Cow<str>`)",
     )
 }
+
+/// A writer of an unsigned integer at one constant width and order.
+type UintAt = fn(&mut KeyWriter<'_>, &str, u64) -> Result<()>;
+
+fn uint_at<const WIDTH: u8, const DESC: bool>(
+    w: &mut KeyWriter<'_>,
+    field: &str,
+    v: u64,
+) -> Result<()> {
+    num::write_u64(w.out, v, WIDTH, DESC, field)
+}
+
+macro_rules! uint_at_table {
+    ($($width:literal)*) => {
+        [$([uint_at::<$width, false> as UintAt, uint_at::<$width, true> as UintAt]),*]
+    };
+}
+
+/// The writers of widths 1 to 20 (index `width - 1`), ascending then descending.
+static UINT_AT: [[UintAt; 2]; 20] =
+    uint_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+
+/// A reader of an unsigned integer at one constant width and order.
+type UintReadAt = fn(&mut KeyReader<'_>, &FieldSpec, &str, u64) -> Result<u64>;
+
+fn uint_read_at<const WIDTH: u8, const DESC: bool>(
+    r: &mut KeyReader<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    max: u64,
+) -> Result<u64> {
+    r.uint64_as(spec, field, max, WIDTH, DESC)
+}
+
+macro_rules! uint_read_at_table {
+    ($($width:literal)*) => {
+        [$([
+            uint_read_at::<$width, false> as UintReadAt,
+            uint_read_at::<$width, true> as UintReadAt,
+        ]),*]
+    };
+}
+
+/// The readers of widths 1 to 20 (index `width - 1`), ascending then descending.
+static UINT_READ_AT: [[UintReadAt; 2]; 20] =
+    uint_read_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
 
 /// Reads the fields of one key, in order, checking every byte.
 ///
@@ -463,12 +537,26 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// As [`KeyReader::uint`].
-    #[inline]
+    #[inline(always)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
+        self.uint64_as(spec, field, max, spec.width(), spec.is_descending())
+    }
+
+    /// [`KeyReader::uint64`] with the width and order given apart from the spec, so that a caller
+    /// with constants gets straight-line code (the spec still names the kind in messages).
+    #[inline(always)]
+    fn uint64_as(
+        &mut self,
+        spec: &FieldSpec,
+        field: &str,
+        max: u64,
+        width: u8,
+        desc: bool,
+    ) -> Result<u64> {
         let start = self.pos;
-        let width = usize::from(spec.width());
+        let width = usize::from(width);
         if let Some(text) = self.key.as_bytes().get(start..start + width)
-            && let Some(v) = num::parse_u64_fast(text, spec.is_descending())
+            && let Some(v) = num::parse_u64_fast(text, desc)
             && v <= max
         {
             self.pos += width;
@@ -477,6 +565,21 @@ impl<'a> KeyReader<'a> {
         // Any failure: the slow path says what is wrong (its value, if any, is at most `max`).
         self.uint_slow(spec, field, u128::from(max))
             .map(|v| v as u64)
+    }
+
+    /// [`KeyReader::uint64`] for runtime layouts: a call of the reader compiled for the spec's
+    /// width and order (straight-line, as in a derived key), or the general one above width 20.
+    #[inline]
+    pub(crate) fn uint64_runtime(
+        &mut self,
+        spec: &FieldSpec,
+        field: &str,
+        max: u64,
+    ) -> Result<u64> {
+        match UINT_READ_AT.get(usize::from(spec.width()).wrapping_sub(1)) {
+            Some(by_order) => by_order[usize::from(spec.is_descending())](self, spec, field, max),
+            None => self.uint64(spec, field, max),
+        }
     }
 
     #[cold]
@@ -540,7 +643,18 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a byte the form cannot hold, a bad escape or bad descending text.
+    #[inline(always)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
+        if spec.is_descending() || spec.is_escaped() {
+            return self.str_encoded(spec, field);
+        }
+        // The plain form, inlined: the borrowed read and one allocation.
+        self.plain_str(field).map(str::to_owned)
+    }
+
+    /// The escaped and descending string forms.
+    #[inline(never)]
+    fn str_encoded(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         match spec.order() {
             Order::Desc => {
                 let bytes = self.desc_bytes(field)?;
@@ -637,21 +751,36 @@ impl<'a> KeyReader<'a> {
         }
     }
 
-    /// A plain string: the text up to the next delimiter, every byte above it.
-    #[inline]
+    /// A plain string: the text up to the next delimiter, every byte above it. One scan finds
+    /// the end and checks the bytes: the first byte at or below the delimiter must be the
+    /// delimiter (or the key must end there).
+    #[inline(always)]
     fn plain_str(&mut self, field: &str) -> Result<&'a str> {
-        let (start, text) = self.take_until_delimiter();
-        if let Some((at, ch)) = text::first_at_or_below(text, self.delimiter) {
-            return Err(self.fault(
-                field,
-                start + at,
-                format!(
-                    "{ch:?} sorts below the delimiter {:?}, so no plain string holds it",
-                    char::from(self.delimiter)
-                ),
-            ));
+        let start = self.pos;
+        let rest = &self.key.as_bytes()[start..];
+        let len = text::plain_len(rest, self.delimiter);
+        if let Some(&b) = rest.get(len)
+            && b != self.delimiter
+        {
+            return Err(self.below_delimiter(field, start + len, b));
         }
-        Ok(text)
+        self.pos += len;
+        // The byte after the text is the ASCII delimiter or the end: a character boundary.
+        Ok(&self.key[start..start + len])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn below_delimiter(&self, field: &str, at: usize, b: u8) -> Error {
+        self.fault(
+            field,
+            at,
+            format!(
+                "{:?} sorts below the delimiter {:?}, so no plain string holds it",
+                char::from(b),
+                char::from(self.delimiter)
+            ),
+        )
     }
 
     fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {
@@ -836,5 +965,72 @@ impl<'a> KeyReader<'a> {
             self.pos += 1;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::shape::KeyShape;
+
+    const SHAPE: KeyShape = KeyShape::new(b',');
+
+    fn read<'k, T>(key: &'k str, body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>) -> Result<T> {
+        SHAPE.decode_with(key, |r| {
+            r.begin_field("s")?;
+            body(r)
+        })
+    }
+
+    #[test]
+    fn str_ref_borrows_plain_text_and_names_the_field_of_other_forms() {
+        let plain = FieldSpec::new(Kind::Str);
+        assert_eq!(read("a100", |r| r.str_ref(&plain, "s")).unwrap(), "a100");
+        for spec in [plain.escaped(), plain.descending()] {
+            match read("a100", |r| r.str_ref(&spec, "seller")) {
+                Err(Error::InvalidLayout { field, .. }) => {
+                    assert_eq!(field.as_deref(), Some("seller"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn plain_reads_report_the_byte_below_the_delimiter_at_its_position() {
+        let plain = FieldSpec::new(Kind::Str);
+        for key in ["ab c", "ab\u{1}c"] {
+            let owned = read(key, |r| r.str(&plain, "s")).unwrap_err();
+            let borrowed = read(key, |r| r.str_ref(&plain, "s")).unwrap_err();
+            assert_eq!(owned, borrowed);
+            assert!(
+                matches!(owned, Error::Malformed { position: 2, .. }),
+                "{owned:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn str_cow_borrows_when_the_text_is_the_string() {
+        let escaped = FieldSpec::new(Kind::Str).escaped();
+        assert!(matches!(
+            read("a.b", |r| r.str_cow(&escaped, "s")).unwrap(),
+            Cow::Borrowed("a.b")
+        ));
+        assert_eq!(read("a-2cb", |r| r.str_cow(&escaped, "s")).unwrap(), "a,b");
+        assert!(matches!(
+            read("a b", |r| r.str_cow(&escaped, "s")),
+            Err(Error::Malformed { position: 1, .. })
+        ));
+        let desc = FieldSpec::new(Kind::Str).descending();
+        let mut key = String::new();
+        text::write_desc_bytes(&mut key, b"ab");
+        assert_eq!(read(&key, |r| r.str_cow(&desc, "s")).unwrap(), "ab");
+        assert_eq!(
+            read(&key, |r| r.str_cow(&desc, "s")).unwrap(),
+            read(&key, |r| r.str(&desc, "s")).unwrap()
+        );
     }
 }

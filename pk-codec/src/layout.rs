@@ -99,6 +99,63 @@ pub struct Layout {
     fields: Vec<FieldDef>,
     shape: KeyShape,
     bucket: BucketFields,
+    /// How each field is written and read, decided once when the layout is built (derived from
+    /// `fields` and `bucket`, so it adds nothing to equality or hashing).
+    plan: Vec<FieldPlan>,
+}
+
+/// The precomputed dispatch of one field: its common forms get a direct call, every other form
+/// (and every value of an unexpected kind) the general [`write_value`] / [`read_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FieldPlan {
+    op: FieldOp,
+    role: FieldRole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum FieldOp {
+    /// A required unsigned integer of up to 64 bits, at most `max`.
+    Uint64 { max: u64 },
+    /// A required signed integer of up to 64 bits, within `[min, max]`.
+    Int64 { min: i64, max: i64 },
+    /// A required string (any form: [`KeyWriter::str`] picks it).
+    Str,
+    /// Anything else.
+    General,
+}
+
+/// What a field contributes to the bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum FieldRole {
+    None,
+    Modulo,
+    Hashed,
+}
+
+impl FieldPlan {
+    fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
+        let op = match spec.kind() {
+            _ if spec.is_optional() => FieldOp::General,
+            Kind::Uint { bits } if bits <= 64 => FieldOp::Uint64 {
+                max: uint_max(bits) as u64,
+            },
+            Kind::Int { bits } if bits <= 64 => {
+                let (min, max) = int_bounds(bits);
+                FieldOp::Int64 {
+                    min: min as i64,
+                    max: max as i64,
+                }
+            }
+            Kind::Str => FieldOp::Str,
+            _ => FieldOp::General,
+        };
+        let role = match bucket {
+            BucketFields::Modulo(i) if *i == index => FieldRole::Modulo,
+            BucketFields::Hash(fields) if fields.contains(&index) => FieldRole::Hashed,
+            _ => FieldRole::None,
+        };
+        Self { op, role }
+    }
 }
 
 /// Builds a [`Layout`] in code.
@@ -289,14 +346,29 @@ impl Layout {
             });
         }
         self.shape.encode_with(out, |w| {
-            for (i, (def, value)) in self.fields.iter().zip(values).enumerate() {
+            for ((def, plan), value) in self.fields.iter().zip(&self.plan).zip(values) {
                 w.begin_field();
                 let start = w.position();
-                write_value(w, def, value)?;
-                match self.bucket_role(i, value) {
-                    BucketRole::Value(v) => w.bucket_value(v),
-                    BucketRole::Span => w.bucket_span(start),
-                    BucketRole::None => {}
+                match (plan.op, value) {
+                    (FieldOp::Uint64 { max }, &Value::Uint(v)) if v <= u128::from(max) => {
+                        w.uint_runtime(&def.spec, &def.name, v as u64)?;
+                    }
+                    (FieldOp::Int64 { min, max }, &Value::Int(v))
+                        if v >= i128::from(min) && v <= i128::from(max) =>
+                    {
+                        w.int(&def.spec, &def.name, v as i64)?;
+                    }
+                    (FieldOp::Str, Value::Str(s)) => w.str(&def.spec, &def.name, s)?,
+                    _ => write_value(w, def, value)?,
+                }
+                match plan.role {
+                    FieldRole::None => {}
+                    FieldRole::Modulo => {
+                        if let Some(v) = bucket_value(value) {
+                            w.bucket_value(v);
+                        }
+                    }
+                    FieldRole::Hashed => w.bucket_span(start),
                 }
             }
             Ok(())
@@ -305,15 +377,10 @@ impl Layout {
 
     /// What field `index`, holding `value`, contributes to the bucket.
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
-        match &self.bucket {
-            BucketFields::Modulo(i) if *i == index => match *value {
-                Value::Uint(v) => BucketRole::Value(BucketValue::Unsigned(v)),
-                Value::Int(v) => BucketRole::Value(BucketValue::Signed(v)),
-                // A type mismatch was reported when the value was written.
-                _ => BucketRole::None,
-            },
-            BucketFields::Hash(fields) if fields.contains(&index) => BucketRole::Span,
-            _ => BucketRole::None,
+        match self.plan[index].role {
+            FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
+            FieldRole::Hashed => BucketRole::Span,
+            FieldRole::None => BucketRole::None,
         }
     }
 
@@ -326,21 +393,70 @@ impl Layout {
     /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
     /// outside its type.
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
-        self.shape.decode_with(key, |r| {
-            let mut values = Vec::with_capacity(self.fields.len());
-            for (i, def) in self.fields.iter().enumerate() {
+        let mut values = Vec::with_capacity(self.fields.len());
+        self.decode_into(key, &mut values)?;
+        Ok(values)
+    }
+
+    /// Decodes one key, appending its values to `values` (the allocation-saving form of
+    /// [`Layout::decode`], for a loop that reuses one vector); on error `values` is left as it was.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::decode`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value};
+    ///
+    /// let layout: Layout = "device_id: u32 width=6; seller_id: str".parse()?;
+    /// let mut values = Vec::new();
+    /// for key in ["000054,a100", "000055,a101"] {
+    ///     values.clear();
+    ///     layout.decode_into(key, &mut values)?;
+    ///     assert_eq!(values.len(), 2);
+    /// }
+    /// assert_eq!(values, vec![Value::Uint(55), Value::from("a101")]);
+    /// assert!(layout.decode_into("000054", &mut values).is_err());
+    /// assert_eq!(values.len(), 2);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
+        let base = values.len();
+        values.reserve(self.fields.len());
+        let decoded = self.shape.decode_with(key, |r| {
+            for (def, plan) in self.fields.iter().zip(&self.plan) {
                 r.begin_field(&def.name)?;
                 let start = r.position();
-                let value = read_value(r, def)?;
-                match self.bucket_role(i, &value) {
-                    BucketRole::Value(v) => r.bucket_value(v),
-                    BucketRole::Span => r.bucket_span(start),
-                    BucketRole::None => {}
+                let value = match plan.op {
+                    FieldOp::Uint64 { max } => {
+                        Value::Uint(u128::from(r.uint64_runtime(&def.spec, &def.name, max)?))
+                    }
+                    FieldOp::Int64 { min, max } => {
+                        let (min, max) = (i128::from(min), i128::from(max));
+                        Value::Int(r.int(&def.spec, &def.name, min, max)?)
+                    }
+                    FieldOp::Str => Value::Str(r.str(&def.spec, &def.name)?),
+                    FieldOp::General => read_value(r, def)?,
+                };
+                match plan.role {
+                    FieldRole::None => {}
+                    FieldRole::Modulo => {
+                        if let Some(v) = bucket_value(&value) {
+                            r.bucket_value(v);
+                        }
+                    }
+                    FieldRole::Hashed => r.bucket_span(start),
                 }
                 values.push(value);
             }
-            Ok(values)
-        })
+            Ok(())
+        });
+        if decoded.is_err() {
+            values.truncate(base);
+        }
+        decoded
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,
@@ -434,6 +550,16 @@ impl Layout {
             });
         }
         Ok(ranges.remove(0))
+    }
+}
+
+/// The integer a modulo bucket takes of a value (a type mismatch is reported when it is written).
+#[inline]
+fn bucket_value(value: &Value) -> Option<BucketValue> {
+    match *value {
+        Value::Uint(v) => Some(BucketValue::Unsigned(v)),
+        Value::Int(v) => Some(BucketValue::Signed(v)),
+        _ => None,
     }
 }
 
@@ -835,10 +961,16 @@ impl TryFrom<LayoutConfig> for Layout {
         for def in &fields {
             shape.check_field(&def.name, &def.spec)?;
         }
+        let plan = fields
+            .iter()
+            .enumerate()
+            .map(|(i, def)| FieldPlan::new(i, &def.spec, &bucket))
+            .collect();
         Ok(Self {
             fields,
             shape,
             bucket,
+            plan,
         })
     }
 }

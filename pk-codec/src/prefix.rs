@@ -174,7 +174,7 @@ impl Prefix {
     /// Inlined into the encode and decode of a derived key, whose shape is a constant: the match
     /// on the prefix, the hash algorithm, the count and the widths then fold away, leaving one
     /// hash (or one remainder) and a few digit stores. The rare cases (several hashed runs, a
-    /// missing modulo value, MD5) stay out of line.
+    /// missing modulo value) stay out of line.
     #[inline(always)]
     pub(crate) fn compute<'b>(
         &self,

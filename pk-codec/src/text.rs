@@ -21,13 +21,48 @@ pub(crate) const SOME_MARKER: u8 = b'=';
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// The first byte of `s` at or below `delimiter`, with its offset.
+/// The length of the plain text at the start of `bytes`: the offset of the first byte at or below
+/// `delimiter`, or the whole length.
+///
+/// One pass, eight bytes a step: a word has a byte below `n = delimiter + 1` exactly when
+/// `(w - n * 0x01..01) & !w & 0x80..80` is not zero (for `n <= 128`), and its lowest set bit marks
+/// the first such byte (a borrow only travels upward, from a byte that is below `n`). Reading a
+/// key, the scan finds the delimiter and checks the bytes before it at once.
 #[inline]
-pub(crate) fn first_at_or_below(s: &str, delimiter: u8) -> Option<(usize, char)> {
-    let bytes = s.as_bytes();
-    let at = bytes.iter().position(|&b| b <= delimiter)?;
-    // Bytes at or below an ASCII delimiter are ASCII, hence a whole character.
-    Some((at, char::from(bytes[at])))
+#[must_use]
+pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    if delimiter < 0x80 {
+        let below = ONES * (u64::from(delimiter) + 1);
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+                break;
+            };
+            let w = u64::from_le_bytes(word);
+            let found = w.wrapping_sub(below) & !w & HIGHS;
+            if found != 0 {
+                return i + (found.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+    }
+    let rest = &bytes[i..];
+    // 4 to 7 bytes left (a short string being written): two overlapping 4-byte words clear them.
+    if delimiter < 0x80
+        && let (Some(first), Some(last)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>())
+    {
+        let below = 0x0101_0101 * (u32::from(delimiter) + 1);
+        let any_below = |w: u32| w.wrapping_sub(below) & !w & 0x8080_8080 != 0;
+        if !any_below(u32::from_le_bytes(*first)) && !any_below(u32::from_le_bytes(*last)) {
+            return bytes.len();
+        }
+    }
+    i + rest
+        .iter()
+        .position(|&b| b <= delimiter)
+        .unwrap_or(rest.len())
 }
 
 /// Writes `s` in the escaped form.
@@ -198,6 +233,29 @@ pub(crate) fn read_desc_bytes(text: &str) -> Result<(Vec<u8>, usize), FieldFault
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_len_stops_at_the_first_byte_at_or_below_the_delimiter() {
+        for delimiter in [0u8, 1, b',', b'/', 0x7e, 0x7f, 0x80, 0xff] {
+            for len in 0..40 {
+                for at in 0..=len {
+                    for low in [0u8, delimiter, delimiter.saturating_sub(1)] {
+                        let mut bytes: Vec<u8> = (0..len)
+                            .map(|i| 0x80 | (i as u8).wrapping_mul(37))
+                            .collect();
+                        bytes
+                            .iter_mut()
+                            .for_each(|b| *b = (*b).max(delimiter.saturating_add(1)));
+                        if at < len {
+                            bytes[at] = low;
+                        }
+                        let want = bytes.iter().position(|&b| b <= delimiter).unwrap_or(len);
+                        assert_eq!(plain_len(&bytes, delimiter), want, "{bytes:?} {delimiter}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn escaped_form_escapes_only_low_bytes() {

@@ -190,6 +190,7 @@ pub fn decode_by_hand(key: &str) -> Result<Card> {
     })
 }
 
+#[inline]
 fn read_ref<'a>(r: &mut KeyReader<'a>) -> Result<CardRef<'a>> {
     r.begin_field("device_id")?;
     let device_id = r.uint64(&DEVICE, "device_id", u32::MAX.into())? as u32;
@@ -267,6 +268,36 @@ pub fn encode_tight(c: &Card, out: &mut Vec<u8>) {
     push_fixed::<20>(out, c.order_number);
 }
 
+/// Eight ASCII digits of `x < 10^8` in one little-endian word, without a division chain (the
+/// multiply-and-mask method the crate also uses; a hand-written copy, so the floor owes nothing to
+/// the crate).
+#[inline(always)]
+fn eight_digits(x: u64) -> u64 {
+    let halves = (x / 10_000) | ((x % 10_000) << 32);
+    let hi = ((halves * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let pairs = ((halves - 100 * hi) << 16) | hi;
+    let hi = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
+    (((pairs - 10 * hi) << 8) | hi) | 0x3030_3030_3030_3030
+}
+
+/// The tightest hand-written encoder we know: [`encode_tight`] with the digits written eight at a
+/// time ([`eight_digits`]) instead of two at a time. The same bytes, no checks.
+#[inline]
+pub fn encode_tight_swar(c: &Card, out: &mut Vec<u8>) {
+    const E8: u64 = 100_000_000;
+    let device = eight_digits(u64::from(c.device_id)).to_le_bytes();
+    out.extend_from_slice(&device[2..]);
+    out.push(b',');
+    out.extend_from_slice(c.seller_id.as_bytes());
+    for v in [c.card_id, c.order_number] {
+        out.push(b',');
+        let top = eight_digits(v / (E8 * E8)).to_le_bytes();
+        out.extend_from_slice(&top[4..]);
+        out.extend_from_slice(&eight_digits((v / E8) % E8).to_le_bytes());
+        out.extend_from_slice(&eight_digits(v % E8).to_le_bytes());
+    }
+}
+
 /// The naive text decode: `split(',')` and `str::parse`.
 #[inline]
 pub fn decode_split(key: &str) -> Option<Card> {
@@ -308,6 +339,9 @@ pub fn check_baselines(rows: &[Card]) -> (f64, f64, f64) {
         let mut v = Vec::new();
         encode_tight(c, &mut v);
         assert_eq!(v, key.as_bytes(), "tight encoder");
+        v.clear();
+        encode_tight_swar(c, &mut v);
+        assert_eq!(v, key.as_bytes(), "tight encoder, eight digits at a time");
         assert_eq!(DerivedCard::decode(&key).expect("derive decodes"), derived);
         assert_eq!(decode_by_hand(&key).expect("by hand decodes"), *c);
         let r = decode_borrowed(&key).expect("borrowed decodes");
