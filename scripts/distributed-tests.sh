@@ -54,3 +54,6 @@ echo "== cargo test --features etcd --test etcd_store (against the cluster)"
 # The tests stop one node (PK_ETCD_NODE_PIDS) to check that work survives it.
 PK_ETCD_ENDPOINTS="$endpoints" PK_ETCD_NODE_PIDS="${pids[*]}" \
     cargo test --features etcd --test etcd_store -- --ignored --test-threads=1
+
+echo "== cargo run --features etcd --example real_store (against the cluster, one node stopped)"
+PK_ETCD_ENDPOINTS="$endpoints" cargo run --features etcd --example real_store

@@ -248,7 +248,11 @@ impl RangeStore for EtcdStore {
         // One row more than asked: it tells where the next page starts.
         let limit = query.limit.saturating_add(1);
         // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
-        let key: &[u8] = if from.is_empty() { &[0] } else { from.as_bytes() };
+        let key: &[u8] = if from.is_empty() {
+            &[0]
+        } else {
+            from.as_bytes()
+        };
         let mut request = json!({
             "key": b64(key),
             "range_end": b64(&end),
