@@ -24,6 +24,13 @@ use std::time::{Duration, Instant};
 
 use super::{RangeStore, StoreError, StoreErrorKind, WriteOp};
 
+/// The most workers a [`BulkWriter`] starts (each is a thread).
+pub const MAX_WORKERS: usize = 1024;
+
+/// The most rows one worker's queue holds ([`BulkOptions::queue_rows`]; the queue is allocated up
+/// front).
+pub const MAX_QUEUE_ROWS: usize = 1 << 20;
+
 /// How rows are handed to the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
@@ -67,7 +74,8 @@ impl Default for Backoff {
 /// How a [`BulkWriter`] batches, spreads and retries.
 #[derive(Debug, Clone)]
 pub struct BulkOptions {
-    /// Worker threads (lanes), the concurrency limit: at most this many requests in flight.
+    /// Worker threads (lanes), the concurrency limit: at most this many requests in flight (1 to
+    /// [`MAX_WORKERS`]).
     pub workers: usize,
     /// How rows are handed to the workers.
     pub dispatch: Dispatch,
@@ -83,7 +91,8 @@ pub struct BulkOptions {
     pub deadline: Duration,
     /// The seed of the jitter and of random dispatch.
     pub seed: u64,
-    /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure).
+    /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure; 1 to
+    /// [`MAX_QUEUE_ROWS`]).
     pub queue_rows: usize,
 }
 
@@ -106,14 +115,14 @@ impl Default for BulkOptions {
 impl BulkOptions {
     fn check(&self) -> Result<(), StoreError> {
         let bad = |what: &str| Err(StoreError::new(StoreErrorKind::Invalid, what));
-        if self.workers == 0 {
-            return bad("a bulk writer needs at least one worker");
+        if self.workers == 0 || self.workers > MAX_WORKERS {
+            return bad("a bulk writer takes 1 to 1024 workers");
         }
         if self.max_batch_rows == 0 || self.max_batch_bytes == 0 {
             return bad("a batch needs room for at least one row and one byte");
         }
-        if self.queue_rows == 0 {
-            return bad("each worker's queue needs room for at least one row");
+        if self.queue_rows == 0 || self.queue_rows > MAX_QUEUE_ROWS {
+            return bad("each worker's queue holds 1 to 1,048,576 rows");
         }
         if let Backoff::Jittered { base, cap } = self.backoff
             && (base.is_zero() || cap < base)

@@ -42,7 +42,8 @@ use std::fmt;
 #[cfg(feature = "redb")]
 pub use self::redb::RedbStore;
 pub use bulk::{
-    Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, RowOutcome, Simulation, simulate_import,
+    Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, MAX_QUEUE_ROWS, MAX_WORKERS, RowOutcome,
+    Simulation, simulate_import,
 };
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
