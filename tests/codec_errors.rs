@@ -2,7 +2,7 @@
 
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, Value};
+use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, Separator, Value};
 
 fn layout(spec: &str) -> Layout {
     spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"))
@@ -566,7 +566,7 @@ fn builder_and_spec_give_the_same_layout() {
             "order_number",
             FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6),
         )
-        .hash_prefix(HashAlg::Md5, 4, true)
+        .hash_prefix(HashAlg::Md5, 4, Separator::After)
         .build()
         .unwrap();
     assert_eq!(built, layout("order_number: u64 width=6; hash=md5:4:sep"));

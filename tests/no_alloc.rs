@@ -73,19 +73,19 @@ fn encoding_with_the_codec_into_a_buffer_with_room_allocates_nothing() {
         KeyShape::new(b',').with_prefix(Prefix::Hash {
             alg: pk_codec::HashAlg::Md5,
             len: 4,
-            separator: true,
+            separator: pk_codec::Separator::After,
             over: pk_codec::HashOver::Key,
         }),
         KeyShape::new(b',').with_prefix(Prefix::Hash {
             alg: pk_codec::HashAlg::Xxh3,
             len: 8,
-            separator: false,
+            separator: pk_codec::Separator::None,
             over: pk_codec::HashOver::Key,
         }),
         KeyShape::new(b',').with_prefix(Prefix::Bucket {
             count: 16,
             by: pk_codec::BucketBy::Hash,
-            separator: true,
+            separator: pk_codec::Separator::After,
         }),
     ];
     for shape in shapes {

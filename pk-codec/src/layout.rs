@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 use crate::io::{KeyReader, KeyWriter};
-use crate::prefix::{BucketBy, BucketValue, HashOver, Prefix};
+use crate::prefix::{BucketBy, BucketValue, HashOver, Prefix, Separator};
 use crate::range::{KeyRange, RangeBuilder};
 use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
@@ -163,11 +163,11 @@ impl FieldPlan {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, Layout};
+/// use pk_codec::{FieldSpec, Kind, Layout, Separator};
 ///
 /// let layout = Layout::builder()
 ///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
-///     .buckets_by_modulo(16, "ts", true)
+///     .buckets_by_modulo(16, "ts", Separator::After)
 ///     .build()?;
 /// assert_eq!(layout.encode(&[1_700_000_000_017u64.into()])?, "01,1700000000017");
 /// # Ok::<(), pk_codec::Error>(())
@@ -204,11 +204,11 @@ impl LayoutBuilder {
     }
 
     /// Adds a hash prefix: the first `len` hex characters of `alg` over the natural key.
-    pub fn hash_prefix(mut self, alg: HashAlg, len: u8, separator: bool) -> Self {
+    pub fn hash_prefix(mut self, alg: HashAlg, len: u8, separator: Separator) -> Self {
         self.prefix = Some(PrefixConfig::Hash {
             algorithm: alg,
             len,
-            separator,
+            separator: separator.is_after(),
             fields: Vec::new(),
         });
         self
@@ -221,13 +221,13 @@ impl LayoutBuilder {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{FieldSpec, HashAlg, Kind, Layout, Value};
+    /// use pk_codec::{FieldSpec, HashAlg, Kind, Layout, Separator, Value};
     /// use std::ops::Bound;
     ///
     /// let layout = Layout::builder()
     ///     .field("device_id", FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6))
     ///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
-    ///     .hash_prefix_over(HashAlg::Md5, 4, true, ["device_id"])
+    ///     .hash_prefix_over(HashAlg::Md5, 4, Separator::After, ["device_id"])
     ///     .build()?;
     /// let key = layout.encode(&[54u32.into(), 1_700_000_000_000u64.into()])?;
     /// assert_eq!(&key[..4], HashAlg::Md5.hex_prefix(b"000054", 4));
@@ -241,13 +241,13 @@ impl LayoutBuilder {
         mut self,
         alg: HashAlg,
         len: u8,
-        separator: bool,
+        separator: Separator,
         fields: impl IntoIterator<Item = S>,
     ) -> Self {
         self.prefix = Some(PrefixConfig::Hash {
             algorithm: alg,
             len,
-            separator,
+            separator: separator.is_after(),
             fields: fields.into_iter().map(Into::into).collect(),
         });
         self
@@ -258,13 +258,13 @@ impl LayoutBuilder {
         mut self,
         count: u32,
         field: impl Into<String>,
-        separator: bool,
+        separator: Separator,
     ) -> Self {
         self.prefix = Some(PrefixConfig::Buckets {
             count,
             by: BucketBy::Modulo,
             fields: vec![field.into()],
-            separator,
+            separator: separator.is_after(),
         });
         self
     }
@@ -274,13 +274,13 @@ impl LayoutBuilder {
         mut self,
         count: u32,
         fields: impl IntoIterator<Item = S>,
-        separator: bool,
+        separator: Separator,
     ) -> Self {
         self.prefix = Some(PrefixConfig::Buckets {
             count,
             by: BucketBy::Hash,
             fields: fields.into_iter().map(Into::into).collect(),
-            separator,
+            separator: separator.is_after(),
         });
         self
     }
@@ -511,7 +511,7 @@ impl Layout {
             }
         }
         let Some(next) = self.fields.get(prefix.len()) else {
-            return builder.finish(Bound::Unbounded, Bound::Unbounded, false);
+            return builder.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc);
         };
         let encode_bound = |b: Bound<&Value>| -> Result<Bound<String>> {
             Ok(match b {
@@ -524,7 +524,7 @@ impl Layout {
         builder.finish(
             lower.as_ref().map(String::as_str),
             upper.as_ref().map(String::as_str),
-            next.spec.is_descending(),
+            next.spec.order(),
         )
     }
 
@@ -896,7 +896,7 @@ impl TryFrom<LayoutConfig> for Layout {
                     Prefix::Hash {
                         alg: *algorithm,
                         len: *len,
-                        separator: *separator,
+                        separator: Separator::from(*separator),
                         over,
                     },
                     bucket,
@@ -948,7 +948,7 @@ impl TryFrom<LayoutConfig> for Layout {
                     Prefix::Bucket {
                         count: *count,
                         by: *by,
-                        separator: *separator,
+                        separator: Separator::from(*separator),
                     },
                     bucket,
                 )
@@ -994,7 +994,7 @@ impl From<Layout> for LayoutConfig {
             } => Some(PrefixConfig::Hash {
                 algorithm: alg,
                 len,
-                separator,
+                separator: separator.is_after(),
                 fields: match &layout.bucket {
                     BucketFields::Hash(v) => names(v),
                     _ => Vec::new(),
@@ -1012,7 +1012,7 @@ impl From<Layout> for LayoutConfig {
                     BucketFields::Hash(v) => names(v),
                     BucketFields::None => Vec::new(),
                 },
-                separator,
+                separator: separator.is_after(),
             }),
         };
         Self {

@@ -115,7 +115,8 @@ pub use key::{
 };
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
-    BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, merge_sorted_by,
+    BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, Separator,
+    merge_sorted_by,
 };
 pub use range::{KeyRange, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};

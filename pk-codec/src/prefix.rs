@@ -76,6 +76,53 @@ pub enum BucketBy {
     Hash,
 }
 
+/// Whether the delimiter follows a prefix.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{HashAlg, Layout, Separator};
+///
+/// let joined = Layout::builder().field("n", pk_codec::FieldSpec::new(pk_codec::Kind::Str));
+/// let with = joined.clone().hash_prefix(HashAlg::Md5, 4, Separator::After).build()?;
+/// let without = joined.hash_prefix(HashAlg::Md5, 4, Separator::None).build()?;
+/// assert_eq!(with.encode(&["200001".into()])?, "ee8f,200001");
+/// assert_eq!(without.encode(&["200001".into()])?, "ee8f200001");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Separator {
+    /// The prefix runs straight into the key: `ee8f200001`.
+    #[default]
+    None,
+    /// The delimiter follows the prefix: `ee8f,200001`.
+    After,
+}
+
+impl Separator {
+    /// The bytes the separator takes: 1 after the prefix, else 0.
+    #[must_use]
+    pub const fn bytes(self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::After => 1,
+        }
+    }
+
+    /// Whether the delimiter follows the prefix.
+    #[must_use]
+    pub const fn is_after(self) -> bool {
+        matches!(self, Self::After)
+    }
+}
+
+impl From<bool> for Separator {
+    /// `true` is [`Separator::After`], as the layout config's `separator` field says.
+    fn from(after: bool) -> Self {
+        if after { Self::After } else { Self::None }
+    }
+}
+
 /// What a hash prefix is computed over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum HashOver {
@@ -100,7 +147,7 @@ pub enum Prefix {
         /// How many hex characters, 1 to [`HashAlg::max_len`].
         len: u8,
         /// Whether the delimiter follows the prefix (`ee8f,200001` rather than `ee8f200001`).
-        separator: bool,
+        separator: Separator,
         /// What the hash covers: the whole natural key, or only its leading fields (so that one
         /// entity's keys stay together and range-readable once those fields are fixed).
         over: HashOver,
@@ -113,7 +160,7 @@ pub enum Prefix {
         /// What picks the bucket.
         by: BucketBy,
         /// Whether the delimiter follows the bucket number.
-        separator: bool,
+        separator: Separator,
     },
 }
 
@@ -124,10 +171,10 @@ impl Prefix {
     pub const fn len(&self) -> usize {
         match *self {
             Self::None => 0,
-            Self::Hash { len, separator, .. } => len as usize + separator as usize,
+            Self::Hash { len, separator, .. } => len as usize + separator.bytes(),
             Self::Bucket {
                 count, separator, ..
-            } => bucket_width(count) as usize + separator as usize,
+            } => bucket_width(count) as usize + separator.bytes(),
         }
     }
 
@@ -218,10 +265,10 @@ impl Prefix {
         matches!(
             self,
             Self::Hash {
-                separator: true,
+                separator: Separator::After,
                 ..
             } | Self::Bucket {
-                separator: true,
+                separator: Separator::After,
                 ..
             }
         )
@@ -353,7 +400,7 @@ impl Prefix {
                 let mut buf = [0u8; 32];
                 let digits = write_bucket(bucket, bucket_width(count), &mut buf);
                 let mut s: String = digits.iter().map(|&b| char::from(b)).collect();
-                if separator {
+                if separator.is_after() {
                     s.push(char::from(delimiter));
                 }
                 s
@@ -397,7 +444,7 @@ impl Prefix {
                     });
                 };
                 let mut pfx = alg.hex_prefix(hashed.as_bytes(), len);
-                if separator {
+                if separator.is_after() {
                     pfx.push(char::from(delimiter));
                 }
                 Ok(vec![prefixed(&pfx)])

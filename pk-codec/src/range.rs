@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::io::KeyWriter;
 use crate::prefix::{BucketSeed, HashOver, Prefix};
 use crate::shape::KeyShape;
+use crate::spec::Order;
 
 /// A range of keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound (a
 /// store's `INF_MAX`). Both are plain strings, ready for a store's range read.
@@ -72,14 +73,14 @@ pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, KeyShape, RangeBuilder};
+/// use pk_codec::{FieldSpec, Kind, KeyShape, Order, RangeBuilder};
 /// use std::ops::Bound;
 ///
 /// let shape = KeyShape::new(b',');
 /// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
 /// let mut b = RangeBuilder::new(&shape)?;
 /// b.equal(|w| { w.begin_field(); w.uint(&device, "device_id", 54) })?;
-/// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, false)?;
+/// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc)?;
 /// assert_eq!(ranges[0].start, "000054");
 /// assert_eq!(ranges[0].end.as_deref(), Some("000054-"));
 /// # Ok::<(), pk_codec::Error>(())
@@ -165,8 +166,8 @@ impl<'s> RangeBuilder<'s> {
     }
 
     /// The ranges: `lower` and `upper` bound the *values* of the field after the equality fields
-    /// (as written by [`RangeBuilder::bound`]); `descending` says whether that field sorts
-    /// descending, in which case the bounds swap ends in key order.
+    /// (as written by [`RangeBuilder::bound`]); `order` is that field's order: for a descending
+    /// field the bounds swap ends in key order.
     ///
     /// A modulo bucket whose field is among the equality fields gives one range; otherwise a
     /// bucketed shape gives one range per bucket, in bucket order. A hash prefix over leading
@@ -179,9 +180,9 @@ impl<'s> RangeBuilder<'s> {
         self,
         lower: Bound<&str>,
         upper: Bound<&str>,
-        descending: bool,
+        order: Order,
     ) -> Result<Vec<KeyRange>> {
-        let (lower, upper) = if descending {
+        let (lower, upper) = if order == Order::Desc {
             (upper, lower)
         } else {
             (lower, upper)

@@ -24,12 +24,12 @@ pub const DEFAULT_DELIMITER: u8 = b',';
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, HashAlg, HashOver, Kind, KeyShape, Prefix};
+/// use pk_codec::{FieldSpec, HashAlg, HashOver, Kind, KeyShape, Prefix, Separator};
 ///
 /// let shape = KeyShape::new(b',').with_prefix(Prefix::Hash {
 ///     alg: HashAlg::Md5,
 ///     len: 4,
-///     separator: false,
+///     separator: Separator::None,
 ///     over: HashOver::Key,
 /// });
 /// let order = FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6);
@@ -107,11 +107,11 @@ impl KeyShape {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{BucketBy, KeyShape, Prefix, Rule};
+    /// use pk_codec::{BucketBy, KeyShape, Prefix, Rule, Separator};
     ///
     /// assert_eq!(KeyShape::new(b',').check(), Ok(()));
     /// assert_eq!(KeyShape::new(0x7f).check(), Err(Rule::DelimiterTooHigh { delimiter: 0x7f }));
-    /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: false };
+    /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
     pub const fn check(&self) -> Result<(), Rule> {

@@ -161,7 +161,7 @@ impl Gen<'_, '_> {
             let (name, span) = (&h.value.alg.value, h.value.alg.span);
             let alg = respan(quote!(#krate::__private::hash_alg(#name)), span);
             let len = h.value.len.value;
-            let sep = h.value.separator;
+            let sep = separator(krate, h.value.separator);
             let over = if h.value.fields.is_empty() {
                 quote!(#krate::HashOver::Key)
             } else {
@@ -174,7 +174,7 @@ impl Gen<'_, '_> {
         } else {
             c.buckets.as_ref().map(|b| {
                 let count = b.value.count.value;
-                let sep = b.value.separator;
+                let sep = separator(krate, b.value.separator);
                 let by = match b.value.by {
                     BucketBy::Modulo(_) => quote!(#krate::BucketBy::Modulo),
                     BucketBy::Hash(_) => quote!(#krate::BucketBy::Hash),
@@ -455,7 +455,7 @@ impl Gen<'_, '_> {
         let c = &self.input.attrs;
         let prefix = if let Some(h) = &c.hash {
             let alg = &h.value.alg.value;
-            let (len, sep) = (h.value.len.value, h.value.separator);
+            let (len, sep) = (h.value.len.value, separator(krate, h.value.separator));
             Some(if hashing {
                 quote!(__pk_b = __pk_b.hash_prefix_over(#krate::__private::hash_alg(#alg), #len, #sep, __pk_hashed);)
             } else {
@@ -463,7 +463,7 @@ impl Gen<'_, '_> {
             })
         } else {
             c.buckets.as_ref().map(|b| {
-                let (count, sep) = (b.value.count.value, b.value.separator);
+                let (count, sep) = (b.value.count.value, separator(krate, b.value.separator));
                 match &b.value.by {
                     BucketBy::Modulo(m) => {
                         let name = valid::find(self.input, m).map_or_else(String::new, |(_, f)| f.name.clone());
@@ -646,7 +646,11 @@ impl Gen<'_, '_> {
             .then(|| quote!(<'__pk>));
             let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
             let bounded = self.write_value(k, &quote!(#h_v), true);
-            let desc = field.attrs.desc.is_some();
+            let order = if field.attrs.desc.is_some() {
+                quote!(#krate::Order::Desc)
+            } else {
+                quote!(#krate::Order::Asc)
+            };
             let in_doc = format!(
                 "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
                  (in value order, also for a descending field): one range, or one per bucket for a bucketed key.\n\n\
@@ -682,7 +686,7 @@ impl Gen<'_, '_> {
                     #h_b.finish(
                         #h_lo.as_ref().map(::std::string::String::as_str),
                         #h_hi.as_ref().map(::std::string::String::as_str),
-                        #desc,
+                        #order,
                     )
                 }
             };
@@ -696,7 +700,7 @@ impl Gen<'_, '_> {
                     #h_b.finish(
                         ::core::ops::Bound::Unbounded,
                         ::core::ops::Bound::Unbounded,
-                        false,
+                        #krate::Order::Asc,
                     )
                 }
             };
@@ -806,6 +810,15 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             })
         }
         _ => None,
+    }
+}
+
+/// The `Separator` of a prefix attribute.
+fn separator(krate: &TokenStream, after: bool) -> TokenStream {
+    if after {
+        quote!(#krate::Separator::After)
+    } else {
+        quote!(#krate::Separator::None)
     }
 }
 

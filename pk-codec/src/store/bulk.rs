@@ -463,7 +463,7 @@ impl Outstanding {
 }
 
 /// Writes rows into a [`RangeStore`] from any number of threads, with workers that batch, spread
-/// and retry (see the [module docs](self)). Every row added is reported exactly once, to the
+/// and retry (the module docs of `pk_codec::store` describe the design). Every row added is reported exactly once, to the
 /// callback of [`BulkWriter::with_callback`], and counted in [`BulkStats`].
 ///
 /// # Examples
