@@ -66,7 +66,7 @@ enum Command {
         #[arg(long)]
         to: Option<String>,
     },
-    /// Prints N-1 split points that cut a prefixed layout's key space into N even parts.
+    /// Prints the split points of a prefixed layout (`KeyShape::split_points(N)`), one per line.
     Splits {
         /// The key layout (with a hash or bucket prefix).
         #[arg(long)]
