@@ -16,7 +16,16 @@ fn pk_binary() -> &'static Path {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = Command::new(cargo);
         build
-            .args(["build", "-q", "-p", "pk-codec", "--features", "cli", "--bin", "pk"])
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "pk-codec",
+                "--features",
+                "cli",
+                "--bin",
+                "pk",
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
@@ -145,7 +154,11 @@ fn analyze_compares_designs_side_by_side_and_explains_collapsed_buckets() {
     assert!(why.contains("1 of 16 used"), "{why}");
     assert!(why.contains("multiple of 60000"), "{why}");
     assert!(why.contains("(dep_ms / 60000) % 16"), "{why}");
-    assert!(designs[1]["diagnostics"].to_string().contains("16 of 16 used"));
+    assert!(
+        designs[1]["diagnostics"]
+            .to_string()
+            .contains("16 of 16 used")
+    );
 }
 
 #[test]
@@ -154,13 +167,28 @@ fn malformed_rows_are_reported_with_their_line_and_counted() {
     let o = pk(&["analyze", &file, "--key", "order_no", "--time", "ts"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("malformed.csv line 3: malformed row: expected 2 fields"), "{err}");
-    assert!(err.contains("malformed.csv line 5: malformed row: column ts: \"abc\""), "{err}");
-    assert!(err.contains("pk: 3 rows from 1 file(s) under 1 design(s)"), "{err}");
+    assert!(
+        err.contains("malformed.csv line 3: malformed row: expected 2 fields"),
+        "{err}"
+    );
+    assert!(
+        err.contains("malformed.csv line 5: malformed row: column ts: \"abc\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("pk: 3 rows from 1 file(s) under 1 design(s)"),
+        "{err}"
+    );
     assert!(err.contains("2 malformed row(s) skipped"), "{err}");
-    let o = pk(&["analyze", &file, "--key", "order_no", "--time", "ts", "--strict"]);
+    let o = pk(&[
+        "analyze", &file, "--key", "order_no", "--time", "ts", "--strict",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("line 3: malformed row"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 3: malformed row"),
+        "{}",
+        stderr(&o)
+    );
     // Key lists: an empty line is malformed too.
     let o = pk(&["analyze", "--lines", &fixture("keys.txt")]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -171,11 +199,19 @@ fn malformed_rows_are_reported_with_their_line_and_counted() {
 fn bad_designs_and_values_are_errors_naming_line_column_and_rule() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["--design", "order_no: u64 width=8", &fixture("bad_value.csv")],
+            &[
+                "--design",
+                "order_no: u64 width=8",
+                &fixture("bad_value.csv"),
+            ],
             "bad_value.csv line 3, column order_no: field order_no: \"12x\" is not a u64",
         ),
         (
-            &["--design", "order_no: u64 width=8", &fixture("too_wide.csv")],
+            &[
+                "--design",
+                "order_no: u64 width=8",
+                &fixture("too_wide.csv"),
+            ],
             "too_wide.csv line 4, columns order_no: cannot encode under design 'order_no: u64 width=8'",
         ),
         (
@@ -183,16 +219,34 @@ fn bad_designs_and_values_are_errors_naming_line_column_and_rule() {
             "orders.csv line 1: no column \"nope\" in the header (field of design 'nope: u32 width=4')",
         ),
         (
-            &["--key", "order_no", "--time", "when", &fixture("orders.csv")],
+            &[
+                "--key",
+                "order_no",
+                "--time",
+                "when",
+                &fixture("orders.csv"),
+            ],
             "no column \"when\" in the header (named by --time)",
         ),
-        (&["--design", "x: nope", &fixture("orders.csv")], "bad design spec"),
+        (
+            &["--design", "x: nope", &fixture("orders.csv")],
+            "bad design spec",
+        ),
         (&[&fixture("orders.csv")], "give --key COLUMN"),
         (
-            &["--key", "order_no", "--fail-above", "2", &fixture("orders.csv")],
+            &[
+                "--key",
+                "order_no",
+                "--fail-above",
+                "2",
+                &fixture("orders.csv"),
+            ],
             "--fail-above takes a share from 0 to 1",
         ),
-        (&["--key", "k", "/no/such/file.csv"], "cannot read /no/such/file.csv"),
+        (
+            &["--key", "k", "/no/such/file.csv"],
+            "cannot read /no/such/file.csv",
+        ),
     ];
     for (args, message) in cases {
         let mut all = vec!["analyze"];

@@ -49,6 +49,12 @@ pub(crate) struct Args {
     /// A partition splits when it holds more than this many bytes.
     #[arg(long, default_value_t = 64 << 20)]
     split_bytes: u64,
+    /// Merge small, cold partitions back together, as the store does (off by default: in the
+    /// model each merge copies the rows of both partitions, which on long dumps with a
+    /// sequential key costs time growing with the square of the rows, and merges do not
+    /// change where a window's writes go).
+    #[arg(long)]
+    merge: bool,
     /// Operations a partition serves per window in the capacity model (default: --split-ops).
     #[arg(long)]
     ops_per_tick: Option<u64>,
@@ -112,10 +118,13 @@ struct Where<'a> {
 impl Design {
     fn new(name: String, source: Source, args: &Args) -> Result<Self, Failure> {
         let clock = ManualClock::new(0);
-        let options = TableOptions::default()
+        let mut options = TableOptions::default()
             .split_load_ops(args.split_ops.max(1))
             .split_size_bytes(args.split_bytes.max(1))
             .load_window_ms(args.window_ms.max(1));
+        if !args.merge {
+            options = options.no_merge();
+        }
         let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
         let buckets = match &source {
             Source::Layout {
