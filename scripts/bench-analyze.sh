@@ -29,7 +29,7 @@ echo "rows: $rows, file: $(du -h "$tmp/orders.csv" | cut -f1)"
 
 args=(analyze "$tmp/orders.csv" --time ts --design 'order_no: u64 width=8; hash=md5:4')
 if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "wall %e s, peak RSS %M KB" "$pk" "${args[@]}"
+    /usr/bin/time -f "wall %e s, user %U s, system %S s, peak RSS %M KB" "$pk" "${args[@]}"
 else
     time "$pk" "${args[@]}"
 fi

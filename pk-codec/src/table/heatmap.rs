@@ -471,6 +471,8 @@ fn draw(
         .configure_mesh()
         .disable_mesh()
         .disable_x_axis()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
         .y_desc("key band: first key (total), top = lowest")
         .y_labels(bands.min(24))
         .y_label_formatter(&|v| match v {
@@ -526,6 +528,8 @@ fn draw(
     let starts = map.columns_ms.clone();
     bars.configure_mesh()
         .disable_mesh()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
         .x_desc(format!(
             "time (UTC) from {}, one column = {}",
             &utc(first_ms)[..16],
@@ -564,6 +568,7 @@ fn draw(
         .build_cartesian_2d(0f64..1.0, 0f64..1.0)?;
     key.configure_mesh()
         .disable_mesh()
+        .label_style(("sans-serif", 12))
         .disable_x_axis()
         .y_labels(6)
         .y_label_formatter(&|t| format!("{:.0}", map.value_at(*t)))

@@ -4,6 +4,9 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use pk_codec::table::{
@@ -91,22 +94,67 @@ enum Source {
     },
 }
 
+/// Rows handed to a design's replay thread at once.
+const BATCH: usize = 4_096;
+
+/// Keys to replay: `(key, time ms, line)`, all from one file.
+struct Batch {
+    file: Arc<str>,
+    rows: Vec<(String, i64, u64)>,
+}
+
+/// The table side of a design, fed by its own thread: parsing and key building on the reading
+/// thread, the table model on another (two cores: the run takes the longer of the two).
+struct Replay {
+    table: Table,
+    clock: ManualClock,
+    meter: HotspotMeter,
+    max_key: Option<String>,
+    new_max: u64,
+    rows: u64,
+}
+
+impl Replay {
+    /// Writes a batch; the first key the table refuses ends the replay with a message.
+    fn write(&mut self, batch: Batch, design: &str) -> Result<(), String> {
+        for (key, ts, line) in batch.rows {
+            if self.max_key.as_ref().is_none_or(|m| key > *m) {
+                self.new_max += 1;
+                self.max_key = Some(key.clone());
+            }
+            let key = PkValue::String(key);
+            self.meter.record(&self.table, &key, ts);
+            self.clock.set(ts);
+            self.table.put(key, Vec::new()).map_err(|e| {
+                format!(
+                    "{} line {line}: the table refused the key of design {design}: {e}",
+                    batch.file
+                )
+            })?;
+            self.rows += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A design's replay thread: its queue and its result.
+struct Worker {
+    queue: SyncSender<Batch>,
+    done: JoinHandle<(Replay, Option<String>)>,
+}
+
 /// One design being replayed.
 struct Design {
     name: String,
     source: Source,
     /// Column index of each field (or of the key column), for the current file.
     columns: Vec<usize>,
-    table: Table,
-    clock: ManualClock,
-    meter: HotspotMeter,
     values: Vec<Value>,
-    max_key: Option<String>,
-    new_max: u64,
-    rows: u64,
     bucket_rows: Vec<u64>,
     /// Greatest common divisor of the modulo field's values.
     modulo_gcd: u128,
+    batch: Batch,
+    worker: Option<Worker>,
 }
 
 /// Input position for messages.
@@ -126,6 +174,24 @@ impl Design {
             options = options.no_merge();
         }
         let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
+        let mut replay = Replay {
+            table,
+            clock,
+            meter: HotspotMeter::new(args.window_ms.max(1)),
+            max_key: None,
+            new_max: 0,
+            rows: 0,
+        };
+        let (queue, batches) = sync_channel::<Batch>(4);
+        let design = name.clone();
+        let done = std::thread::spawn(move || {
+            for batch in batches {
+                if let Err(e) = replay.write(batch, &design) {
+                    return (replay, Some(e));
+                }
+            }
+            (replay, None)
+        });
         let buckets = match &source {
             Source::Layout {
                 buckets: Some((n, _)),
@@ -137,15 +203,14 @@ impl Design {
             name,
             source,
             columns: Vec::new(),
-            table,
-            clock,
-            meter: HotspotMeter::new(args.window_ms.max(1)),
             values: Vec::new(),
-            max_key: None,
-            new_max: 0,
-            rows: 0,
             bucket_rows: vec![0; buckets],
             modulo_gcd: 0,
+            batch: Batch {
+                file: Arc::from(""),
+                rows: Vec::with_capacity(BATCH),
+            },
+            worker: Some(Worker { queue, done }),
         })
     }
 
@@ -226,21 +291,51 @@ impl Design {
                 key
             }
         };
-        if self.max_key.as_ref().is_none_or(|m| key > *m) {
-            self.new_max += 1;
-            self.max_key = Some(key.clone());
+        if *self.batch.file != *at.file {
+            self.flush()?;
+            self.batch.file = Arc::from(at.file);
         }
-        let key = PkValue::String(key);
-        self.meter.record(&self.table, &key, ts);
-        self.clock.set(ts);
-        self.table.put(key, Vec::new()).map_err(|e| {
-            format!(
-                "{} line {}: the table refused the key of design {}: {e}",
-                at.file, at.line, self.name
-            )
-        })?;
-        self.rows += 1;
+        self.batch.rows.push((key, ts, at.line));
+        if self.batch.rows.len() >= BATCH {
+            self.flush()?;
+        }
         Ok(())
+    }
+
+    /// Hands the rows so far to the replay thread.
+    fn flush(&mut self) -> Result<(), Failure> {
+        if self.batch.rows.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::replace(&mut self.batch.rows, Vec::with_capacity(BATCH));
+        let batch = Batch {
+            file: self.batch.file.clone(),
+            rows,
+        };
+        let sent = self
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.queue.send(batch).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            // The thread stopped at a refused key: its message is the error.
+            self.join().map(|_| ())
+        }
+    }
+
+    /// Waits for the replay thread to write everything sent.
+    fn join(&mut self) -> Result<Replay, Failure> {
+        let Worker { queue, done } = self
+            .worker
+            .take()
+            .ok_or_else(|| Failure::from("replay already finished"))?;
+        drop(queue);
+        match done.join() {
+            Ok((replay, None)) => Ok(replay),
+            Ok((_, Some(e))) => Err(e.into()),
+            Err(_) => Err("the replay thread panicked".into()),
+        }
     }
 }
 
@@ -289,19 +384,21 @@ fn pct(a: u64, b: u64) -> f64 {
 
 impl Design {
     #[allow(clippy::cast_precision_loss)]
-    fn finish(self, args: &Args) -> Outcome {
-        let hot = self.meter.report();
-        let model = self.table.report();
+    fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
+        self.flush()?;
+        let replay = self.join()?;
+        let hot = replay.meter.report();
+        let model = replay.table.report();
         let efficiency = model
             .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
             .efficiency;
         let mut d = Vec::new();
-        let rows = self.rows;
-        let sequential = rows >= 10 && self.new_max * 10 >= rows * 9;
+        let rows = replay.rows;
+        let sequential = rows >= 10 && replay.new_max * 10 >= rows * 9;
         if sequential || hot.tail_share >= 0.9 {
             d.push(format!(
                 "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",
-                pct(self.new_max, rows),
+                pct(replay.new_max, rows),
                 hot.tail_share * 100.0
             ));
         }
@@ -344,18 +441,19 @@ impl Design {
             ));
         }
         let svg = args.svg.as_ref().map(|_| {
-            self.table
+            replay
+                .table
                 .heatmap(&heatmap_options(args, &self.name))
                 .to_svg(1100, 600)
         });
-        Outcome {
+        Ok(Outcome {
             svg,
             name: self.name,
             hot,
             model,
             efficiency,
             diagnostics: d,
-        }
+        })
     }
 }
 
@@ -538,7 +636,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         b.finish_and_clear();
     }
     let totals = st.totals;
-    let outcomes: Vec<Outcome> = st.designs.into_iter().map(|d| d.finish(args)).collect();
+    let outcomes: Vec<Outcome> = st
+        .designs
+        .into_iter()
+        .map(|d| d.finish(args))
+        .collect::<Result<_, _>>()?;
     if let Some(dir) = &args.svg {
         write_svgs(dir, &outcomes)?;
     }
