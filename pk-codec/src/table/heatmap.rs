@@ -176,10 +176,10 @@ impl Heatmap {
                     boundaries[col].push(edge);
                 }
             }
-            if let Some(low) = &r.sampled_low {
-                if first_key.as_ref().is_none_or(|f| low < f) {
-                    first_key = Some(low.clone());
-                }
+            if let Some(low) = &r.sampled_low
+                && first_key.as_ref().is_none_or(|f| low < f)
+            {
+                first_key = Some(low.clone());
             }
             if value == 0.0 {
                 continue;

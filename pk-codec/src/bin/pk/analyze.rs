@@ -256,15 +256,15 @@ impl Design {
                             f.name()
                         )
                     })?;
-                    if let Some((_, Some(m))) = buckets {
-                        if m == f.name() {
-                            let n = match &v {
-                                Value::Uint(n) => *n,
-                                Value::Int(n) => n.unsigned_abs(),
-                                _ => 0,
-                            };
-                            self.modulo_gcd = gcd(self.modulo_gcd, n);
-                        }
+                    if let Some((_, Some(m))) = buckets
+                        && m == f.name()
+                    {
+                        let n = match &v {
+                            Value::Uint(n) => *n,
+                            Value::Int(n) => n.unsigned_abs(),
+                            _ => 0,
+                        };
+                        self.modulo_gcd = gcd(self.modulo_gcd, n);
                     }
                     self.values.push(v);
                 }
@@ -281,12 +281,11 @@ impl Design {
                             .join(",")
                     )
                 })?;
-                if buckets.is_some() {
-                    if let Ok(b) = layout.shape().bucket_of_key(&key) {
-                        if let Some(n) = self.bucket_rows.get_mut(b as usize) {
-                            *n += 1;
-                        }
-                    }
+                if buckets.is_some()
+                    && let Ok(b) = layout.shape().bucket_of_key(&key)
+                    && let Some(n) = self.bucket_rows.get_mut(b as usize)
+                {
+                    *n += 1;
                 }
                 key
             }
@@ -467,10 +466,10 @@ struct Totals {
 
 /// Runs `pk analyze`.
 pub(crate) fn run(args: &Args) -> Result<(), Failure> {
-    if let Some(t) = args.fail_above {
-        if !(0.0..=1.0).contains(&t) {
-            return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
-        }
+    if let Some(t) = args.fail_above
+        && !(0.0..=1.0).contains(&t)
+    {
+        return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
     }
     let mut designs = Vec::new();
     if let Some(k) = &args.key {
@@ -733,10 +732,10 @@ fn on_row(
         d.write(row, ts, at)?;
     }
     st.totals.rows += 1;
-    if let Some(b) = &st.bar {
-        if st.totals.rows % 65_536 == 0 {
-            b.set_position(st.done_bytes);
-        }
+    if let Some(b) = &st.bar
+        && st.totals.rows.is_multiple_of(65_536)
+    {
+        b.set_position(st.done_bytes);
     }
     Ok(())
 }
