@@ -364,11 +364,14 @@ fn the_heatmap_places_load_by_key_and_time() {
         metric: Metric::Writes,
         max_bands: 1,
         max_columns: 2,
+        ..HeatmapOptions::default()
     });
     assert_eq!(writes.cells, vec![vec![20.0, 20.0]]);
     let text = map.to_text();
-    assert!(text.contains("INF_MIN |@@..|"), "{text}");
-    assert!(text.contains("m       |  @@|"), "{text}");
+    // The first band is labelled with its first key, not INF_MIN; each band has its total.
+    assert!(text.contains("a        |@@..| 24"), "{text}");
+    assert!(text.contains("m        |  @@| 20"), "{text}");
+    assert!(text.contains("from 2023-11-14 22:13:20 UTC"), "{text}");
     let svg = map.to_svg(400, 200).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.matches("<rect").count() >= 8);

@@ -2,9 +2,11 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "svg")]
 use plotters::prelude::*;
 use serde::Serialize;
 
+#[cfg(feature = "svg")]
 use super::error::{Result, TableError};
 use super::load::PartitionWindow;
 use super::schema::PkValue;
@@ -33,6 +35,10 @@ pub struct HeatmapOptions {
     pub max_bands: usize,
     /// Most time columns.
     pub max_columns: usize,
+    /// What the picture is of (the design's name), put before the metric in the title.
+    pub title: Option<String>,
+    /// Shade cells by `ln(1 + load)` rather than load, so that cold cells beside a hot one show.
+    pub log_scale: bool,
 }
 
 impl Default for HeatmapOptions {
@@ -41,6 +47,8 @@ impl Default for HeatmapOptions {
             metric: Metric::Ops,
             max_bands: 32,
             max_columns: 64,
+            title: None,
+            log_scale: false,
         }
     }
 }
@@ -64,23 +72,44 @@ impl Default for HeatmapOptions {
 ///     clock.clone(),
 /// )?;
 /// table.replay(&clock, (0..20).map(|i| ("a", vec![Attribute::new("n", i)], i * 1000)))?;
-/// let map = table.heatmap(&HeatmapOptions::default());
+/// let options = HeatmapOptions { title: Some("one key".into()), ..HeatmapOptions::default() };
+/// let map = table.heatmap(&options);
 /// assert_eq!(map.bands.len(), 2);
 /// assert_eq!(map.cells[0].iter().sum::<f64>(), 20.0);
-/// assert!(map.to_text().contains("INF_MIN"));
+/// assert_eq!(map.band_totals, vec![20.0, 0.0]);
+/// let text = map.to_text();
+/// assert!(text.contains("one key: Ops"));
+/// assert!(text.contains("1970-01-01 00:00:00 UTC"));
+/// assert!(!text.contains("INF_MIN")); // the first band shows its first key
+/// # #[cfg(feature = "svg")]
 /// assert!(map.to_svg(640, 360)?.starts_with("<svg"));
 /// # Ok::<(), pk_codec::table::TableError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Heatmap {
+    /// The title: the design's name (if given) and the metric.
+    pub title: String,
     /// What the cells count.
     pub metric: Metric,
+    /// Whether cells are shaded by `ln(1 + load)`.
+    pub log_scale: bool,
     /// Lowest partition-key value of each band, top to bottom.
     pub bands: Vec<PkValue>,
+    /// The lowest key that was used (the first band's label rather than `INF_MIN`).
+    pub first_key: Option<PkValue>,
     /// Start (ms) of each time column.
     pub columns_ms: Vec<i64>,
+    /// Length (ms) of each time column.
+    pub column_ms: i64,
     /// `cells[band][column]`.
     pub cells: Vec<Vec<f64>>,
+    /// Load per band, over all time.
+    pub band_totals: Vec<f64>,
+    /// Load per time column, over all bands.
+    pub column_totals: Vec<f64>,
+    /// Per column, the bands whose upper edge is a partition boundary at that time (a partition
+    /// that served load began inside the band): where the table had split.
+    pub boundaries: Vec<Vec<usize>>,
     /// The largest cell.
     pub max: f64,
 }
@@ -92,13 +121,13 @@ impl Table {
         let mut bounds: Vec<PkValue> = self.partition_bounds().into_iter().map(|b| b.0).collect();
         let records = self.load_records();
         bounds.extend(records.iter().map(|r| r.lower.clone()));
-        Heatmap::build(records, bounds, self.load_window_ms(), options)
+        Heatmap::build(&records, bounds, self.load_window_ms(), options)
     }
 }
 
 impl Heatmap {
     fn build(
-        records: Vec<PartitionWindow>,
+        records: &[PartitionWindow],
         mut bounds: Vec<PkValue>,
         window_ms: i64,
         options: &HeatmapOptions,
@@ -121,7 +150,10 @@ impl Heatmap {
         let per_column = windows.div_ceil(columns).max(1);
         let columns = windows.div_ceil(per_column).max(1);
         let mut cells = vec![vec![0.0f64; columns]; bands];
-        for r in &records {
+        let mut boundaries = vec![Vec::new(); columns];
+        let mut first_key: Option<PkValue> = None;
+        let idx = |v: &PkValue| bounds.partition_point(|b| b <= v).saturating_sub(1);
+        for r in records {
             #[allow(clippy::cast_precision_loss)]
             let value = match options.metric {
                 Metric::Ops => r.load.ops(),
@@ -129,12 +161,30 @@ impl Heatmap {
                 Metric::Reads => r.load.reads,
                 Metric::BytesWritten => r.load.bytes_written,
             } as f64;
+            let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
+                .min(columns - 1);
+            let lo = idx(&r.lower);
+            if lo > 0 {
+                // A partition starting on a band's first key: the lower edge of the band above;
+                // one starting inside a band: that band's lower edge (the nearest drawn).
+                let edge = if band_of(lo) == band_of(lo - 1) {
+                    band_of(lo)
+                } else {
+                    band_of(lo) - 1
+                };
+                if !boundaries[col].contains(&edge) {
+                    boundaries[col].push(edge);
+                }
+            }
+            if let Some(low) = &r.sampled_low
+                && first_key.as_ref().is_none_or(|f| low < f)
+            {
+                first_key = Some(low.clone());
+            }
             if value == 0.0 {
                 continue;
             }
             // The finest ranges the partition covered, narrowed to the sampled keys if any.
-            let idx = |v: &PkValue| bounds.partition_point(|b| b <= v).saturating_sub(1);
-            let lo = idx(&r.lower);
             let hi = bounds.partition_point(|b| *b < r.upper).max(lo + 1);
             let from = r.sampled_low.as_ref().map_or(lo, idx).clamp(lo, hi - 1);
             let to = r
@@ -142,70 +192,171 @@ impl Heatmap {
                 .as_ref()
                 .map_or(hi, |v| idx(v) + 1)
                 .clamp(from + 1, hi);
-            let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
-                .min(columns - 1);
             #[allow(clippy::cast_precision_loss)]
             let share = value / (to - from) as f64;
             for i in from..to {
                 cells[band_of(i)][col] += share;
             }
         }
+        for b in &mut boundaries {
+            b.sort_unstable();
+        }
         let band_starts = (0..bands)
             .map(|b| bounds[(0..fine).find(|&i| band_of(i) == b).unwrap_or(0)].clone())
             .collect();
         let max = cells.iter().flatten().copied().fold(0.0, f64::max);
+        let band_totals = cells.iter().map(|row| row.iter().sum()).collect();
+        let column_totals = (0..columns)
+            .map(|c| cells.iter().map(|row| row[c]).sum())
+            .collect();
         let start = if records.is_empty() { 0 } else { w0 };
+        let metric = options.metric;
+        let title = match &options.title {
+            Some(t) => format!("{t}: {metric:?} by key band and time"),
+            None => format!("{metric:?} by key band and time"),
+        };
+        let column_ms = window_ms.saturating_mul(i64::try_from(per_column).unwrap_or(i64::MAX));
         Self {
-            metric: options.metric,
+            title,
+            metric,
+            log_scale: options.log_scale,
             bands: band_starts,
+            first_key,
             columns_ms: (0..columns)
                 .map(|c| {
                     let offset = i64::try_from(c * per_column).unwrap_or(i64::MAX);
                     start.saturating_add(offset).saturating_mul(window_ms)
                 })
                 .collect(),
+            column_ms,
             cells,
+            band_totals,
+            column_totals,
+            boundaries,
             max,
         }
     }
 
-    /// A text picture for terminals: one line per key band, one character per time column,
-    /// darker for more load (` .:-=+*#%@`).
+    /// A cell's shade from 0 (no load) to 1 (the largest cell), on the linear or log scale.
+    #[must_use]
+    pub fn shade(&self, value: f64) -> f64 {
+        if self.max <= 0.0 || value <= 0.0 {
+            0.0
+        } else if self.log_scale {
+            (value.ln_1p() / self.max.ln_1p()).clamp(0.0, 1.0)
+        } else {
+            (value / self.max).clamp(0.0, 1.0)
+        }
+    }
+
+    /// The load a shade stands for (the inverse of [`Heatmap::shade`]).
+    #[must_use]
+    pub fn value_at(&self, shade: f64) -> f64 {
+        if self.log_scale {
+            (shade * self.max.ln_1p()).exp_m1()
+        } else {
+            shade * self.max
+        }
+    }
+
+    /// The label of band `i`: its lowest key, the first key used for the first band.
+    #[must_use]
+    pub fn band_label(&self, i: usize, max_chars: usize) -> String {
+        match (self.bands.get(i), &self.first_key) {
+            (Some(PkValue::InfMin), Some(first)) => label(first, max_chars),
+            (Some(PkValue::InfMin), None) => "(lowest)".to_owned(),
+            (Some(v), _) => label(v, max_chars),
+            (None, _) => String::new(),
+        }
+    }
+
+    /// A text picture for terminals: a title, one line per key band (its first key, its cells,
+    /// its total), one character per time column, darker for more load (` .:-=+*#%@`), a
+    /// legend with the scale, the time axis in UTC, the per-column totals and the partition
+    /// boundaries of the last column (the SVG draws them over time).
     #[must_use]
     pub fn to_text(&self) -> String {
         const SHADES: &[u8] = b" .:-=+*#%@";
-        let labels: Vec<String> = self.bands.iter().map(|b| label(b, 16)).collect();
-        let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let labels: Vec<String> = (0..self.bands.len())
+            .map(|i| self.band_label(i, 16))
+            .collect();
+        let width = labels
+            .iter()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(8);
         let mut s = String::new();
+        let _ = writeln!(s, "{}", self.title);
         let _ = writeln!(
             s,
-            "{:width$} | load ({:?}) over time, left to right; max cell {:.0}",
-            "key band", self.metric, self.max
+            "{:width$} | time, left to right, one character = {} | total",
+            "key band",
+            duration(self.column_ms)
         );
-        for (l, row) in labels.iter().zip(&self.cells) {
+        for (l, (row, total)) in labels.iter().zip(self.cells.iter().zip(&self.band_totals)) {
             let line: String = row
                 .iter()
                 .map(|v| {
-                    let i = if self.max > 0.0 && *v > 0.0 {
-                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                        let i = ((v / self.max) * 9.0).ceil() as usize;
-                        i.clamp(1, 9)
+                    let t = self.shade(*v);
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let i = if t > 0.0 {
+                        ((t * 9.0).ceil() as usize).clamp(1, 9)
                     } else {
                         0
                     };
                     SHADES[i] as char
                 })
                 .collect();
-            let _ = writeln!(s, "{l:width$} |{line}|");
+            let _ = writeln!(s, "{l:width$} |{line}| {total:.0}");
         }
+        let first = self.columns_ms.first().copied().unwrap_or(0);
+        let last = self.columns_ms.last().copied().unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "{:width$}  from {} to {}",
+            "time",
+            utc(first),
+            utc(last.saturating_add(self.column_ms))
+        );
+        let peak = self.column_totals.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            s,
+            "{:width$}  per column: min {:.0}, max {:.0}; {} partition boundaries at the end",
+            "totals",
+            self.column_totals
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min)
+                .min(peak),
+            peak,
+            self.boundaries.last().map_or(0, Vec::len)
+        );
+        let scale = if self.log_scale { "log" } else { "linear" };
+        let legend: Vec<String> = (1..=9)
+            .map(|i| {
+                #[allow(clippy::cast_precision_loss)]
+                let v = self.value_at(i as f64 / 9.0);
+                format!("{}<={v:.0}", SHADES[i] as char)
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "{:width$}  {scale} scale: ' '=0 {}",
+            "legend",
+            legend.join(" ")
+        );
         s
     }
 
-    /// The heatmap as an SVG document of `width` x `height` pixels.
+    /// The heatmap as an SVG document of `width` x `height` pixels: the title, the key bands
+    /// labelled by their first key with their totals, the time axis in UTC, a bar of load per
+    /// time column, a colour legend with its scale and partition boundaries over time (cyan).
     ///
     /// # Errors
     ///
     /// [`TableError::Render`] when the plotting library fails.
+    #[cfg(feature = "svg")]
     pub fn to_svg(&self, width: u32, height: u32) -> Result<String> {
         let mut out = String::new();
         draw(self, &mut out, width, height).map_err(|e| TableError::Render {
@@ -218,7 +369,7 @@ impl Heatmap {
 fn label(v: &PkValue, max: usize) -> String {
     let s = v.to_string();
     if s.chars().count() > max {
-        let mut t: String = s.chars().take(max - 1).collect();
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
         t.push('~');
         t
     } else {
@@ -226,49 +377,104 @@ fn label(v: &PkValue, max: usize) -> String {
     }
 }
 
+/// A duration in words: `1 s`, `5 min`, `2 h`, `1 d`.
+fn duration(ms: i64) -> String {
+    match ms {
+        m if m % 86_400_000 == 0 => format!("{} d", m / 86_400_000),
+        m if m % 3_600_000 == 0 => format!("{} h", m / 3_600_000),
+        m if m % 60_000 == 0 => format!("{} min", m / 60_000),
+        m if m % 1_000 == 0 => format!("{} s", m / 1_000),
+        m => format!("{m} ms"),
+    }
+}
+
+/// `YYYY-MM-DD hh:mm:ss UTC` of ms since the epoch (proleptic Gregorian calendar).
+#[must_use]
+pub(crate) fn utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// Black through red to yellow as `t` goes from 0 to 1.
+#[cfg(feature = "svg")]
 fn heat(t: f64) -> RGBColor {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let c = |x: f64| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
     RGBColor(c(t * 2.0), c(t * 2.0 - 1.0), c(t * 4.0 - 3.0))
 }
 
+/// A short clock label for an axis: the date only at midnight of long spans.
+#[cfg(feature = "svg")]
+fn clock_label(ms: i64, span_ms: i64) -> String {
+    let full = utc(ms);
+    if span_ms >= 2 * 86_400_000 {
+        full[5..16].to_owned() // MM-DD hh:mm
+    } else if span_ms >= 3_600_000 {
+        full[11..16].to_owned() // hh:mm
+    } else {
+        full[11..19].to_owned() // hh:mm:ss
+    }
+}
+
+#[cfg(feature = "svg")]
 fn draw(
     map: &Heatmap,
     out: &mut String,
     width: u32,
     height: u32,
 ) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    const LABELS: u32 = 150;
     let root = SVGBackend::with_string(out, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
+    let root = root.titled(&map.title, ("sans-serif", 18))?;
+    let (_, h) = root.dim_in_pixel();
+    let (main, legend) = root.split_horizontally(width.saturating_sub(110));
+    let (heat_area, totals_area) = main.split_vertically(h.saturating_sub(110));
     let cols = map.columns_ms.len().max(1);
     let bands = map.bands.len().max(1);
     let first_ms = map.columns_ms.first().copied().unwrap_or(0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
+    let span = map
+        .column_ms
+        .saturating_mul(i64::try_from(cols).unwrap_or(i64::MAX));
+    let labels: Vec<String> = (0..bands)
+        .map(|i| {
             format!(
-                "{:?} by key band (top: lowest keys) and time; brightest cell = {:.0}",
-                map.metric, map.max
-            ),
-            ("sans-serif", 15),
-        )
+                "{} ({:.0})",
+                map.band_label(i, 12),
+                map.band_totals.get(i).copied().unwrap_or(0.0)
+            )
+        })
+        .collect();
+    let mut chart = ChartBuilder::on(&heat_area)
         .margin(8)
-        .x_label_area_size(34)
-        .y_label_area_size(110)
+        .margin_bottom(0)
+        .x_label_area_size(0)
+        .y_label_area_size(LABELS)
         .build_cartesian_2d(0usize..cols, (0usize..bands - 1).into_segmented())?;
-    let labels: Vec<String> = map.bands.iter().map(|b| label(b, 14)).collect();
-    let starts = map.columns_ms.clone();
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc("seconds from the first window")
-        .x_labels(8)
+        .disable_x_axis()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .y_desc("key band: first key (total), top = lowest")
         .y_labels(bands.min(24))
-        .x_label_formatter(&|c| {
-            starts.get(*c).map_or(String::new(), |ms| {
-                format!("{}", ms.saturating_sub(first_ms).div_euclid(1000))
-            })
-        })
         .y_label_formatter(&|v| match v {
             // Band 0 (lowest keys) is drawn at the top.
             SegmentValue::CenterOf(y) | SegmentValue::Exact(y) => bands
@@ -279,22 +485,108 @@ fn draw(
             SegmentValue::Last => String::new(),
         })
         .draw()?;
+    let top_of = |y: usize| {
+        if y + 1 == bands {
+            SegmentValue::Last
+        } else {
+            SegmentValue::Exact(y + 1)
+        }
+    };
     chart.draw_series(map.cells.iter().enumerate().flat_map(|(b, row)| {
         let y = bands - 1 - b;
         row.iter().enumerate().map(move |(c, v)| {
-            let t = if map.max > 0.0 { v / map.max } else { 0.0 };
-            // The integer range is inclusive: `bands` segments, the last one closed by `Last`.
-            let top = if y + 1 == bands {
-                SegmentValue::Last
-            } else {
-                SegmentValue::Exact(y + 1)
-            };
             Rectangle::new(
-                [(c, SegmentValue::Exact(y)), (c + 1, top)],
-                heat(t).filled(),
+                [(c, SegmentValue::Exact(y)), (c + 1, top_of(y))],
+                heat(map.shade(*v)).filled(),
             )
         })
     }))?;
+    // Partition boundaries: a cyan line on the lower edge of the band above each boundary.
+    let cyan = RGBColor(0, 200, 230).stroke_width(2);
+    chart.draw_series(map.boundaries.iter().enumerate().flat_map(|(c, edges)| {
+        edges.iter().filter(|&&b| b + 1 < bands).map(move |&b| {
+            let y = bands - 1 - b;
+            PathElement::new(
+                vec![(c, SegmentValue::Exact(y)), (c + 1, SegmentValue::Exact(y))],
+                cyan,
+            )
+        })
+    }))?;
+    // Load per time column, with the UTC clock axis.
+    let peak = map
+        .column_totals
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(1.0);
+    let mut bars = ChartBuilder::on(&totals_area)
+        .margin(8)
+        .margin_top(4)
+        .x_label_area_size(44)
+        .y_label_area_size(LABELS)
+        .build_cartesian_2d(0usize..cols, 0f64..peak)?;
+    let starts = map.columns_ms.clone();
+    bars.configure_mesh()
+        .disable_mesh()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .x_desc(format!(
+            "time (UTC) from {}, one column = {}",
+            &utc(first_ms)[..16],
+            duration(map.column_ms)
+        ))
+        .y_desc("total")
+        .x_labels(8)
+        .y_labels(3)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|c| {
+            starts
+                .get(*c)
+                .map_or(String::new(), |ms| clock_label(*ms, span))
+        })
+        .draw()?;
+    bars.draw_series(
+        map.column_totals
+            .iter()
+            .enumerate()
+            .map(|(c, v)| Rectangle::new([(c, 0.0), (c + 1, *v)], RGBColor(90, 90, 90).filled())),
+    )?;
+    // The colour legend, with its scale.
+    let mut key = ChartBuilder::on(&legend)
+        .margin(8)
+        .margin_bottom(160)
+        .x_label_area_size(0)
+        .y_label_area_size(70)
+        .caption(
+            if map.log_scale {
+                "scale (log)"
+            } else {
+                "scale"
+            },
+            ("sans-serif", 13),
+        )
+        .build_cartesian_2d(0f64..1.0, 0f64..1.0)?;
+    key.configure_mesh()
+        .disable_mesh()
+        .label_style(("sans-serif", 12))
+        .disable_x_axis()
+        .y_labels(6)
+        .y_label_formatter(&|t| format!("{:.0}", map.value_at(*t)))
+        .draw()?;
+    key.draw_series((0..100).map(|i| {
+        let (a, b) = (f64::from(i) / 100.0, f64::from(i + 1) / 100.0);
+        Rectangle::new([(0.0, a), (1.0, b)], heat(a).filled())
+    }))?;
+    legend.draw(&Text::new(
+        "cyan: partition",
+        (8, i32::try_from(h).unwrap_or(0) - 140),
+        ("sans-serif", 12),
+    ))?;
+    legend.draw(&Text::new(
+        "boundaries",
+        (8, i32::try_from(h).unwrap_or(0) - 125),
+        ("sans-serif", 12),
+    ))?;
     root.present()?;
     Ok(())
 }

@@ -60,8 +60,10 @@
 //! println!("{}", compare_designs(&[("order number", &a), ("card,order", &b)], 5));
 //! let heatmap = spread.heatmap(&HeatmapOptions::default());
 //! println!("{}", heatmap.to_text());
-//! let svg: String = heatmap.to_svg(800, 400)?; // write it to a file to view it
+//! # #[cfg(feature = "svg")] {
+//! let svg: String = heatmap.to_svg(800, 400)?; // write it to a file to view it (feature `svg`)
 //! assert!(svg.contains("</svg>"));
+//! # }
 //! # Ok::<(), pk_codec::table::TableError>(())
 //! ```
 //!
@@ -116,6 +118,7 @@
 
 mod error;
 mod heatmap;
+mod hotspot;
 mod load;
 mod options;
 mod partition;
@@ -126,6 +129,7 @@ mod version;
 
 pub use error::{Result, TableError};
 pub use heatmap::{Heatmap, HeatmapOptions, Metric};
+pub use hotspot::{HotspotMeter, HotspotReport, HotspotWindow};
 pub use load::{
     CapacityEstimate, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats,
     PartitionWindow, WindowStats, compare_designs,

@@ -1,0 +1,875 @@
+//! `pk analyze`: replay a dump into the table model under one or more key designs.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use pk_codec::table::{
+    HeatmapOptions, HotspotMeter, HotspotReport, LoadReport, ManualClock, PkValue, Schema, Table,
+    TableOptions,
+};
+use pk_codec::{Layout, Value};
+
+use crate::Failure;
+use crate::values;
+
+/// Malformed rows reported one by one before the rest are only counted.
+const SHOWN_MALFORMED: u64 = 10;
+
+/// Options of `pk analyze`.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// CSV files with a header row (or key lists with --lines); `-` reads standard input.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Each line is one key (no header, no columns).
+    #[arg(long)]
+    lines: bool,
+    /// A column holding the key as it is (a design of its own).
+    #[arg(long)]
+    key: Option<String>,
+    /// A key design: a layout spec whose field names are column names (repeatable).
+    #[arg(long = "design")]
+    designs: Vec<String>,
+    /// A column holding each row's time in ms since the epoch (otherwise rows are spread
+    /// evenly, --row-ms apart, in file order).
+    #[arg(long)]
+    time: Option<String>,
+    /// Spacing of rows without --time, in ms.
+    #[arg(long, default_value_t = 60)]
+    row_ms: i64,
+    /// Load window length, in ms.
+    #[arg(long, default_value_t = 60_000)]
+    window_ms: i64,
+    /// A partition splits when it serves more than this many writes in a window.
+    #[arg(long, default_value_t = 100)]
+    split_ops: u64,
+    /// A partition splits when it holds more than this many bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    split_bytes: u64,
+    /// Merge small, cold partitions back together, as the store does (off by default: in the
+    /// model each merge copies the rows of both partitions, which on long dumps with a
+    /// sequential key costs time growing with the square of the rows, and merges do not
+    /// change where a window's writes go).
+    #[arg(long)]
+    merge: bool,
+    /// Operations a partition serves per window in the capacity model (default: --split-ops).
+    #[arg(long)]
+    ops_per_tick: Option<u64>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write one heatmap SVG per design into this directory.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Shade heatmaps by the logarithm of load.
+    #[arg(long)]
+    log_scale: bool,
+    /// Exit with status 2 when a design's hottest share exceeds this (0 to 1).
+    #[arg(long)]
+    fail_above: Option<f64>,
+    /// Stop at the first malformed row (exit status 1).
+    #[arg(long)]
+    strict: bool,
+    /// Hot key values listed per design.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+}
+
+/// How a design makes a row's key.
+enum Source {
+    /// The key column as it is (or the whole line).
+    Column(String),
+    Line,
+    Layout {
+        spec: String,
+        layout: Layout,
+        /// Bucket count and the modulo field, if bucketed.
+        buckets: Option<(u32, Option<String>)>,
+    },
+}
+
+/// Rows handed to a design's replay thread at once.
+const BATCH: usize = 4_096;
+
+/// Keys to replay: `(key, time ms, line)`, all from one file.
+struct Batch {
+    file: Arc<str>,
+    rows: Vec<(String, i64, u64)>,
+}
+
+/// The table side of a design, fed by its own thread: parsing and key building on the reading
+/// thread, the table model on another (two cores: the run takes the longer of the two).
+struct Replay {
+    table: Table,
+    clock: ManualClock,
+    meter: HotspotMeter,
+    max_key: Option<String>,
+    new_max: u64,
+    rows: u64,
+}
+
+impl Replay {
+    /// Writes a batch; the first key the table refuses ends the replay with a message.
+    fn write(&mut self, batch: Batch, design: &str) -> Result<(), String> {
+        for (key, ts, line) in batch.rows {
+            if self.max_key.as_ref().is_none_or(|m| key > *m) {
+                self.new_max += 1;
+                self.max_key = Some(key.clone());
+            }
+            let key = PkValue::String(key);
+            self.meter.record(&self.table, &key, ts);
+            self.clock.set(ts);
+            self.table.put(key, Vec::new()).map_err(|e| {
+                format!(
+                    "{} line {line}: the table refused the key of design {design}: {e}",
+                    batch.file
+                )
+            })?;
+            self.rows += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A design's replay thread: its queue and its result.
+struct Worker {
+    queue: SyncSender<Batch>,
+    done: JoinHandle<(Replay, Option<String>)>,
+}
+
+/// One design being replayed.
+struct Design {
+    name: String,
+    source: Source,
+    /// Column index of each field (or of the key column), for the current file.
+    columns: Vec<usize>,
+    values: Vec<Value>,
+    bucket_rows: Vec<u64>,
+    /// Greatest common divisor of the modulo field's values.
+    modulo_gcd: u128,
+    batch: Batch,
+    worker: Option<Worker>,
+}
+
+/// Input position for messages.
+struct Where<'a> {
+    file: &'a str,
+    line: u64,
+}
+
+impl Design {
+    fn new(name: String, source: Source, args: &Args) -> Result<Self, Failure> {
+        let clock = ManualClock::new(0);
+        let mut options = TableOptions::default()
+            .split_load_ops(args.split_ops.max(1))
+            .split_size_bytes(args.split_bytes.max(1))
+            .load_window_ms(args.window_ms.max(1));
+        if !args.merge {
+            options = options.no_merge();
+        }
+        let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
+        let mut replay = Replay {
+            table,
+            clock,
+            meter: HotspotMeter::new(args.window_ms.max(1)),
+            max_key: None,
+            new_max: 0,
+            rows: 0,
+        };
+        let (queue, batches) = sync_channel::<Batch>(4);
+        let design = name.clone();
+        let done = std::thread::spawn(move || {
+            for batch in batches {
+                if let Err(e) = replay.write(batch, &design) {
+                    return (replay, Some(e));
+                }
+            }
+            (replay, None)
+        });
+        let buckets = match &source {
+            Source::Layout {
+                buckets: Some((n, _)),
+                ..
+            } => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        Ok(Self {
+            name,
+            source,
+            columns: Vec::new(),
+            values: Vec::new(),
+            bucket_rows: vec![0; buckets],
+            modulo_gcd: 0,
+            batch: Batch {
+                file: Arc::from(""),
+                rows: Vec::with_capacity(BATCH),
+            },
+            worker: Some(Worker { queue, done }),
+        })
+    }
+
+    /// Finds this design's columns in a file's header.
+    fn resolve(&mut self, header: &[String], file: &str) -> Result<(), Failure> {
+        let find = |name: &str, rule: &str| {
+            header.iter().position(|h| h == name).ok_or_else(|| {
+                Failure::from(format!(
+                    "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
+                    header.join(", ")
+                ))
+            })
+        };
+        self.columns = match &self.source {
+            Source::Line => Vec::new(),
+            Source::Column(c) => vec![find(c, "named by --key")?],
+            Source::Layout { spec, layout, .. } => layout
+                .fields()
+                .iter()
+                .map(|f| find(f.name(), &format!("field of design '{spec}'")))
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(())
+    }
+
+    /// Builds the row's key and writes it at `ts`.
+    fn write(&mut self, row: &[&str], ts: i64, at: &Where<'_>) -> Result<(), Failure> {
+        let key = match &self.source {
+            Source::Line => row.first().copied().unwrap_or_default().to_owned(),
+            Source::Column(_) => row[self.columns[0]].to_owned(),
+            Source::Layout {
+                spec,
+                layout,
+                buckets,
+            } => {
+                self.values.clear();
+                for (f, &c) in layout.fields().iter().zip(&self.columns) {
+                    let v = values::parse(f, row[c]).map_err(|e| {
+                        format!(
+                            "{} line {}, column {}: {e} (design '{spec}')",
+                            at.file,
+                            at.line,
+                            f.name()
+                        )
+                    })?;
+                    if let Some((_, Some(m))) = buckets
+                        && m == f.name()
+                    {
+                        let n = match &v {
+                            Value::Uint(n) => *n,
+                            Value::Int(n) => n.unsigned_abs(),
+                            _ => 0,
+                        };
+                        self.modulo_gcd = gcd(self.modulo_gcd, n);
+                    }
+                    self.values.push(v);
+                }
+                let key = layout.encode(&self.values).map_err(|e| {
+                    format!(
+                        "{} line {}, columns {}: cannot encode under design '{spec}': {e}",
+                        at.file,
+                        at.line,
+                        layout
+                            .fields()
+                            .iter()
+                            .map(|f| f.name())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                })?;
+                if buckets.is_some()
+                    && let Ok(b) = layout.shape().bucket_of_key(&key)
+                    && let Some(n) = self.bucket_rows.get_mut(b as usize)
+                {
+                    *n += 1;
+                }
+                key
+            }
+        };
+        if *self.batch.file != *at.file {
+            self.flush()?;
+            self.batch.file = Arc::from(at.file);
+        }
+        self.batch.rows.push((key, ts, at.line));
+        if self.batch.rows.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the rows so far to the replay thread.
+    fn flush(&mut self) -> Result<(), Failure> {
+        if self.batch.rows.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::replace(&mut self.batch.rows, Vec::with_capacity(BATCH));
+        let batch = Batch {
+            file: self.batch.file.clone(),
+            rows,
+        };
+        let sent = self
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.queue.send(batch).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            // The thread stopped at a refused key: its message is the error.
+            self.join().map(|_| ())
+        }
+    }
+
+    /// Waits for the replay thread to write everything sent.
+    fn join(&mut self) -> Result<Replay, Failure> {
+        let Worker { queue, done } = self
+            .worker
+            .take()
+            .ok_or_else(|| Failure::from("replay already finished"))?;
+        drop(queue);
+        match done.join() {
+            Ok((replay, None)) => Ok(replay),
+            Ok((_, Some(e))) => Err(e.into()),
+            Err(_) => Err("the replay thread panicked".into()),
+        }
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text.
+fn buckets_of(spec: &str) -> Option<(u32, Option<String>)> {
+    let part = spec
+        .split(';')
+        .map(str::trim)
+        .find_map(|p| p.strip_prefix("buckets="))?;
+    let (n, how) = part.split_once(':').unwrap_or((part, "hash"));
+    let n = n.trim().parse().ok()?;
+    let modulo = how
+        .trim()
+        .strip_prefix("mod(")
+        .and_then(|r| r.split_once(')'))
+        .map(|(f, _)| f.trim().to_owned());
+    Some((n, modulo))
+}
+
+/// What one design's replay found.
+struct Outcome {
+    name: String,
+    hot: HotspotReport,
+    model: LoadReport,
+    efficiency: f64,
+    diagnostics: Vec<String>,
+    /// The heatmap SVG, when --svg asked for one.
+    svg: Option<Result<String, pk_codec::table::TableError>>,
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn pct(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
+}
+
+impl Design {
+    #[allow(clippy::cast_precision_loss)]
+    fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
+        self.flush()?;
+        let replay = self.join()?;
+        let hot = replay.meter.report();
+        let model = replay.table.report();
+        let efficiency = model
+            .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
+            .efficiency;
+        let mut d = Vec::new();
+        let rows = replay.rows;
+        let sequential = rows >= 10 && replay.new_max * 10 >= rows * 9;
+        if sequential || hot.tail_share >= 0.9 {
+            d.push(format!(
+                "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",
+                pct(replay.new_max, rows),
+                hot.tail_share * 100.0
+            ));
+        }
+        if let Source::Layout {
+            buckets: Some((n, modulo)),
+            ..
+        } = &self.source
+        {
+            let used = self.bucket_rows.iter().filter(|&&c| c > 0).count();
+            let max = self.bucket_rows.iter().copied().max().unwrap_or(0);
+            let mean = rows as f64 / f64::from((*n).max(1));
+            d.push(format!(
+                "buckets: {used} of {n} used; max {max} rows per bucket, {:.2}x the mean of {mean:.0}",
+                if mean > 0.0 { max as f64 / mean } else { 0.0 }
+            ));
+            if let Some(field) = modulo {
+                let g = self.modulo_gcd;
+                let common = gcd(g, u128::from(*n));
+                if g > 1 && common > 1 {
+                    d.push(format!(
+                        "rows collapsed into {used} bucket(s) because every {field} value is a multiple of {g}, which shares the factor {common} with {n}: {field} % {n} only reaches {} of the {n} buckets (minute-granularity ms timestamps are all multiples of 60000, so % 16 gives 0 every time); fix: hash buckets (buckets={n}:hash({field})), or bucket by ({field} / {g}) % {n}",
+                        u128::from(*n) / common
+                    ));
+                }
+            }
+        }
+        for h in model.hot_key_values.iter().take(args.top) {
+            d.push(format!(
+                "key value {:?} took {:.0}% of its partition's load in a window; one key value is never split, so no split can help",
+                h.value.to_string(),
+                h.share * 100.0
+            ));
+        }
+        for o in model.oversized_key_values.iter().take(args.top) {
+            d.push(format!(
+                "key value {:?} holds {} bytes in {} rows, more than a partition; no split can help",
+                o.value.to_string(),
+                o.bytes,
+                o.rows
+            ));
+        }
+        let svg = args.svg.as_ref().map(|_| {
+            replay
+                .table
+                .heatmap(&heatmap_options(args, &self.name))
+                .to_svg(1100, 600)
+        });
+        Ok(Outcome {
+            svg,
+            name: self.name,
+            hot,
+            model,
+            efficiency,
+            diagnostics: d,
+        })
+    }
+}
+
+/// Counts of the whole run.
+#[derive(Default)]
+struct Totals {
+    rows: u64,
+    malformed: u64,
+    out_of_order: u64,
+}
+
+/// Runs `pk analyze`.
+pub(crate) fn run(args: &Args) -> Result<(), Failure> {
+    if let Some(t) = args.fail_above
+        && !(0.0..=1.0).contains(&t)
+    {
+        return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
+    }
+    let mut designs = Vec::new();
+    if let Some(k) = &args.key {
+        if args.lines {
+            return Err("--key names a CSV column; with --lines each line is the key".into());
+        }
+        designs.push(Design::new(k.clone(), Source::Column(k.clone()), args)?);
+    }
+    for spec in &args.designs {
+        if args.lines {
+            return Err("--design builds keys from CSV columns; --lines has none".into());
+        }
+        let layout = spec
+            .parse::<Layout>()
+            .map_err(|e| format!("bad design spec {spec:?}: {e}"))?;
+        let source = Source::Layout {
+            spec: spec.clone(),
+            buckets: buckets_of(spec),
+            layout,
+        };
+        designs.push(Design::new(spec.clone(), source, args)?);
+    }
+    if args.lines {
+        if args.time.is_some() {
+            return Err("--time names a CSV column; --lines has none".into());
+        }
+        designs.push(Design::new("key".into(), Source::Line, args)?);
+    }
+    if designs.is_empty() {
+        return Err("give --key COLUMN, one or more --design SPEC, or --lines".into());
+    }
+    let started = Instant::now();
+    let total_bytes: u64 = args
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total_bytes);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut st = State {
+        designs,
+        totals: Totals::default(),
+        last_ts: i64::MIN,
+        done_bytes: 0,
+        bar,
+    };
+    for path in &args.files {
+        let name = path.display().to_string();
+        let input: Box<dyn Read> = if name == "-" {
+            Box::new(std::io::stdin().lock())
+        } else {
+            Box::new(File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?)
+        };
+        if args.lines {
+            let reader = BufReader::with_capacity(1 << 16, input);
+            for (i, line) in reader.lines().enumerate() {
+                let n = i as u64 + 1;
+                match line {
+                    Ok(l) if l.trim().is_empty() => malformed(
+                        args,
+                        &mut st.totals,
+                        &Where {
+                            file: &name,
+                            line: n,
+                        },
+                        "empty line",
+                    )?,
+                    Ok(l) => {
+                        st.done_bytes += l.len() as u64 + 1;
+                        let at = Where {
+                            file: &name,
+                            line: n,
+                        };
+                        on_row(&mut st, args, &[l.trim_end_matches('\r')], &at, None)?;
+                    }
+                    Err(e) => malformed(
+                        args,
+                        &mut st.totals,
+                        &Where {
+                            file: &name,
+                            line: n,
+                        },
+                        &e.to_string(),
+                    )?,
+                }
+            }
+        } else {
+            let mut reader = csv::ReaderBuilder::new()
+                .flexible(true)
+                .buffer_capacity(1 << 16)
+                .from_reader(input);
+            let header: Vec<String> = reader
+                .headers()
+                .map_err(|e| format!("{name} line 1: cannot read the header: {e}"))?
+                .iter()
+                .map(|h| h.trim().to_owned())
+                .collect();
+            for d in &mut st.designs {
+                d.resolve(&header, &name)?;
+            }
+            let time_col = match &args.time {
+                Some(t) => Some(header.iter().position(|h| h == t).ok_or_else(|| {
+                    format!(
+                        "{name} line 1: no column {t:?} in the header (named by --time); columns: {}",
+                        header.join(", ")
+                    )
+                })?),
+                None => None,
+            };
+            let mut record = csv::StringRecord::new();
+            loop {
+                match reader.read_record(&mut record) {
+                    Ok(false) => break,
+                    Ok(true) => {
+                        let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
+                        st.done_bytes = pos.1;
+                        if record.len() != header.len() {
+                            malformed(
+                                args,
+                                &mut st.totals,
+                                &Where {
+                                    file: &name,
+                                    line: pos.0,
+                                },
+                                &format!(
+                                    "expected {} fields as in the header, found {}",
+                                    header.len(),
+                                    record.len()
+                                ),
+                            )?;
+                            continue;
+                        }
+                        let fields: Vec<&str> = record.iter().collect();
+                        let at = Where {
+                            file: &name,
+                            line: pos.0,
+                        };
+                        on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
+                    }
+                    Err(e) => {
+                        let line = e.position().map_or(0, csv::Position::line);
+                        malformed(
+                            args,
+                            &mut st.totals,
+                            &Where { file: &name, line },
+                            &e.to_string(),
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(b) = &st.bar {
+        b.finish_and_clear();
+    }
+    let totals = st.totals;
+    let outcomes: Vec<Outcome> = st
+        .designs
+        .into_iter()
+        .map(|d| d.finish(args))
+        .collect::<Result<_, _>>()?;
+    if let Some(dir) = &args.svg {
+        write_svgs(dir, &outcomes)?;
+    }
+    if args.json {
+        println!("{}", json(&outcomes, &totals));
+    } else {
+        print!("{}", text(&outcomes, args));
+    }
+    eprintln!(
+        "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
+        totals.rows,
+        args.files.len(),
+        outcomes.len(),
+        started.elapsed().as_secs_f64(),
+        totals.malformed,
+        if totals.out_of_order > 0 {
+            format!(
+                "; {} row(s) earlier than the row before, replayed at its time",
+                totals.out_of_order
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(t) = args.fail_above {
+        let hot: Vec<String> = outcomes
+            .iter()
+            .filter(|o| o.hot.hottest_share > t)
+            .map(|o| {
+                format!(
+                    "{} (hottest share {:.1}%)",
+                    o.name,
+                    o.hot.hottest_share * 100.0
+                )
+            })
+            .collect();
+        if !hot.is_empty() {
+            return Err(Failure {
+                message: format!(
+                    "hotter than --fail-above {:.1}%: {}",
+                    t * 100.0,
+                    hot.join(", ")
+                ),
+                status: 2,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The state of a run.
+struct State {
+    designs: Vec<Design>,
+    totals: Totals,
+    last_ts: i64,
+    done_bytes: u64,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+/// Replays one row under every design.
+fn on_row(
+    st: &mut State,
+    args: &Args,
+    row: &[&str],
+    at: &Where<'_>,
+    time: Option<&str>,
+) -> Result<(), Failure> {
+    let mut ts = match time {
+        Some(t) => {
+            if let Ok(ts) = t.trim().parse::<i64>() {
+                ts
+            } else {
+                let why = format!(
+                    "column {}: {t:?} is not a time in ms",
+                    args.time.as_deref().unwrap_or_default()
+                );
+                return malformed(args, &mut st.totals, at, &why);
+            }
+        }
+        None => i64::try_from(st.totals.rows)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(args.row_ms.max(1)),
+    };
+    if ts < st.last_ts {
+        st.totals.out_of_order += 1;
+        ts = st.last_ts;
+    }
+    st.last_ts = ts;
+    for d in &mut st.designs {
+        d.write(row, ts, at)?;
+    }
+    st.totals.rows += 1;
+    if let Some(b) = &st.bar
+        && st.totals.rows.is_multiple_of(65_536)
+    {
+        b.set_position(st.done_bytes);
+    }
+    Ok(())
+}
+
+/// Reports a malformed row; an error under --strict.
+fn malformed(args: &Args, totals: &mut Totals, at: &Where<'_>, why: &str) -> Result<(), Failure> {
+    totals.malformed += 1;
+    let message = format!("{} line {}: malformed row: {why}", at.file, at.line);
+    if args.strict {
+        return Err(format!("{message} (--strict)").into());
+    }
+    if totals.malformed <= SHOWN_MALFORMED {
+        eprintln!("pk: {message}; skipped and counted");
+    } else if totals.malformed == SHOWN_MALFORMED + 1 {
+        eprintln!("pk: more malformed rows: counted in the summary");
+    }
+    Ok(())
+}
+
+fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (i, o) in outcomes.iter().enumerate() {
+        let Some(svg) = &o.svg else { continue };
+        let svg = svg
+            .as_ref()
+            .map_err(|e| format!("heatmap of {}: {e}", o.name))?;
+        let slug: String = o
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(40)
+            .collect();
+        let path = dir.join(format!("{}-{slug}.svg", i + 1));
+        std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("pk: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn text(outcomes: &[Outcome], args: &Args) -> String {
+    let width = outcomes
+        .iter()
+        .map(|o| o.name.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:width$}  {:>9}  {:>8}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}",
+        "design",
+        "rows",
+        "hottest",
+        "partitions",
+        "written",
+        "tail",
+        "hot (part)",
+        "max/mean",
+        "efficiency"
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "{:width$}  {:>9}  {:>7.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%",
+            o.name,
+            o.hot.writes,
+            o.hot.hottest_share * 100.0,
+            o.model.partitions,
+            o.model.mean_partitions_written_per_window,
+            o.hot.tail_share * 100.0,
+            o.model.hottest_share * 100.0,
+            o.model.max_over_mean,
+            o.efficiency * 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nhottest: share of each window's writes in its busiest key range, ranges fixed at the window's start ({} ms windows; split above {} writes per window); written: partitions written per window; tail: writes above the previous window's highest key; hot (part): the busiest single partition's share",
+        args.window_ms, args.split_ops
+    );
+    for o in outcomes {
+        if o.diagnostics.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "\n{}:", o.name);
+        for d in &o.diagnostics {
+            let _ = writeln!(s, "  - {d}");
+        }
+    }
+    s
+}
+
+fn outcome_json(o: &Outcome) -> serde_json::Value {
+    serde_json::json!({
+        "design": o.name,
+        "rows": o.hot.writes,
+        "hottest_share": o.hot.hottest_share,
+        "tail_share": o.hot.tail_share,
+        "partitions": o.model.partitions,
+        "partitions_with_writes": o.model.partitions_with_writes,
+        "mean_partitions_written_per_window": o.model.mean_partitions_written_per_window,
+        "hottest_partition_share": o.model.hottest_share,
+        "max_over_mean": o.model.max_over_mean,
+        "efficiency": o.efficiency,
+        "splits": o.model.splits,
+        "windows": o.hot.windows,
+        "warmup_windows": o.hot.warmup_windows,
+        "hot_key_values": o.model.hot_key_values,
+        "diagnostics": o.diagnostics,
+    })
+}
+
+fn json(outcomes: &[Outcome], totals: &Totals) -> serde_json::Value {
+    if let [one] = outcomes {
+        let mut v = outcome_json(one);
+        v["malformed_rows"] = totals.malformed.into();
+        return v;
+    }
+    let hottest = outcomes
+        .iter()
+        .map(|o| o.hot.hottest_share)
+        .fold(0.0, f64::max);
+    serde_json::json!({
+        "hottest_share": hottest,
+        "rows": totals.rows,
+        "malformed_rows": totals.malformed,
+        "designs": outcomes.iter().map(outcome_json).collect::<Vec<_>>(),
+    })
+}
+
+fn heatmap_options(args: &Args, name: &str) -> HeatmapOptions {
+    HeatmapOptions {
+        title: Some(name.to_owned()),
+        log_scale: args.log_scale,
+        ..HeatmapOptions::default()
+    }
+}

@@ -1,0 +1,187 @@
+//! `pk`: encode and decode keys from a text spec, and judge a dump of production keys or rows
+//! under candidate key designs in the range-partitioned table model.
+//!
+//! Exit status: 0 on success, 1 on an error, 2 when `analyze --fail-above` finds a design
+//! hotter than allowed.
+
+mod analyze;
+mod values;
+
+use std::ops::Bound;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use pk_codec::{HashAlg, Layout};
+
+/// Order-preserving text primary keys: encode, decode, hash, ranges, split points, and the
+/// analysis of key dumps under candidate designs.
+#[derive(Parser)]
+#[command(name = "pk", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Prints the key of VALUE... (one per field, parsed by the field's kind).
+    Encode {
+        /// The key layout, e.g. 'device_id: u32 width=6; seller_id: str'.
+        #[arg(long)]
+        spec: String,
+        /// One value per field.
+        values: Vec<String>,
+    },
+    /// Prints the values of KEY as a JSON object.
+    Decode {
+        /// The key layout.
+        #[arg(long)]
+        spec: String,
+        /// The key.
+        key: String,
+    },
+    /// Prints the first LEN hex characters of TEXT's hash.
+    Hash {
+        /// md5, xxh32, xxh64 or xxh3.
+        #[arg(long, default_value = "md5")]
+        alg: String,
+        /// Hex characters.
+        #[arg(long, default_value_t = 4)]
+        len: u8,
+        /// The text hashed.
+        text: String,
+    },
+    /// Prints the key range(s), `start end` per line, holding the keys whose leading fields are
+    /// VALUE... and whose next field lies within --from and --to (inclusive).
+    Ranges {
+        /// The key layout.
+        #[arg(long)]
+        spec: String,
+        /// Values of the leading fields.
+        values: Vec<String>,
+        /// Lowest value of the next field (inclusive).
+        #[arg(long)]
+        from: Option<String>,
+        /// Highest value of the next field (inclusive).
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Prints the split points of a prefixed layout (`KeyShape::split_points(N)`), one per line.
+    Splits {
+        /// The key layout (with a hash or bucket prefix).
+        #[arg(long)]
+        spec: String,
+        /// How many parts.
+        #[arg(short, default_value_t = 16)]
+        n: usize,
+    },
+    /// Replays a dump of keys or rows into the table model under one or more key designs and
+    /// reports how hot each runs.
+    Analyze(analyze::Args),
+}
+
+/// A failure to report: its message, and the exit status.
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) status: u8,
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Self {
+            message: e.to_string(),
+            status: 1,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                eprintln!("pk: {}", f.message);
+            }
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+fn layout(spec: &str) -> Result<Layout, Failure> {
+    spec.parse::<Layout>()
+        .map_err(|e| Failure::from(format!("bad spec {spec:?}: {e}")))
+}
+
+fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Encode { spec, values } => {
+            let layout = layout(&spec)?;
+            let values = values::parse_all(&layout, &values)?;
+            println!("{}", layout.encode(&values)?);
+        }
+        Command::Decode { spec, key } => {
+            let layout = layout(&spec)?;
+            let values = layout
+                .decode(&key)
+                .map_err(|e| format!("cannot decode {key:?}: {e}"))?;
+            let object: serde_json::Map<String, serde_json::Value> = layout
+                .fields()
+                .iter()
+                .zip(&values)
+                .map(|(f, v)| (f.name().to_owned(), values::to_json(v)))
+                .collect();
+            println!("{}", serde_json::Value::Object(object));
+        }
+        Command::Hash { alg, len, text } => {
+            let alg = match alg.as_str() {
+                "md5" => HashAlg::Md5,
+                "xxh32" => HashAlg::Xxh32,
+                "xxh64" => HashAlg::Xxh64,
+                "xxh3" => HashAlg::Xxh3,
+                other => {
+                    return Err(
+                        format!("unknown hash {other:?}: use md5, xxh32, xxh64 or xxh3").into(),
+                    );
+                }
+            };
+            if len == 0 || len > alg.max_len() {
+                return Err(format!("--len must be 1 to {} for {alg:?}", alg.max_len()).into());
+            }
+            println!("{}", alg.hex_prefix(text.as_bytes(), len));
+        }
+        Command::Ranges {
+            spec,
+            values,
+            from,
+            to,
+        } => {
+            let layout = layout(&spec)?;
+            let prefix = values::parse_all_prefix(&layout, &values)?;
+            let next = layout.fields().get(prefix.len());
+            let bound = |v: Option<String>| -> Result<Option<pk_codec::Value>, Failure> {
+                match (v, next) {
+                    (None, _) => Ok(None),
+                    (Some(_), None) => {
+                        Err("--from/--to need a field after the leading values".into())
+                    }
+                    (Some(v), Some(f)) => Ok(Some(values::parse(f, &v)?)),
+                }
+            };
+            let (lo, hi) = (bound(from)?, bound(to)?);
+            let lower = lo.as_ref().map_or(Bound::Unbounded, Bound::Included);
+            let upper = hi.as_ref().map_or(Bound::Unbounded, Bound::Included);
+            for r in layout.ranges(&prefix, lower, upper)? {
+                println!("{} {}", r.start, r.end.as_deref().unwrap_or("(end)"));
+            }
+        }
+        Command::Splits { spec, n } => {
+            let layout = layout(&spec)?;
+            for p in layout.shape().split_points(n)? {
+                println!("{p}");
+            }
+        }
+        Command::Analyze(args) => analyze::run(&args)?,
+    }
+    Ok(())
+}
