@@ -2,7 +2,7 @@
 
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, Separator, Value};
+use pk_codec::{Error, FieldSpec, HashAlg, IntBits, Kind, Layout, Separator, Value};
 
 fn layout(spec: &str) -> Layout {
     spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"))
@@ -57,7 +57,7 @@ fn plain_string_with_a_byte_below_the_delimiter_is_refused_with_its_position() {
             field: "a".into(),
             ch: '!',
             offset: 2,
-            delimiter: ','
+            delimiter: b','
         }
     );
     assert_eq!(
@@ -564,7 +564,7 @@ fn builder_and_spec_give_the_same_layout() {
     let built = Layout::builder()
         .field(
             "order_number",
-            FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6),
+            FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(6),
         )
         .hash_prefix(HashAlg::Md5, 4, Separator::After)
         .build()

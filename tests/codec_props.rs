@@ -6,7 +6,9 @@ use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, HashAlg, Kind, Layout, MAX_BUCKETS, Precision, Rule, Value};
+use pk_codec::{
+    Error, FieldSpec, HashAlg, IntBits, Kind, Layout, MAX_BUCKETS, Precision, Rule, Value,
+};
 use proptest::prelude::*;
 
 /// One field of a random layout: its spec and how to make its values.
@@ -15,7 +17,13 @@ struct FieldGen {
     spec: FieldSpec,
 }
 
-const INT_BITS: [u8; 5] = [8, 16, 32, 64, 128];
+const INT_BITS: [IntBits; 5] = [
+    IntBits::B8,
+    IntBits::B16,
+    IntBits::B32,
+    IntBits::B64,
+    IntBits::B128,
+];
 
 fn field_gen() -> impl Strategy<Value = FieldGen> {
     let kind = prop_oneof![
@@ -81,6 +89,7 @@ fn pow10(n: u8) -> Option<u128> {
 fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
     let inner: BoxedStrategy<Value> = match spec.kind() {
         Kind::Uint { bits } => {
+            let bits = bits.get();
             let type_max = if bits == 128 {
                 u128::MAX
             } else {
@@ -94,6 +103,7 @@ fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
             .boxed()
         }
         Kind::Int { bits } => {
+            let bits = bits.get();
             let (tmin, tmax) = if bits == 128 {
                 (i128::MIN, i128::MAX)
             } else {
@@ -192,7 +202,9 @@ fn layout_of(fields: &[FieldGen], delimiter: char) -> Option<Layout> {
         .iter()
         .enumerate()
         .fold(
-            Layout::builder().delimiter(delimiter).max_len(100_000),
+            Layout::builder()
+                .delimiter(delimiter as u8)
+                .max_len(100_000),
             |b, (i, f)| b.field(format!("f{i}"), f.spec),
         )
         .build();
@@ -504,8 +516,8 @@ proptest! {
 /// Every field form (kind, order, escaped, optional), all at once.
 fn every_field_form() -> Vec<FieldSpec> {
     let kinds = [
-        Kind::Uint { bits: 8 },
-        Kind::Int { bits: 8 },
+        Kind::Uint { bits: IntBits::B8 },
+        Kind::Int { bits: IntBits::B8 },
         Kind::Str,
         Kind::Bytes,
         Kind::Bool,
@@ -598,7 +610,7 @@ fn boundary_values(spec: FieldSpec, delimiter: char) -> Vec<Value> {
 /// injectivity; every one it refuses names a delimiter rule.
 #[test]
 fn every_accepted_delimiter_keeps_every_guarantee_for_every_field_form() {
-    let other = FieldSpec::new(Kind::Uint { bits: 8 });
+    let other = FieldSpec::new(Kind::Uint { bits: IntBits::B8 });
     let mut accepted = 0;
     for d in 0u8..0x80 {
         let delimiter = char::from(d);
@@ -678,9 +690,9 @@ fn delimiter_del_is_refused_and_every_lower_punctuation_keeps_ranges_ascii() {
     );
     for d in (0u8..0x7f).filter(|d| !d.is_ascii_alphanumeric()) {
         let layout = Layout::builder()
-            .delimiter(char::from(d))
-            .field("a", FieldSpec::new(Kind::Uint { bits: 8 }))
-            .field("b", FieldSpec::new(Kind::Uint { bits: 8 }))
+            .delimiter(d)
+            .field("a", FieldSpec::new(Kind::Uint { bits: IntBits::B8 }))
+            .field("b", FieldSpec::new(Kind::Uint { bits: IntBits::B8 }))
             .build()
             .unwrap();
         let range = layout
@@ -696,7 +708,7 @@ fn delimiter_del_is_refused_and_every_lower_punctuation_keeps_ranges_ascii() {
 
 #[test]
 fn integer_boundaries_keep_order_and_round_trip_for_every_type() {
-    for bits in INT_BITS {
+    for bits in INT_BITS.map(IntBits::get) {
         let (umax, imin, imax) = if bits == 128 {
             (u128::MAX, i128::MIN, i128::MAX)
         } else {

@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::cell::Cell;
 
-use pk_codec::{FieldSpec, KeyShape, Kind, Layout, Prefix, Value};
+use pk_codec::{FieldSpec, IntBits, KeyShape, Kind, Layout, Prefix, Value};
 
 struct Counting;
 
@@ -46,22 +46,22 @@ fn allocations(f: impl FnOnce()) -> usize {
     ALLOCATIONS.with(Cell::get) - before
 }
 
-const DEVICE: FieldSpec = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+const DEVICE: FieldSpec = FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6);
 const SELLER: FieldSpec = FieldSpec::new(Kind::Str);
-const U64: FieldSpec = FieldSpec::new(Kind::Uint { bits: 64 });
-const I64_DESC: FieldSpec = FieldSpec::new(Kind::Int { bits: 64 }).descending();
+const U64: FieldSpec = FieldSpec::new(Kind::Uint { bits: IntBits::B64 });
+const I64_DESC: FieldSpec = FieldSpec::new(Kind::Int { bits: IntBits::B64 }).descending();
 
 fn card(shape: &KeyShape, out: &mut String) {
     shape
         .encode_with(out, |w| {
             w.begin_field();
-            w.uint(&DEVICE, "device_id", 54)?;
+            w.uint64(&DEVICE, "device_id", 54)?;
             w.begin_field();
             w.str(&SELLER, "seller_id", "a1001")?;
             w.begin_field();
-            w.uint(&U64, "card_id", 6777)?;
+            w.uint64(&U64, "card_id", 6777)?;
             w.begin_field();
-            w.int(&I64_DESC, "ts", -1_700_000_000_000)
+            w.int64(&I64_DESC, "ts", -1_700_000_000_000)
         })
         .unwrap();
 }

@@ -14,8 +14,8 @@ use crate::{
 #[cfg(feature = "uuid")]
 impl KeyField for uuid::Uuid {
     const KIND: Kind = Kind::Uuid;
-    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.uuid(spec, self.as_u128());
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.uuid(spec, field, self.as_u128());
         Ok(())
     }
 }

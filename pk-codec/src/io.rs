@@ -17,13 +17,13 @@ use crate::text::{self, DESC_NONE, SOME_MARKER};
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, KeyShape};
+/// use pk_codec::{FieldSpec, IntBits, Kind, KeyShape};
 ///
 /// let shape = KeyShape::new(b',');
 /// let mut key = String::new();
 /// shape.encode_with(&mut key, |w| {
 ///     w.begin_field();
-///     w.uint(&FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6), "device_id", 54)?;
+///     w.uint64(&FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6), "device_id", 54)?;
 ///     w.begin_field();
 ///     w.str(&FieldSpec::new(Kind::Str), "seller_id", "a100")
 /// })?;
@@ -87,15 +87,15 @@ impl<'a> KeyWriter<'a> {
     ///
     /// [`Error::ValueTooWide`] when it does not fit the spec's width.
     #[inline]
-    pub fn uint(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
         num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
-    /// [`KeyWriter::uint`] for runtime layouts, whose widths are not constants: a call of the
+    /// [`KeyWriter::uint64`] for runtime layouts, whose widths are not constants: a call of the
     /// writer compiled for the spec's width and order (so the digits are straight-line code, as in
     /// a derived key), or for widths above 20, the general writer.
     #[inline]
-    pub(crate) fn uint_runtime(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+    pub(crate) fn uint64_runtime(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
         match UINT_AT.get(usize::from(spec.width()).wrapping_sub(1)) {
             Some(by_order) => by_order[usize::from(spec.is_descending())](self, field, v),
             None => num::write_u64_runtime(self.out, v, spec.width(), spec.is_descending(), field),
@@ -117,7 +117,7 @@ impl<'a> KeyWriter<'a> {
     ///
     /// [`Error::ValueTooWide`] when it does not fit the spec's width.
     #[inline]
-    pub fn int(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
         num::write_i64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
@@ -168,12 +168,14 @@ impl<'a> KeyWriter<'a> {
             // At or below an ASCII delimiter: an ASCII byte, a whole character.
             ch: char::from(s.as_bytes()[offset]),
             offset,
-            delimiter: char::from(self.delimiter),
+            delimiter: self.delimiter,
         }
     }
 
     /// Writes a byte string (hex, or descending).
-    pub fn bytes(&mut self, spec: &FieldSpec, b: &[u8]) {
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str, b: &[u8]) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         match spec.order() {
             Order::Asc => text::write_hex(self.out, b),
             Order::Desc => text::write_desc_bytes(self.out, b),
@@ -182,13 +184,17 @@ impl<'a> KeyWriter<'a> {
 
     /// Writes a boolean.
     #[inline]
-    pub fn bool(&mut self, spec: &FieldSpec, b: bool) {
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str, b: bool) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         let one = b != spec.is_descending();
         self.out.push(if one { '1' } else { '0' });
     }
 
     /// Writes a character.
-    pub fn char(&mut self, spec: &FieldSpec, c: char) {
+    pub fn char(&mut self, spec: &FieldSpec, field: &str, c: char) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         let mut buf = [0u8; 4];
         let s = c.encode_utf8(&mut buf);
         match spec.order() {
@@ -199,7 +205,9 @@ impl<'a> KeyWriter<'a> {
 
     /// Writes an `f32` (total order; 8 hex digits).
     #[inline]
-    pub fn f32(&mut self, spec: &FieldSpec, v: f32) {
+    pub fn f32(&mut self, spec: &FieldSpec, field: &str, v: f32) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         let k = crate::float::f32_key(v);
         let k = if spec.is_descending() { !k } else { k };
         text::write_hex(self.out, &k.to_be_bytes());
@@ -207,7 +215,9 @@ impl<'a> KeyWriter<'a> {
 
     /// Writes an `f64` (total order; 16 hex digits).
     #[inline]
-    pub fn f64(&mut self, spec: &FieldSpec, v: f64) {
+    pub fn f64(&mut self, spec: &FieldSpec, field: &str, v: f64) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         let k = crate::float::f64_key(v);
         let k = if spec.is_descending() { !k } else { k };
         text::write_hex(self.out, &k.to_be_bytes());
@@ -215,7 +225,9 @@ impl<'a> KeyWriter<'a> {
 
     /// Writes a UUID given as its 16 bytes in big-endian order (32 hex digits).
     #[inline]
-    pub fn uuid(&mut self, spec: &FieldSpec, v: u128) {
+    pub fn uuid(&mut self, spec: &FieldSpec, field: &str, v: u128) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         let v = if spec.is_descending() { !v } else { v };
         text::write_hex(self.out, &v.to_be_bytes());
     }
@@ -247,7 +259,9 @@ impl<'a> KeyWriter<'a> {
 
     /// Writes `None` of an optional field (nothing when ascending, `~` when descending).
     #[inline]
-    pub fn none(&mut self, spec: &FieldSpec) {
+    pub fn none(&mut self, spec: &FieldSpec, field: &str) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         if spec.is_descending() {
             self.out.push(char::from(DESC_NONE));
         }
@@ -256,7 +270,9 @@ impl<'a> KeyWriter<'a> {
     /// Writes what comes before `Some` of an optional field: the `=` marker when the value's own
     /// form may be empty, else nothing.
     #[inline]
-    pub fn some(&mut self, spec: &FieldSpec) {
+    pub fn some(&mut self, spec: &FieldSpec, field: &str) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
         if spec.inner_may_be_empty() {
             self.out.push(char::from(SOME_MARKER));
         }
@@ -327,12 +343,12 @@ static UINT_READ_AT: [[UintReadAt; 2]; 20] =
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, KeyShape};
+/// use pk_codec::{FieldSpec, IntBits, Kind, KeyShape};
 ///
 /// let shape = KeyShape::new(b',');
 /// let (device, seller) = shape.decode_with("000054,a100", |r| {
 ///     r.begin_field("device_id")?;
-///     let device = r.uint(&FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6), "device_id", u32::MAX.into())?;
+///     let device = r.uint64(&FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6), "device_id", u32::MAX.into())?;
 ///     r.begin_field("seller_id")?;
 ///     let seller = r.str(&FieldSpec::new(Kind::Str), "seller_id")?;
 ///     Ok((device, seller))
@@ -512,13 +528,13 @@ impl<'a> KeyReader<'a> {
         }
     }
 
-    /// Reads an unsigned integer, at most `max`.
+    /// Reads an unsigned integer of up to 128 bits, at most `max`.
     ///
     /// # Errors
     ///
     /// [`Error::Malformed`] for a short field, a non-digit or a value above `max`.
     #[inline]
-    pub fn uint(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+    pub fn uint128(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         let start = self.pos;
         let width = usize::from(spec.width());
         if let Some(text) = self.key.as_bytes().get(start..start + width)
@@ -531,12 +547,12 @@ impl<'a> KeyReader<'a> {
         self.uint_slow(spec, field, max)
     }
 
-    /// Reads an unsigned integer of up to 64 bits, at most `max`: [`KeyReader::uint`] for the
+    /// Reads an unsigned integer of up to 64 bits, at most `max`: [`KeyReader::uint128`] for the
     /// types that fit a `u64`, without 128-bit arithmetic on the way.
     ///
     /// # Errors
     ///
-    /// As [`KeyReader::uint`].
+    /// As [`KeyReader::uint128`].
     #[inline(always)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         self.uint64_as(spec, field, max, spec.width(), spec.is_descending())
@@ -595,14 +611,14 @@ impl<'a> KeyReader<'a> {
         )
     }
 
-    /// Reads a signed integer in `[min, max]`.
+    /// Reads a signed integer of up to 128 bits in `[min, max]`.
     ///
     /// # Errors
     ///
     /// [`Error::Malformed`] for a short field, a bad sign, a non-digit or a value outside
     /// `[min, max]`.
     #[inline]
-    pub fn int(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+    pub fn int128(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
         let start = self.pos;
         let width = usize::from(spec.width());
         if let Some(text) = self.key.as_bytes().get(start..start + width)
@@ -623,6 +639,19 @@ impl<'a> KeyReader<'a> {
             }
         }
         self.int_slow(spec, field, min, max)
+    }
+
+    /// Reads a signed integer of up to 64 bits in `[min, max]`: [`KeyReader::int128`] for the
+    /// types that fit an `i64`.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::int128`].
+    #[inline]
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str, min: i64, max: i64) -> Result<i64> {
+        // In `[min, max]`, so the value fits an `i64`.
+        self.int128(spec, field, i128::from(min), i128::from(max))
+            .map(|v| v as i64)
     }
 
     #[cold]
@@ -686,7 +715,7 @@ impl<'a> KeyReader<'a> {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{FieldSpec, Kind, KeyShape};
+    /// use pk_codec::{FieldSpec, IntBits, Kind, KeyShape};
     ///
     /// let shape = KeyShape::new(b',');
     /// let key = String::from("a100,7");
@@ -694,7 +723,7 @@ impl<'a> KeyReader<'a> {
     ///     r.begin_field("seller_id")?;
     ///     let seller = r.str_ref(&FieldSpec::new(Kind::Str), "seller_id")?;
     ///     r.begin_field("n")?;
-    ///     r.uint64(&FieldSpec::new(Kind::Uint { bits: 8 }).with_width(1), "n", 9)?;
+    ///     r.uint64(&FieldSpec::new(Kind::Uint { bits: IntBits::B8 }).with_width(1), "n", 9)?;
     ///     Ok(seller)
     /// })?;
     /// assert_eq!(seller, "a100");
@@ -938,7 +967,9 @@ impl<'a> KeyReader<'a> {
 
     /// Whether an optional field holds `None` (consuming it when it does).
     #[inline]
-    pub fn none(&mut self, spec: &FieldSpec) -> bool {
+    pub fn none(&mut self, spec: &FieldSpec, field: &str) -> bool {
+        // Never an error: the name is taken to mirror the writer.
+        let _ = field;
         let next = self.key.as_bytes().get(self.pos).copied();
         if spec.is_descending() {
             if next == Some(DESC_NONE) {

@@ -7,7 +7,7 @@ use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
 use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
-use crate::spec::{FieldSpec, Kind};
+use crate::spec::{FieldSpec, IntBits, Kind};
 
 /// A Rust type that can be one field of a key.
 ///
@@ -72,9 +72,9 @@ pub trait DecodeField: KeyField + Sized {
 }
 
 macro_rules! uint_field {
-    ($($t:ty => $bits:literal, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
+    ($($t:ty => $bits:ident, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
         impl KeyField for $t {
-            const KIND: Kind = Kind::Uint { bits: $bits };
+            const KIND: Kind = Kind::Uint { bits: IntBits::$bits };
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$write(spec, field, *self as $wide)
@@ -93,18 +93,18 @@ macro_rules! uint_field {
     )*};
 }
 uint_field!(
-    u8 => 8, uint as u64, uint64 as u64,
-    u16 => 16, uint as u64, uint64 as u64,
-    u32 => 32, uint as u64, uint64 as u64,
-    u64 => 64, uint as u64, uint64 as u64,
-    usize => 64, uint as u64, uint64 as u64,
-    u128 => 128, uint128 as u128, uint as u128,
+    u8 => B8, uint64 as u64, uint64 as u64,
+    u16 => B16, uint64 as u64, uint64 as u64,
+    u32 => B32, uint64 as u64, uint64 as u64,
+    u64 => B64, uint64 as u64, uint64 as u64,
+    usize => B64, uint64 as u64, uint64 as u64,
+    u128 => B128, uint128 as u128, uint128 as u128,
 );
 
 macro_rules! int_field {
-    ($($t:ty => $bits:literal, $write:ident as $wide:ty),* $(,)?) => {$(
+    ($($t:ty => $bits:ident, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
         impl KeyField for $t {
-            const KIND: Kind = Kind::Int { bits: $bits };
+            const KIND: Kind = Kind::Int { bits: IntBits::$bits };
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$write(spec, field, *self as $wide)
@@ -117,18 +117,18 @@ macro_rules! int_field {
         impl DecodeField for $t {
             #[inline]
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-                Ok(r.int(spec, field, <$t>::MIN as i128, <$t>::MAX as i128)? as $t)
+                Ok(r.$read(spec, field, <$t>::MIN as $rwide, <$t>::MAX as $rwide)? as $t)
             }
         }
     )*};
 }
 int_field!(
-    i8 => 8, int as i64,
-    i16 => 16, int as i64,
-    i32 => 32, int as i64,
-    i64 => 64, int as i64,
-    isize => 64, int as i64,
-    i128 => 128, int128 as i128,
+    i8 => B8, int64 as i64, int64 as i64,
+    i16 => B16, int64 as i64, int64 as i64,
+    i32 => B32, int64 as i64, int64 as i64,
+    i64 => B64, int64 as i64, int64 as i64,
+    isize => B64, int64 as i64, int64 as i64,
+    i128 => B128, int128 as i128, int128 as i128,
 );
 
 impl KeyField for str {
@@ -157,8 +157,8 @@ impl DecodeField for String {
 impl KeyField for [u8] {
     const KIND: Kind = Kind::Bytes;
     #[inline]
-    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bytes(spec, self);
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, field, self);
         Ok(())
     }
 }
@@ -166,8 +166,8 @@ impl KeyField for [u8] {
 impl KeyField for Vec<u8> {
     const KIND: Kind = Kind::Bytes;
     #[inline]
-    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bytes(spec, self);
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, field, self);
         Ok(())
     }
 }
@@ -182,8 +182,8 @@ impl DecodeField for Vec<u8> {
 impl KeyField for bool {
     const KIND: Kind = Kind::Bool;
     #[inline]
-    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bool(spec, *self);
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bool(spec, field, *self);
         Ok(())
     }
 }
@@ -198,8 +198,8 @@ impl DecodeField for bool {
 impl KeyField for char {
     const KIND: Kind = Kind::Char;
     #[inline]
-    fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.char(spec, *self);
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.char(spec, field, *self);
         Ok(())
     }
 }
@@ -216,8 +216,8 @@ macro_rules! fixed_field {
         impl KeyField for $t {
             const KIND: Kind = Kind::$kind;
             #[inline]
-            fn encode_field(&self, spec: &FieldSpec, _field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-                w.$write(spec, *self);
+            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                w.$write(spec, field, *self);
                 Ok(())
             }
         }
@@ -280,11 +280,11 @@ impl<T: KeyField> KeyField for Option<T> {
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         match self {
             None => {
-                w.none(spec);
+                w.none(spec, field);
                 Ok(())
             }
             Some(v) => {
-                w.some(spec);
+                w.some(spec, field);
                 v.encode_field(spec, field, w)
             }
         }
@@ -294,7 +294,7 @@ impl<T: KeyField> KeyField for Option<T> {
 impl<T: DecodeField> DecodeField for Option<T> {
     #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        if r.none(spec) {
+        if r.none(spec, field) {
             return Ok(None);
         }
         r.some(spec, field)?;
@@ -443,7 +443,7 @@ impl<'de> BorrowDecodePart<'de> for Option<&'de str> {
     #[inline]
     fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
         r.begin_field(field)?;
-        if r.none(spec) {
+        if r.none(spec, field) {
             return Ok(None);
         }
         r.some(spec, field)?;

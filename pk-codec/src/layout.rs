@@ -13,7 +13,7 @@ use crate::prefix::{BucketBy, BucketValue, HashOver, Prefix, Separator};
 use crate::range::{KeyRange, RangeBuilder};
 use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
-use crate::spec::{FieldSpec, Kind, Order};
+use crate::spec::{FieldSpec, IntBits, Kind, Order};
 use crate::timestamp::Precision;
 use crate::value::Value;
 
@@ -136,10 +136,10 @@ impl FieldPlan {
     fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
         let op = match spec.kind() {
             _ if spec.is_optional() => FieldOp::General,
-            Kind::Uint { bits } if bits <= 64 => FieldOp::Uint64 {
+            Kind::Uint { bits } if bits <= IntBits::B64 => FieldOp::Uint64 {
                 max: uint_max(bits) as u64,
             },
-            Kind::Int { bits } if bits <= 64 => {
+            Kind::Int { bits } if bits <= IntBits::B64 => {
                 let (min, max) = int_bounds(bits);
                 FieldOp::Int64 {
                     min: min as i64,
@@ -163,10 +163,10 @@ impl FieldPlan {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, Layout, Separator};
+/// use pk_codec::{FieldSpec, IntBits, Kind, Layout, Separator};
 ///
 /// let layout = Layout::builder()
-///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
+///     .field("ts", FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(13))
 ///     .buckets_by_modulo(16, "ts", Separator::After)
 ///     .build()?;
 /// assert_eq!(layout.encode(&[1_700_000_000_017u64.into()])?, "01,1700000000017");
@@ -191,9 +191,9 @@ impl LayoutBuilder {
         self
     }
 
-    /// Sets the delimiter (default `,`).
-    pub const fn delimiter(mut self, delimiter: char) -> Self {
-        self.delimiter = Some(delimiter);
+    /// Sets the delimiter (default `b','`), a byte as in [`KeyShape::new`].
+    pub const fn delimiter(mut self, delimiter: u8) -> Self {
+        self.delimiter = Some(delimiter as char);
         self
     }
 
@@ -221,12 +221,12 @@ impl LayoutBuilder {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{FieldSpec, HashAlg, Kind, Layout, Separator, Value};
+    /// use pk_codec::{FieldSpec, HashAlg, IntBits, Kind, Layout, Separator, Value};
     /// use std::ops::Bound;
     ///
     /// let layout = Layout::builder()
-    ///     .field("device_id", FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6))
-    ///     .field("ts", FieldSpec::new(Kind::Uint { bits: 64 }).with_width(13))
+    ///     .field("device_id", FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6))
+    ///     .field("ts", FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(13))
     ///     .hash_prefix_over(HashAlg::Md5, 4, Separator::After, ["device_id"])
     ///     .build()?;
     /// let key = layout.encode(&[54u32.into(), 1_700_000_000_000u64.into()])?;
@@ -351,12 +351,12 @@ impl Layout {
                 let start = w.position();
                 match (plan.op, value) {
                     (FieldOp::Uint64 { max }, &Value::Uint(v)) if v <= u128::from(max) => {
-                        w.uint_runtime(&def.spec, &def.name, v as u64)?;
+                        w.uint64_runtime(&def.spec, &def.name, v as u64)?;
                     }
                     (FieldOp::Int64 { min, max }, &Value::Int(v))
                         if v >= i128::from(min) && v <= i128::from(max) =>
                     {
-                        w.int(&def.spec, &def.name, v as i64)?;
+                        w.int64(&def.spec, &def.name, v as i64)?;
                     }
                     (FieldOp::Str, Value::Str(s)) => w.str(&def.spec, &def.name, s)?,
                     _ => write_value(w, def, value)?,
@@ -435,7 +435,7 @@ impl Layout {
                     }
                     FieldOp::Int64 { min, max } => {
                         let (min, max) = (i128::from(min), i128::from(max));
-                        Value::Int(r.int(&def.spec, &def.name, min, max)?)
+                        Value::Int(r.int128(&def.spec, &def.name, min, max)?)
                     }
                     FieldOp::Str => Value::Str(r.str(&def.spec, &def.name)?),
                     FieldOp::General => read_value(r, def)?,
@@ -591,7 +591,8 @@ fn out_of_range(def: &FieldDef, value: impl ToString) -> Error {
     }
 }
 
-fn uint_max(bits: u8) -> u128 {
+fn uint_max(bits: IntBits) -> u128 {
+    let bits = bits.get();
     if bits >= 128 {
         u128::MAX
     } else {
@@ -599,7 +600,8 @@ fn uint_max(bits: u8) -> u128 {
     }
 }
 
-fn int_bounds(bits: u8) -> (i128, i128) {
+fn int_bounds(bits: IntBits) -> (i128, i128) {
+    let bits = bits.get();
     if bits >= 128 {
         (i128::MIN, i128::MAX)
     } else {
@@ -612,10 +614,10 @@ fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<(
     let name = def.name.as_str();
     if spec.is_optional() {
         if value.is_null() {
-            w.none(spec);
+            w.none(spec, name);
             return Ok(());
         }
-        w.some(spec);
+        w.some(spec, name);
     }
     match (spec.kind(), value) {
         (Kind::Uint { bits }, Value::Uint(_) | Value::Int(_)) => {
@@ -628,7 +630,7 @@ fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<(
                 return Err(out_of_range(def, v));
             }
             match u64::try_from(v) {
-                Ok(small) if bits <= 64 => w.uint(spec, name, small),
+                Ok(small) if bits <= IntBits::B64 => w.uint64(spec, name, small),
                 _ => w.uint128(spec, name, v),
             }
         }
@@ -643,33 +645,33 @@ fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<(
                 return Err(out_of_range(def, v));
             }
             match i64::try_from(v) {
-                Ok(small) if bits <= 64 => w.int(spec, name, small),
+                Ok(small) if bits <= IntBits::B64 => w.int64(spec, name, small),
                 _ => w.int128(spec, name, v),
             }
         }
         (Kind::Str, Value::Str(s)) => w.str(spec, name, s),
         (Kind::Bytes, Value::Bytes(b)) => {
-            w.bytes(spec, b);
+            w.bytes(spec, name, b);
             Ok(())
         }
         (Kind::Bool, Value::Bool(b)) => {
-            w.bool(spec, *b);
+            w.bool(spec, name, *b);
             Ok(())
         }
         (Kind::Char, Value::Char(c)) => {
-            w.char(spec, *c);
+            w.char(spec, name, *c);
             Ok(())
         }
         (Kind::F32, Value::F32(v)) => {
-            w.f32(spec, *v);
+            w.f32(spec, name, *v);
             Ok(())
         }
         (Kind::F64, Value::F64(v)) => {
-            w.f64(spec, *v);
+            w.f64(spec, name, *v);
             Ok(())
         }
         (Kind::Uuid, Value::Uuid(v)) => {
-            w.uuid(spec, *v);
+            w.uuid(spec, name, *v);
             Ok(())
         }
         (Kind::Timestamp, Value::Timestamp(v)) => w.timestamp(spec, name, *v),
@@ -681,16 +683,16 @@ fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value> {
     let spec = &def.spec;
     let name = def.name.as_str();
     if spec.is_optional() {
-        if r.none(spec) {
+        if r.none(spec, name) {
             return Ok(Value::Null);
         }
         r.some(spec, name)?;
     }
     Ok(match spec.kind() {
-        Kind::Uint { bits } => Value::Uint(r.uint(spec, name, uint_max(bits))?),
+        Kind::Uint { bits } => Value::Uint(r.uint128(spec, name, uint_max(bits))?),
         Kind::Int { bits } => {
             let (min, max) = int_bounds(bits);
-            Value::Int(r.int(spec, name, min, max)?)
+            Value::Int(r.int128(spec, name, min, max)?)
         }
         Kind::Str => Value::Str(r.str(spec, name)?),
         Kind::Bytes => Value::Bytes(r.bytes(spec, name)?),

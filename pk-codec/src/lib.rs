@@ -121,7 +121,7 @@ pub use prefix::{
 pub use range::{KeyRange, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
-pub use spec::{FieldSpec, Kind, Order};
+pub use spec::{FieldSpec, IntBits, Kind, Order};
 pub use timestamp::Precision;
 pub use value::Value;
 

@@ -10,6 +10,7 @@
 //! which maps the range onto itself.
 
 use crate::error::{Error, Result};
+use crate::spec::IntBits;
 
 static DIGIT_PAIRS: &[u8; 200] = b"\
 0001020304050607080910111213141516171819\
@@ -29,23 +30,23 @@ const POW10: [u64; 20] = {
     t
 };
 
-pub(crate) const fn uint_default_width(bits: u8) -> u8 {
+pub(crate) const fn uint_default_width(bits: IntBits) -> u8 {
     match bits {
-        8 => 3,
-        16 => 5,
-        32 => 10,
-        64 => 20,
-        _ => 39,
+        IntBits::B8 => 3,
+        IntBits::B16 => 5,
+        IntBits::B32 => 10,
+        IntBits::B64 => 20,
+        IntBits::B128 => 39,
     }
 }
 
-pub(crate) const fn int_default_width(bits: u8) -> u8 {
+pub(crate) const fn int_default_width(bits: IntBits) -> u8 {
     match bits {
-        8 => 4,
-        16 => 6,
-        32 => 11,
-        64 => 20,
-        _ => 40,
+        IntBits::B8 => 4,
+        IntBits::B16 => 6,
+        IntBits::B32 => 11,
+        IntBits::B64 => 20,
+        IntBits::B128 => 40,
     }
 }
 

@@ -73,13 +73,13 @@ pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind, KeyShape, Order, RangeBuilder};
+/// use pk_codec::{FieldSpec, IntBits, KeyShape, Kind, Order, RangeBuilder};
 /// use std::ops::Bound;
 ///
 /// let shape = KeyShape::new(b',');
-/// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+/// let device = FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6);
 /// let mut b = RangeBuilder::new(&shape)?;
-/// b.equal(|w| { w.begin_field(); w.uint(&device, "device_id", 54) })?;
+/// b.equal(|w| { w.begin_field(); w.uint64(&device, "device_id", 54) })?;
 /// let ranges = b.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc)?;
 /// assert_eq!(ranges[0].start, "000054");
 /// assert_eq!(ranges[0].end.as_deref(), Some("000054-"));

@@ -57,11 +57,6 @@ pub const MAX_KEY_LEN: usize = u32::MAX as usize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Rule {
-    /// Integers have 8, 16, 32, 64 or 128 bits.
-    IntegerBits {
-        /// The number of bits given.
-        bits: u8,
-    },
     /// An integer field's width must hold at least one value and at most the widest.
     WidthRange {
         /// The declared width.
@@ -147,7 +142,6 @@ impl Rule {
     #[must_use]
     pub const fn name(&self) -> &'static str {
         match self {
-            Self::IntegerBits { .. } => "integer-bits",
             Self::WidthRange { .. } => "width-range",
             Self::WidthOnNonInteger => "width-on-integers",
             Self::EscapedOnNonString => "escaped-on-strings",
@@ -174,9 +168,6 @@ impl Rule {
     #[must_use]
     pub const fn summary(&self) -> &'static str {
         match self {
-            Self::IntegerBits { .. } => {
-                "pk-codec rule integer-bits: integers have 8, 16, 32, 64 or 128 bits"
-            }
             Self::WidthRange { .. } => {
                 "pk-codec rule width-range: an unsigned field takes 1 to 40 digits, a signed field 2 to 40 \
                  characters (a sign and at least one digit)"
@@ -253,10 +244,6 @@ impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.name();
         match *self {
-            Self::IntegerBits { bits } => write!(
-                f,
-                "integers have 8, 16, 32, 64 or 128 bits, not {bits} (rule {name})"
-            ),
             Self::WidthRange { width, min, max } => write!(
                 f,
                 "width {width} is out of range: this field takes {min} to {max} characters (rule {name})"

@@ -24,7 +24,7 @@ pub const DEFAULT_DELIMITER: u8 = b',';
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, HashAlg, HashOver, Kind, KeyShape, Prefix, Separator};
+/// use pk_codec::{FieldSpec, HashAlg, HashOver, IntBits, KeyShape, Kind, Prefix, Separator};
 ///
 /// let shape = KeyShape::new(b',').with_prefix(Prefix::Hash {
 ///     alg: HashAlg::Md5,
@@ -32,11 +32,11 @@ pub const DEFAULT_DELIMITER: u8 = b',';
 ///     separator: Separator::None,
 ///     over: HashOver::Key,
 /// });
-/// let order = FieldSpec::new(Kind::Uint { bits: 64 }).with_width(6);
+/// let order = FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(6);
 /// let mut key = String::new();
 /// shape.encode_with(&mut key, |w| {
 ///     w.begin_field();
-///     w.uint(&order, "order_number", 200_001)
+///     w.uint64(&order, "order_number", 200_001)
 /// })?;
 /// assert_eq!(key, "ee8f200001");
 /// # Ok::<(), pk_codec::Error>(())

@@ -24,25 +24,25 @@ use crate::timestamp::Precision;
 /// # Examples
 ///
 /// ```
-/// use pk_codec::Kind;
+/// use pk_codec::{IntBits, Kind};
 ///
-/// assert_eq!(Kind::Uint { bits: 32 }.default_width(), Some(10));
-/// assert_eq!(Kind::Int { bits: 64 }.default_width(), Some(20));
+/// assert_eq!(Kind::Uint { bits: IntBits::B32 }.default_width(), Some(10));
+/// assert_eq!(Kind::Int { bits: IntBits::B64 }.default_width(), Some(20));
 /// assert_eq!(Kind::Str.default_width(), None);
-/// assert_eq!(Kind::Int { bits: 8 }.name(), "i8");
+/// assert_eq!(Kind::Int { bits: IntBits::B8 }.name(), "i8");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Kind {
     /// An unsigned integer of 8, 16, 32, 64 or 128 bits.
     Uint {
-        /// The width of the integer type in bits.
-        bits: u8,
+        /// The size of the integer type.
+        bits: IntBits,
     },
     /// A signed integer of 8, 16, 32, 64 or 128 bits.
     Int {
-        /// The width of the integer type in bits.
-        bits: u8,
+        /// The size of the integer type.
+        bits: IntBits,
     },
     /// A UTF-8 string.
     Str,
@@ -62,21 +62,79 @@ pub enum Kind {
     Timestamp,
 }
 
+/// The size of an integer type in bits. Only the sizes Rust has exist, so a [`Kind`] cannot name
+/// an integer type that does not.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{IntBits, Kind};
+///
+/// assert_eq!(IntBits::B32.get(), 32);
+/// assert_eq!(IntBits::new(64), Some(IntBits::B64));
+/// assert_eq!(IntBits::new(33), None);
+/// assert_eq!(Kind::Uint { bits: IntBits::B16 }.name(), "u16");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IntBits {
+    /// 8 bits (`u8`, `i8`).
+    B8,
+    /// 16 bits (`u16`, `i16`).
+    B16,
+    /// 32 bits (`u32`, `i32`).
+    B32,
+    /// 64 bits (`u64`, `i64`, `usize`, `isize`).
+    B64,
+    /// 128 bits (`u128`, `i128`).
+    B128,
+}
+
+impl IntBits {
+    /// The number of bits.
+    #[must_use]
+    pub const fn get(self) -> u8 {
+        match self {
+            Self::B8 => 8,
+            Self::B16 => 16,
+            Self::B32 => 32,
+            Self::B64 => 64,
+            Self::B128 => 128,
+        }
+    }
+
+    /// The size of `bits` bits, if an integer type has it.
+    #[must_use]
+    pub const fn new(bits: u8) -> Option<Self> {
+        Some(match bits {
+            8 => Self::B8,
+            16 => Self::B16,
+            32 => Self::B32,
+            64 => Self::B64,
+            128 => Self::B128,
+            _ => return None,
+        })
+    }
+}
+
 impl Kind {
     /// The type's name as written in a spec (`u32`, `i64`, `str`, `bytes`, `bool`, `char`).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
-            Self::Uint { bits: 8 } => "u8",
-            Self::Uint { bits: 16 } => "u16",
-            Self::Uint { bits: 32 } => "u32",
-            Self::Uint { bits: 64 } => "u64",
-            Self::Uint { .. } => "u128",
-            Self::Int { bits: 8 } => "i8",
-            Self::Int { bits: 16 } => "i16",
-            Self::Int { bits: 32 } => "i32",
-            Self::Int { bits: 64 } => "i64",
-            Self::Int { .. } => "i128",
+            Self::Uint { bits: IntBits::B8 } => "u8",
+            Self::Uint { bits: IntBits::B16 } => "u16",
+            Self::Uint { bits: IntBits::B32 } => "u32",
+            Self::Uint { bits: IntBits::B64 } => "u64",
+            Self::Uint {
+                bits: IntBits::B128,
+            } => "u128",
+            Self::Int { bits: IntBits::B8 } => "i8",
+            Self::Int { bits: IntBits::B16 } => "i16",
+            Self::Int { bits: IntBits::B32 } => "i32",
+            Self::Int { bits: IntBits::B64 } => "i64",
+            Self::Int {
+                bits: IntBits::B128,
+            } => "i128",
             Self::Str => "str",
             Self::Bytes => "bytes",
             Self::Bool => "bool",
@@ -92,16 +150,20 @@ impl Kind {
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
-            "u8" => Self::Uint { bits: 8 },
-            "u16" => Self::Uint { bits: 16 },
-            "u32" => Self::Uint { bits: 32 },
-            "u64" => Self::Uint { bits: 64 },
-            "u128" => Self::Uint { bits: 128 },
-            "i8" => Self::Int { bits: 8 },
-            "i16" => Self::Int { bits: 16 },
-            "i32" => Self::Int { bits: 32 },
-            "i64" => Self::Int { bits: 64 },
-            "i128" => Self::Int { bits: 128 },
+            "u8" => Self::Uint { bits: IntBits::B8 },
+            "u16" => Self::Uint { bits: IntBits::B16 },
+            "u32" => Self::Uint { bits: IntBits::B32 },
+            "u64" => Self::Uint { bits: IntBits::B64 },
+            "u128" => Self::Uint {
+                bits: IntBits::B128,
+            },
+            "i8" => Self::Int { bits: IntBits::B8 },
+            "i16" => Self::Int { bits: IntBits::B16 },
+            "i32" => Self::Int { bits: IntBits::B32 },
+            "i64" => Self::Int { bits: IntBits::B64 },
+            "i128" => Self::Int {
+                bits: IntBits::B128,
+            },
             "str" => Self::Str,
             "bytes" => Self::Bytes,
             "bool" => Self::Bool,
@@ -149,11 +211,11 @@ pub enum Order {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{FieldSpec, Kind};
+/// use pk_codec::{FieldSpec, IntBits, Kind};
 ///
-/// let device = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+/// let device = FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6);
 /// assert_eq!(device.width(), 6);
-/// let ts = FieldSpec::new(Kind::Uint { bits: 64 }).descending();
+/// let ts = FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).descending();
 /// assert!(ts.is_descending());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,10 +253,10 @@ impl FieldSpec {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{FieldSpec, Kind};
+    /// use pk_codec::{FieldSpec, IntBits, Kind};
     ///
     /// type DeviceId = u32;
-    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: 32 }));
+    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: IntBits::B32 }));
     /// assert!(FieldSpec::of::<Option<String>>().is_optional());
     /// ```
     #[must_use]
@@ -338,11 +400,6 @@ impl FieldSpec {
     /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }));
     /// ```
     pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
-        if let Kind::Uint { bits } | Kind::Int { bits } = self.kind
-            && !matches!(bits, 8 | 16 | 32 | 64 | 128)
-        {
-            return Err(Rule::IntegerBits { bits });
-        }
         match rules::width_range(self.kind) {
             Some((min, max)) => {
                 if self.width < min || self.width > max {
@@ -395,10 +452,10 @@ impl FieldSpec {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::{FieldSpec, Kind};
+    /// use pk_codec::{FieldSpec, IntBits, Kind};
     ///
-    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: 32 }).delimiter_floor(), None);
-    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: 32 }).optional().delimiter_floor(), Some(b'0'));
+    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).delimiter_floor(), None);
+    /// assert_eq!(FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).optional().delimiter_floor(), Some(b'0'));
     /// assert_eq!(FieldSpec::new(Kind::Str).delimiter_floor(), None);
     /// assert_eq!(FieldSpec::new(Kind::Str).optional().delimiter_floor(), Some(b'='));
     /// assert_eq!(FieldSpec::new(Kind::Str).escaped().delimiter_floor(), Some(b'-'));

@@ -482,7 +482,7 @@ impl Gen<'_, '_> {
         quote! {
             let __pk_shape = <Self as #krate::PartitionKey>::SHAPE;
             let mut __pk_b = #krate::Layout::builder()
-                .delimiter(::core::primitive::char::from(__pk_shape.delimiter()))
+                .delimiter(__pk_shape.delimiter())
                 .max_len(__pk_shape.max_len());
             #hashed_decl
             #(#fields)*

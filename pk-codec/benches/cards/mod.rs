@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use pk_codec::{
-    DecodeKey, FieldSpec, KeyReader, KeyShape, Kind, Layout, PartitionKey, Result, Value,
+    DecodeKey, FieldSpec, IntBits, KeyReader, KeyShape, Kind, Layout, PartitionKey, Result, Value,
 };
 use serde::{Deserialize, Serialize};
 
@@ -150,22 +150,22 @@ pub fn values(c: &Card) -> Vec<Value> {
 }
 
 pub const SHAPE: KeyShape = KeyShape::new(b',');
-pub const DEVICE: FieldSpec = FieldSpec::new(Kind::Uint { bits: 32 }).with_width(6);
+pub const DEVICE: FieldSpec = FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6);
 pub const SELLER: FieldSpec = FieldSpec::new(Kind::Str);
-pub const U64: FieldSpec = FieldSpec::new(Kind::Uint { bits: 64 });
+pub const U64: FieldSpec = FieldSpec::new(Kind::Uint { bits: IntBits::B64 });
 
 /// What a hand-written user of the codec's primitives writes.
 #[inline]
 pub fn encode_by_hand(c: &Card, out: &mut String) -> Result<()> {
     SHAPE.encode_with(out, |w| {
         w.begin_field();
-        w.uint(&DEVICE, "device_id", u64::from(c.device_id))?;
+        w.uint64(&DEVICE, "device_id", u64::from(c.device_id))?;
         w.begin_field();
         w.str(&SELLER, "seller_id", &c.seller_id)?;
         w.begin_field();
-        w.uint(&U64, "card_id", c.card_id)?;
+        w.uint64(&U64, "card_id", c.card_id)?;
         w.begin_field();
-        w.uint(&U64, "order_number", c.order_number)
+        w.uint64(&U64, "order_number", c.order_number)
     })
 }
 
