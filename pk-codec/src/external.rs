@@ -5,9 +5,9 @@
 #[cfg(any(feature = "uuid", feature = "time", feature = "chrono"))]
 use crate::{
     error::{Error, Result},
+    field_spec::{FieldSpec, Kind},
     io::{KeyReader, KeyWriter},
     key::{DecodeField, KeyField},
-    spec::{FieldSpec, Kind},
     value::Value,
 };
 

@@ -3,9 +3,9 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::field_spec::{FieldSpec, Kind, Order};
 use crate::num::{self, IntParse};
 use crate::prefix::{BucketSeed, BucketValue};
-use crate::spec::{FieldSpec, Kind, Order};
 use crate::text::{self, DESC_NONE, SOME_MARKER};
 
 /// Writes the fields of one key, in order, into a `String`.

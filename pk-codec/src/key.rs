@@ -3,11 +3,11 @@
 use std::borrow::Cow;
 
 use crate::error::Result;
+use crate::field_spec::{FieldSpec, IntBits, Kind};
 use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
 use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
-use crate::spec::{FieldSpec, IntBits, Kind};
 
 /// A Rust type that can be one field of a key.
 ///

@@ -86,6 +86,7 @@
 pub mod _derive;
 mod error;
 mod external;
+mod field_spec;
 mod float;
 mod hash;
 mod io;
@@ -96,7 +97,6 @@ mod prefix;
 mod range;
 pub mod rules;
 mod shape;
-mod spec;
 mod text;
 mod timestamp;
 mod value;
@@ -107,6 +107,7 @@ pub mod table;
 pub mod store;
 
 pub use error::{Error, Result};
+pub use field_spec::{FieldSpec, IntBits, Kind, Order};
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
 pub use key::{
@@ -121,7 +122,6 @@ pub use prefix::{
 pub use range::{KeyRange, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
-pub use spec::{FieldSpec, IntBits, Kind, Order};
 pub use timestamp::Precision;
 pub use value::Value;
 

@@ -10,7 +10,7 @@
 //! which maps the range onto itself.
 
 use crate::error::{Error, Result};
-use crate::spec::IntBits;
+use crate::field_spec::IntBits;
 
 static DIGIT_PAIRS: &[u8; 200] = b"\
 0001020304050607080910111213141516171819\

@@ -5,10 +5,10 @@ use std::ops::Bound;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::field_spec::Order;
 use crate::io::KeyWriter;
 use crate::prefix::{BucketSeed, HashOver, Prefix};
 use crate::shape::KeyShape;
-use crate::spec::Order;
 
 /// A range of keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound (a
 /// store's `INF_MAX`). Both are plain strings, ready for a store's range read.

@@ -20,7 +20,7 @@
 
 use std::fmt;
 
-use crate::spec::{FieldSpec, Kind};
+use crate::field_spec::{FieldSpec, Kind};
 
 /// The narrowest unsigned integer field, in digits.
 pub const MIN_WIDTH_UNSIGNED: u8 = 1;

@@ -2,10 +2,10 @@
 //! and decodes keys for runtime layouts and derived types alike.
 
 use crate::error::{Error, Result};
+use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
 use crate::prefix::{BucketSeed, MergeSorted, Prefix, merge_sorted_by};
 use crate::rules::{MAX_KEY_LEN, Rule};
-use crate::spec::FieldSpec;
 
 /// The stores' limit on a String primary-key column: 1 KB.
 pub const DEFAULT_MAX_LEN: usize = 1024;

@@ -1,0 +1,333 @@
+//! The serde form of a layout ([`LayoutConfig`]), which [`LayoutBuilder`](super::LayoutBuilder) and the
+//! text form also go through, so that every way in is validated by one function.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::field_spec::{FieldSpec, Kind, Order};
+use crate::hash::HashAlg;
+use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
+use crate::rules;
+use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
+use crate::timestamp::Precision;
+
+use super::plan::FieldPlan;
+use super::{BucketFields, FieldDef, Layout};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LayoutConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) delimiter: Option<char>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) max_len: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) prefix: Option<PrefixConfig>,
+    pub(super) fields: Vec<FieldConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub(super) enum PrefixConfig {
+    Hash {
+        algorithm: HashAlg,
+        len: u8,
+        #[serde(default)]
+        separator: bool,
+        /// The leading fields hashed; empty for the whole natural key.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<String>,
+    },
+    Buckets {
+        count: u32,
+        by: BucketBy,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<String>,
+        #[serde(default)]
+        separator: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FieldConfig {
+    pub(super) name: String,
+    #[serde(rename = "type")]
+    pub(super) ty: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) width: Option<u8>,
+    #[serde(default, skip_serializing_if = "is_asc")]
+    pub(super) order: OrderConfig,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(super) escaped: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(super) optional: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) precision: Option<Precision>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum OrderConfig {
+    #[default]
+    Asc,
+    Desc,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(super) fn is_asc(o: &OrderConfig) -> bool {
+    *o == OrderConfig::Asc
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(super) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl From<FieldDef> for FieldConfig {
+    fn from(def: FieldDef) -> Self {
+        let spec = def.spec;
+        Self {
+            ty: spec.kind().name().to_owned(),
+            width: (spec.kind().default_width() != Some(spec.width()) && spec.kind().is_integer())
+                .then_some(spec.width()),
+            order: match spec.order() {
+                Order::Asc => OrderConfig::Asc,
+                Order::Desc => OrderConfig::Desc,
+            },
+            escaped: spec.is_escaped(),
+            optional: spec.is_optional(),
+            precision: spec.has_precision().then(|| spec.precision()),
+            name: def.name,
+        }
+    }
+}
+
+impl FieldConfig {
+    fn to_def(&self) -> Result<FieldDef> {
+        let kind = Kind::from_name(&self.ty).ok_or_else(|| {
+            Error::layout(
+                Some(&self.name),
+                format!(
+                    "unknown type {:?}; expected one of u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, str, bytes, bool, char, f32, f64, uuid, timestamp",
+                    self.ty
+                ),
+            )
+        })?;
+        let mut spec = FieldSpec::new(kind);
+        if let Some(width) = self.width {
+            spec = spec.with_width(width);
+        }
+        if self.order == OrderConfig::Desc {
+            spec = spec.descending();
+        }
+        if self.escaped {
+            spec = spec.escaped();
+        }
+        if self.optional {
+            spec = spec.optional();
+        }
+        if let Some(p) = self.precision {
+            spec = spec.with_precision(p);
+        }
+        Ok(FieldDef {
+            name: self.name.clone(),
+            spec,
+        })
+    }
+}
+
+pub(super) fn check_name(name: &str) -> Result<()> {
+    rules::check_field_name(name).map_err(|rule| Error::broken(Some(name), rule))
+}
+
+impl TryFrom<LayoutConfig> for Layout {
+    type Error = Error;
+
+    fn try_from(config: LayoutConfig) -> Result<Self> {
+        if config.fields.is_empty() {
+            return Err(Error::layout(None, "a layout needs at least one field"));
+        }
+        let delimiter = match config.delimiter {
+            None => DEFAULT_DELIMITER,
+            Some(c) => rules::check_delimiter(c).map_err(|rule| Error::broken(None, rule))?,
+        };
+        let mut fields: Vec<FieldDef> = Vec::with_capacity(config.fields.len());
+        for field in &config.fields {
+            check_name(&field.name)?;
+            if fields.iter().any(|f| f.name == field.name) {
+                return Err(Error::layout(
+                    Some(&field.name),
+                    "the name is used by an earlier field",
+                ));
+            }
+            fields.push(field.to_def()?);
+        }
+        let index_of = |name: &str| -> Result<usize> {
+            fields.iter().position(|f| f.name == name).ok_or_else(|| {
+                Error::layout(
+                    None,
+                    format!("the prefix names `{name}`, which is not a field"),
+                )
+            })
+        };
+        let (prefix, bucket) = match &config.prefix {
+            None => (Prefix::None, BucketFields::None),
+            Some(PrefixConfig::Hash {
+                algorithm,
+                len,
+                separator,
+                fields: names,
+            }) => {
+                let (over, bucket) = if names.is_empty() {
+                    (HashOver::Key, BucketFields::None)
+                } else {
+                    let mut hashed = vec![false; fields.len()];
+                    let mut indices = Vec::with_capacity(names.len());
+                    for name in names {
+                        let i = index_of(name)?;
+                        if hashed[i] {
+                            return Err(Error::layout(
+                                Some(name),
+                                "the hash prefix names this field twice",
+                            ));
+                        }
+                        hashed[i] = true;
+                        indices.push(i);
+                    }
+                    rules::check_hash_leading(&hashed).map_err(|rule| Error::broken(None, rule))?;
+                    indices.sort_unstable();
+                    (HashOver::LeadingFields, BucketFields::Hash(indices))
+                };
+                (
+                    Prefix::Hash {
+                        alg: *algorithm,
+                        len: *len,
+                        separator: Separator::from(*separator),
+                        over,
+                    },
+                    bucket,
+                )
+            }
+            Some(PrefixConfig::Buckets {
+                count,
+                by,
+                fields: names,
+                separator,
+            }) => {
+                let bucket = match by {
+                    BucketBy::Modulo => {
+                        let [name] = names.as_slice() else {
+                            return Err(Error::layout(
+                                None,
+                                format!(
+                                    "a modulo bucket prefix names exactly one integer field, not {}",
+                                    names.len()
+                                ),
+                            ));
+                        };
+                        let i = index_of(name)?;
+                        rules::check_modulo_field(&fields[i].spec)
+                            .map_err(|rule| Error::broken(Some(name), rule))?;
+                        BucketFields::Modulo(i)
+                    }
+                    BucketBy::Hash => {
+                        let mut indices = Vec::with_capacity(names.len());
+                        for name in names {
+                            let i = index_of(name)?;
+                            if indices.contains(&i) {
+                                return Err(Error::layout(
+                                    Some(name),
+                                    "the bucket hash names this field twice",
+                                ));
+                            }
+                            indices.push(i);
+                        }
+                        indices.sort_unstable();
+                        let hashed: Vec<bool> =
+                            (0..fields.len()).map(|i| indices.contains(&i)).collect();
+                        rules::check_hash_runs(&hashed)
+                            .map_err(|rule| Error::broken(None, rule))?;
+                        BucketFields::Hash(indices)
+                    }
+                };
+                (
+                    Prefix::Bucket {
+                        count: *count,
+                        by: *by,
+                        separator: Separator::from(*separator),
+                    },
+                    bucket,
+                )
+            }
+        };
+        let shape = KeyShape::new(delimiter)
+            .with_prefix(prefix)
+            .with_max_len(config.max_len.unwrap_or(DEFAULT_MAX_LEN));
+        shape.validate()?;
+        for def in &fields {
+            shape.check_field(&def.name, &def.spec)?;
+        }
+        let plan = fields
+            .iter()
+            .enumerate()
+            .map(|(i, def)| FieldPlan::new(i, &def.spec, &bucket))
+            .collect();
+        Ok(Self {
+            fields,
+            shape,
+            bucket,
+            plan,
+        })
+    }
+}
+
+impl From<Layout> for LayoutConfig {
+    fn from(layout: Layout) -> Self {
+        let shape = layout.shape;
+        let names = |indices: &[usize]| -> Vec<String> {
+            indices
+                .iter()
+                .map(|&i| layout.fields[i].name.clone())
+                .collect()
+        };
+        let prefix = match shape.prefix() {
+            Prefix::None => None,
+            Prefix::Hash {
+                alg,
+                len,
+                separator,
+                ..
+            } => Some(PrefixConfig::Hash {
+                algorithm: alg,
+                len,
+                separator: separator.is_after(),
+                fields: match &layout.bucket {
+                    BucketFields::Hash(v) => names(v),
+                    _ => Vec::new(),
+                },
+            }),
+            Prefix::Bucket {
+                count,
+                by,
+                separator,
+            } => Some(PrefixConfig::Buckets {
+                count,
+                by,
+                fields: match &layout.bucket {
+                    BucketFields::Modulo(i) => names(&[*i]),
+                    BucketFields::Hash(v) => names(v),
+                    BucketFields::None => Vec::new(),
+                },
+                separator: separator.is_after(),
+            }),
+        };
+        Self {
+            delimiter: (shape.delimiter() != DEFAULT_DELIMITER)
+                .then(|| char::from(shape.delimiter())),
+            max_len: (shape.max_len() != DEFAULT_MAX_LEN).then_some(shape.max_len()),
+            prefix,
+            fields: layout.fields.into_iter().map(FieldConfig::from).collect(),
+        }
+    }
+}

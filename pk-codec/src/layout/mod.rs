@@ -1,0 +1,359 @@
+//! [`Layout`]: a key layout known at run time, built in code, parsed from a spec or loaded with serde.
+
+use std::ops::Bound;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::field_spec::{FieldSpec, Order};
+use crate::prefix::{BucketValue, Prefix};
+use crate::range::{KeyRange, RangeBuilder};
+use crate::shape::KeyShape;
+use crate::value::Value;
+
+mod builder;
+mod config;
+mod plan;
+mod text;
+
+pub use builder::LayoutBuilder;
+use config::LayoutConfig;
+use plan::{FieldOp, FieldPlan, FieldRole, bucket_value, read_value, write_value};
+
+/// One named field of a [`Layout`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldDef {
+    name: String,
+    spec: FieldSpec,
+}
+
+impl FieldDef {
+    /// The field's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How the field is written.
+    #[must_use]
+    pub const fn spec(&self) -> &FieldSpec {
+        &self.spec
+    }
+}
+
+/// Which fields pick the bucket of a bucketed layout.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum BucketFields {
+    None,
+    /// The index of the integer field whose value modulo the count is the bucket.
+    Modulo(usize),
+    /// The indices of the hashed fields; empty for the whole natural key.
+    Hash(Vec<usize>),
+}
+
+enum BucketRole {
+    None,
+    Value(BucketValue),
+    Span,
+}
+
+/// A key layout known at run time: named fields, a delimiter, an optional hash or bucket prefix
+/// and a length limit.
+///
+/// Build one in code with [`Layout::builder`], parse one from a short text spec with
+/// [`str::parse`], or load one with serde (JSON, TOML, ...). Keys are the same bytes as a
+/// `#[derive(PartitionKey)]` struct with the same layout writes: both go through [`KeyShape`].
+///
+/// # The text spec
+///
+/// Items separated by `;`. A field is `name: type` followed by modifiers; a setting is `key=value`.
+///
+/// | item | meaning |
+/// |---|---|
+/// | `name: u32`, `i64`, `str`, `bytes`, `bool`, `char` (any of `u8`..`u128`, `i8`..`i128`) | a field |
+/// | ` width=6` | an integer field's width in characters (default: the type's widest value) |
+/// | ` desc` | the field sorts descending |
+/// | ` escaped` | a `str` field in the escaped form, which accepts any string |
+/// | ` optional` | the field may be null (`None`), which sorts first |
+/// | `delimiter=','` | the delimiter (default `,`); `'\x01'` for a control character |
+/// | `max_len=1024` | the key length limit in bytes (default 1024) |
+/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it |
+/// | `buckets=16:mod(ts)`, `buckets=8:hash`, `buckets=8:hash(a,b):sep` | a bucket prefix by modulo of one integer field, or by hash of some fields (all by default) |
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Layout, Value};
+///
+/// let layout: Layout = "device_id: u32 width=6; seller_id: str; card_id: u64 width=6".parse()?;
+/// let key = layout.encode(&[54u32.into(), "a100".into(), 6777u64.into()])?;
+/// assert_eq!(key, "000054,a100,006777");
+/// assert_eq!(layout.decode(&key)?, vec![Value::Uint(54), Value::from("a100"), Value::Uint(6777)]);
+///
+/// let json = r#"{"fields": [{"name": "order_number", "type": "u64", "width": 6}],
+///                "prefix": {"kind": "hash", "algorithm": "md5", "len": 4}}"#;
+/// let hashed: Layout = serde_json::from_str(json).unwrap();
+/// assert_eq!(hashed.encode(&[200_001u64.into()])?, "ee8f200001");
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "LayoutConfig", into = "LayoutConfig")]
+pub struct Layout {
+    fields: Vec<FieldDef>,
+    shape: KeyShape,
+    bucket: BucketFields,
+    /// How each field is written and read, decided once when the layout is built (derived from
+    /// `fields` and `bucket`, so it adds nothing to equality or hashing).
+    plan: Vec<FieldPlan>,
+}
+
+impl Layout {
+    /// A builder for a layout.
+    pub fn builder() -> LayoutBuilder {
+        LayoutBuilder::default()
+    }
+
+    /// The fields, in key order.
+    #[must_use]
+    pub fn fields(&self) -> &[FieldDef] {
+        &self.fields
+    }
+
+    /// The delimiter, prefix and length limit.
+    #[must_use]
+    pub const fn shape(&self) -> &KeyShape {
+        &self.shape
+    }
+
+    /// Encodes one key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FieldCount`], [`Error::TypeMismatch`], [`Error::ValueOutOfRange`] for values that
+    /// do not fit the fields; [`Error::ValueTooWide`], [`Error::CharBelowDelimiter`],
+    /// [`Error::KeyTooLong`] as the key forms require.
+    pub fn encode(&self, values: &[Value]) -> Result<String> {
+        let mut out = String::new();
+        self.encode_into(values, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends one key to `out`; on error `out` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::encode`].
+    pub fn encode_into(&self, values: &[Value], out: &mut String) -> Result<()> {
+        if values.len() != self.fields.len() {
+            return Err(Error::FieldCount {
+                expected: self.fields.len(),
+                found: values.len(),
+            });
+        }
+        self.shape.encode_with(out, |w| {
+            for ((def, plan), value) in self.fields.iter().zip(&self.plan).zip(values) {
+                w.begin_field();
+                let start = w.position();
+                match (plan.op, value) {
+                    (FieldOp::Uint64 { max }, &Value::Uint(v)) if v <= u128::from(max) => {
+                        w.uint64_runtime(&def.spec, &def.name, v as u64)?;
+                    }
+                    (FieldOp::Int64 { min, max }, &Value::Int(v))
+                        if v >= i128::from(min) && v <= i128::from(max) =>
+                    {
+                        w.int64(&def.spec, &def.name, v as i64)?;
+                    }
+                    (FieldOp::Str, Value::Str(s)) => w.str(&def.spec, &def.name, s)?,
+                    _ => write_value(w, def, value)?,
+                }
+                match plan.role {
+                    FieldRole::None => {}
+                    FieldRole::Modulo => {
+                        if let Some(v) = bucket_value(value) {
+                            w.bucket_value(v);
+                        }
+                    }
+                    FieldRole::Hashed => w.bucket_span(start),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// What field `index`, holding `value`, contributes to the bucket.
+    fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
+        match self.plan[index].role {
+            FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
+            FieldRole::Hashed => BucketRole::Span,
+            FieldRole::None => BucketRole::None,
+        }
+    }
+
+    /// Decodes one key back to its values: integers as [`Value::Uint`] / [`Value::Int`] by the
+    /// field's kind, a null optional as [`Value::Null`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] with the byte position for any text this layout would not write,
+    /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
+    /// outside its type.
+    pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
+        let mut values = Vec::with_capacity(self.fields.len());
+        self.decode_into(key, &mut values)?;
+        Ok(values)
+    }
+
+    /// Decodes one key, appending its values to `values` (the allocation-saving form of
+    /// [`Layout::decode`], for a loop that reuses one vector); on error `values` is left as it was.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::decode`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value};
+    ///
+    /// let layout: Layout = "device_id: u32 width=6; seller_id: str".parse()?;
+    /// let mut values = Vec::new();
+    /// for key in ["000054,a100", "000055,a101"] {
+    ///     values.clear();
+    ///     layout.decode_into(key, &mut values)?;
+    ///     assert_eq!(values.len(), 2);
+    /// }
+    /// assert_eq!(values, vec![Value::Uint(55), Value::from("a101")]);
+    /// assert!(layout.decode_into("000054", &mut values).is_err());
+    /// assert_eq!(values.len(), 2);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
+        let base = values.len();
+        values.reserve(self.fields.len());
+        let decoded = self.shape.decode_with(key, |r| {
+            for (def, plan) in self.fields.iter().zip(&self.plan) {
+                r.begin_field(&def.name)?;
+                let start = r.position();
+                let value = match plan.op {
+                    FieldOp::Uint64 { max } => {
+                        Value::Uint(u128::from(r.uint64_runtime(&def.spec, &def.name, max)?))
+                    }
+                    FieldOp::Int64 { min, max } => {
+                        let (min, max) = (i128::from(min), i128::from(max));
+                        Value::Int(r.int128(&def.spec, &def.name, min, max)?)
+                    }
+                    FieldOp::Str => Value::Str(r.str(&def.spec, &def.name)?),
+                    FieldOp::General => read_value(r, def)?,
+                };
+                match plan.role {
+                    FieldRole::None => {}
+                    FieldRole::Modulo => {
+                        if let Some(v) = bucket_value(&value) {
+                            r.bucket_value(v);
+                        }
+                    }
+                    FieldRole::Hashed => r.bucket_span(start),
+                }
+                values.push(value);
+            }
+            Ok(())
+        });
+        if decoded.is_err() {
+            values.truncate(base);
+        }
+        decoded
+    }
+
+    /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,
+    /// or one per bucket for a bucketed layout (just one when `prefix` includes the modulo field).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`] for a hash prefix; [`Error::FieldCount`] for more values than
+    /// fields; the errors of [`Layout::encode`] for the values.
+    pub fn prefix_ranges(&self, prefix: &[Value]) -> Result<Vec<KeyRange>> {
+        self.ranges(prefix, Bound::Unbounded, Bound::Unbounded)
+    }
+
+    /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose
+    /// next field lies within `lower` and `upper` (in value order, also for descending fields):
+    /// one range, or one per bucket for a bucketed layout.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::prefix_ranges`]; [`Error::FieldCount`] when bounds are given but `prefix`
+    /// already names every field.
+    pub fn ranges(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Result<Vec<KeyRange>> {
+        let bounded = !matches!((lower, upper), (Bound::Unbounded, Bound::Unbounded));
+        let most = self.fields.len() - usize::from(bounded);
+        if prefix.len() > most {
+            return Err(Error::FieldCount {
+                expected: most,
+                found: prefix.len(),
+            });
+        }
+        let mut builder = RangeBuilder::new(&self.shape)?;
+        let hashed_leading = match (&self.bucket, self.shape.prefix()) {
+            (BucketFields::Hash(v), Prefix::Hash { .. }) => v.len(),
+            _ => 0,
+        };
+        for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
+            builder.equal(|w| {
+                w.begin_field();
+                write_value(w, def, value)?;
+                if let BucketRole::Value(v) = self.bucket_role(i, value) {
+                    w.bucket_value(v);
+                }
+                Ok(())
+            })?;
+            if i + 1 == hashed_leading {
+                builder.end_hashed();
+            }
+        }
+        let Some(next) = self.fields.get(prefix.len()) else {
+            return builder.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc);
+        };
+        let encode_bound = |b: Bound<&Value>| -> Result<Bound<String>> {
+            Ok(match b {
+                Bound::Included(v) => Bound::Included(builder.bound(|w| write_value(w, next, v))?),
+                Bound::Excluded(v) => Bound::Excluded(builder.bound(|w| write_value(w, next, v))?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        };
+        let (lower, upper) = (encode_bound(lower)?, encode_bound(upper)?);
+        builder.finish(
+            lower.as_ref().map(String::as_str),
+            upper.as_ref().map(String::as_str),
+            next.spec.order(),
+        )
+    }
+
+    /// The one key range of a layout without a bucket prefix (see [`Layout::ranges`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::ranges`], and [`Error::RangeUnsupported`] when the keys lie in several
+    /// buckets: use [`Layout::ranges`] and merge with [`KeyShape::merge_buckets`].
+    pub fn range(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Result<KeyRange> {
+        let mut ranges = self.ranges(prefix, lower, upper)?;
+        if ranges.len() != 1 {
+            return Err(Error::RangeUnsupported {
+                reason: format!(
+                    "the keys lie in {} buckets; use `ranges` and merge the reads with `merge_buckets`",
+                    ranges.len()
+                ),
+            });
+        }
+        Ok(ranges.remove(0))
+    }
+}
