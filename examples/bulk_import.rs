@@ -24,9 +24,18 @@ const CAPACITY: u64 = 20_000;
 const SERVICE: Duration = Duration::from_millis(2);
 const START_MS: i64 = 1_700_000_000_000;
 
+/// The order rows are imported in.
+#[derive(Clone, Copy, PartialEq)]
+enum Input {
+    /// In key order, as a dump of a sorted table.
+    Sorted,
+    /// In a random order.
+    Shuffled,
+}
+
 struct Strategy {
     name: &'static str,
-    shuffled: bool,
+    input: Input,
     workers: usize,
     dispatch: Dispatch,
     pre_split: bool,
@@ -59,43 +68,61 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         base: Duration::from_millis(20),
         cap: Duration::from_secs(2),
     };
-    // (name, shuffled input, workers, dispatch, pre-split table, backoff)
-    let plain = |name, shuffled, workers, dispatch, backoff| Strategy {
+    // A strategy on a table that splits as it goes.
+    let plain = |name, input, workers, dispatch, backoff| Strategy {
         name,
-        shuffled,
+        input,
         workers,
         dispatch,
         pre_split: false,
         backoff,
     };
     let strategies = [
-        plain("sorted, 1 writer", false, 1, Dispatch::RoundRobin, jitter),
+        plain(
+            "sorted, 1 writer",
+            Input::Sorted,
+            1,
+            Dispatch::RoundRobin,
+            jitter,
+        ),
         plain(
             "sorted, 1 writer, no backoff",
-            false,
+            Input::Sorted,
             1,
             Dispatch::RoundRobin,
             Backoff::None,
         ),
-        plain("shuffled, 1 writer", true, 1, Dispatch::RoundRobin, jitter),
-        plain("8 writers, sorted", false, 8, Dispatch::RoundRobin, jitter),
+        plain(
+            "shuffled, 1 writer",
+            Input::Shuffled,
+            1,
+            Dispatch::RoundRobin,
+            jitter,
+        ),
+        plain(
+            "8 writers, sorted",
+            Input::Sorted,
+            8,
+            Dispatch::RoundRobin,
+            jitter,
+        ),
         plain(
             "8 writers, sorted, no backoff",
-            false,
+            Input::Sorted,
             8,
             Dispatch::RoundRobin,
             Backoff::None,
         ),
         plain(
             "8 writers, a subset each",
-            false,
+            Input::Sorted,
             8,
             Dispatch::Chunks(rows.div_ceil(8)),
             jitter,
         ),
         plain(
             "8 writers, random subsets",
-            true,
+            Input::Shuffled,
             8,
             Dispatch::Random,
             jitter,
@@ -104,7 +131,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pre_split: true,
             ..plain(
                 "8 writers, pre-split table",
-                true,
+                Input::Shuffled,
                 8,
                 Dispatch::Random,
                 jitter,
@@ -131,7 +158,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             options = options.pre_split(split_points.iter().map(|p| p.as_str().into()).collect());
         }
         let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
-        let order = if s.shuffled { &shuffled } else { &keys };
+        let order = match s.input {
+            Input::Sorted => &keys,
+            Input::Shuffled => &shuffled,
+        };
         let bulk = BulkOptions {
             workers: s.workers,
             dispatch: s.dispatch,
