@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pk_codec::table::{
-    Attribute, PrimaryKey, RangeRequest, ReadOptions, Table, TableOptions, Value,
+    Attribute, AttributeValue, PrimaryKey, RangeRequest, ReadOptions, Table, TableOptions,
 };
 
 const THREADS: i64 = 4;
@@ -27,7 +27,7 @@ fn scan(t: &Table, forward: bool, limit: usize) -> Vec<(String, i64)> {
         };
         let r = t.get_range(&req.limit(limit)).unwrap();
         for row in r.rows {
-            let Some(Value::Integer(v)) = row.value("v") else {
+            let Some(AttributeValue::Integer(v)) = row.value("v") else {
                 panic!("row without v: {row:?}")
             };
             out.push((row.key.to_string(), *v));
@@ -68,7 +68,7 @@ fn concurrent_writers_and_splits_lose_nothing() {
                             t.put(key, vec![Attribute::new("v", w)]).unwrap();
                         }
                         if i % 500 == 0 {
-                            t.get(&"s0000".into(), &ReadOptions::default()).unwrap();
+                            t.get("s0000", &ReadOptions::default()).unwrap();
                         }
                     }
                 })
@@ -82,10 +82,10 @@ fn concurrent_writers_and_splits_lose_nothing() {
                         .unwrap();
                 }
                 for i in 0..1_500 {
-                    t.delete(&format!("c{i:05}").into()).unwrap();
+                    t.delete(format!("c{i:05}")).unwrap();
                 }
                 std::thread::sleep(std::time::Duration::from_millis(3));
-                t.get(&"c".into(), &ReadOptions::default()).unwrap();
+                t.get("c", &ReadOptions::default()).unwrap();
             }
         });
         // A reader checks order and uniqueness while splits happen.
@@ -140,11 +140,8 @@ fn concurrent_writers_and_splits_lose_nothing() {
     backward.reverse();
     assert_eq!(backward, forward);
     for (k, v) in forward.iter().step_by(97) {
-        let row = t
-            .get(&k.as_str().into(), &ReadOptions::default())
-            .unwrap()
-            .unwrap();
-        assert_eq!(row.value("v"), Some(&Value::Integer(*v)));
+        let row = t.get(k.as_str(), &ReadOptions::default()).unwrap().unwrap();
+        assert_eq!(row.value("v"), Some(&AttributeValue::Integer(*v)));
     }
     let report = t.report();
     assert_eq!(report.rows as usize, forward.len());

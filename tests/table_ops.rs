@@ -1,8 +1,8 @@
 //! Put, get, update, delete, batch writes and range reads.
 
 use pk_codec::table::{
-    Attribute, MAX_RANGE_ROWS, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, ReadOptions,
-    RowWrite, Schema, Table, TableError, TableOptions, UpdateOp, Value,
+    Attribute, AttributeValue, MAX_RANGE_ROWS, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest,
+    ReadOptions, RowWrite, Schema, Table, TableError, TableOptions, UpdateOp,
 };
 
 fn strings() -> Table {
@@ -23,12 +23,9 @@ fn put_replaces_the_whole_row() {
     t.put("k", vec![Attribute::new("a", 1), Attribute::new("b", 2)])
         .unwrap();
     t.put("k", vec![Attribute::new("c", 3)]).unwrap();
-    let row = t
-        .get(&"k".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("k", &ReadOptions::default()).unwrap().unwrap();
     assert_eq!(row.cells.len(), 1);
-    assert_eq!(row.value("c"), Some(&Value::Integer(3)));
+    assert_eq!(row.value("c"), Some(&AttributeValue::Integer(3)));
     assert_eq!(row.value("a"), None);
 }
 
@@ -45,15 +42,12 @@ fn get_reads_some_columns() {
     )
     .unwrap();
     let row = t
-        .get(
-            &"k".into(),
-            &ReadOptions::default().columns(["c", "a", "zz"]),
-        )
+        .get("k", &ReadOptions::default().columns(["c", "a", "zz"]))
         .unwrap()
         .unwrap();
     let names: Vec<&str> = row.cells.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["a", "c"]);
-    assert_eq!(t.get(&"missing".into(), &ReadOptions::default()), Ok(None));
+    assert_eq!(t.get("missing", &ReadOptions::default()), Ok(None));
 }
 
 #[test]
@@ -62,15 +56,11 @@ fn update_puts_and_deletes_columns() {
     // On a missing row, an update creates it...
     t.update("k", vec![UpdateOp::Put(Attribute::new("a", 1))])
         .unwrap();
-    assert!(
-        t.get(&"k".into(), &ReadOptions::default())
-            .unwrap()
-            .is_some()
-    );
+    assert!(t.get("k", &ReadOptions::default()).unwrap().is_some());
     // ...unless it only deletes.
     t.update("none", vec![UpdateOp::DeleteColumn("a".into())])
         .unwrap();
-    assert_eq!(t.get(&"none".into(), &ReadOptions::default()), Ok(None));
+    assert_eq!(t.get("none", &ReadOptions::default()), Ok(None));
     t.update(
         "k",
         vec![
@@ -79,19 +69,13 @@ fn update_puts_and_deletes_columns() {
         ],
     )
     .unwrap();
-    let row = t
-        .get(&"k".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("k", &ReadOptions::default()).unwrap().unwrap();
     assert_eq!(row.value("a"), None);
-    assert_eq!(row.value("b"), Some(&Value::Integer(2)));
+    assert_eq!(row.value("b"), Some(&AttributeValue::Integer(2)));
     // Deleting the last column leaves a key-only row.
     t.update("k", vec![UpdateOp::DeleteColumn("b".into())])
         .unwrap();
-    let row = t
-        .get(&"k".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("k", &ReadOptions::default()).unwrap().unwrap();
     assert!(row.cells.is_empty());
     assert_eq!(
         t.update("k", vec![UpdateOp::DeleteColumn("no way".into())]),
@@ -106,9 +90,9 @@ fn update_puts_and_deletes_columns() {
 fn delete_removes_a_row() {
     let t = strings();
     t.put("k", vec![Attribute::new("a", 1)]).unwrap();
-    t.delete(&"k".into()).unwrap();
-    t.delete(&"never".into()).unwrap();
-    assert_eq!(t.get(&"k".into(), &ReadOptions::default()), Ok(None));
+    t.delete("k").unwrap();
+    t.delete("never").unwrap();
+    assert_eq!(t.get("k", &ReadOptions::default()), Ok(None));
     assert_eq!(t.stored_rows(), 0);
     assert_eq!(t.report().bytes, 0);
 }
@@ -190,7 +174,7 @@ fn batch_limits_fail_the_whole_batch() {
         t.batch_write(rows),
         Err(TableError::DuplicateRowInBatch { index: 2, first: 0 })
     );
-    assert_eq!(t.get(&"a".into(), &ReadOptions::default()), Ok(None));
+    assert_eq!(t.get("a", &ReadOptions::default()), Ok(None));
 }
 
 #[test]

@@ -133,7 +133,7 @@ fn reads_count_towards_load_splits() {
     }
     for i in 0..60 {
         let k = ["a", "b", "c", "d"][i % 4];
-        t.get(&k.into(), &ReadOptions::default()).unwrap();
+        t.get(k, &ReadOptions::default()).unwrap();
     }
     assert_eq!(t.partition_count(), 2);
     assert_eq!(t.partition_bounds()[1].0, PkValue::from("c"));
@@ -184,13 +184,13 @@ fn small_cold_neighbours_merge_again() {
     assert!(split > 3);
     // Still hot in this window: no merge even when emptied.
     for i in 0..100 {
-        t.delete(&format!("k{i:03}").into()).unwrap();
+        t.delete(format!("k{i:03}")).unwrap();
     }
     clock.advance(1000);
     t.put("zz", vec![]).unwrap(); // closes the busy window: partitions were not cold
     assert!(t.partition_count() > 1);
     clock.advance(1000);
-    t.get(&"zz".into(), &ReadOptions::default()).unwrap(); // closes a quiet window
+    t.get("zz", &ReadOptions::default()).unwrap(); // closes a quiet window
     let report = t.report();
     assert!(report.partitions < split, "{} {}", report.partitions, split);
     assert!(report.merges > 0);
@@ -210,7 +210,7 @@ fn merges_keep_hysteresis_below_the_split_size() {
     let n = t.partition_count();
     for _ in 0..3 {
         clock.advance(1000);
-        t.get(&"k000".into(), &ReadOptions::default()).unwrap();
+        t.get("k000", &ReadOptions::default()).unwrap();
     }
     // Halves of a split hold ~500 bytes each, over the default merge size (250).
     assert_eq!(t.partition_count(), n);
@@ -324,8 +324,8 @@ fn the_report_shows_skew_per_window() {
 fn reads_are_counted() {
     let (t, _) = table(TableOptions::default());
     t.put("a", vec![Attribute::new("v", "xyz")]).unwrap();
-    t.get(&"a".into(), &ReadOptions::default()).unwrap();
-    t.get(&"b".into(), &ReadOptions::default()).unwrap();
+    t.get("a", &ReadOptions::default()).unwrap();
+    t.get("b", &ReadOptions::default()).unwrap();
     t.get_range(&RangeRequest::forward(
         PrimaryKey::inf_min(1),
         PrimaryKey::inf_max(1),
@@ -352,7 +352,7 @@ fn the_heatmap_places_load_by_key_and_time() {
         for _ in 0..10 {
             t.put(k, vec![]).unwrap();
         }
-        t.get(&"a".into(), &ReadOptions::default()).unwrap();
+        t.get("a", &ReadOptions::default()).unwrap();
     }
     let map = t.heatmap(&HeatmapOptions::default());
     assert_eq!(map.bands, vec![PkValue::InfMin, "m".into()]);
@@ -411,12 +411,9 @@ fn replay_advances_the_clock_and_names_the_failing_event() {
         })
     );
     assert_eq!(clock.now_ms(), T0 + 30_000);
-    let row = t
-        .get(&"b".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("b", &ReadOptions::default()).unwrap().unwrap();
     assert_eq!(row.cells[0].version, T0 + 25_000);
-    assert_eq!(t.get(&"d".into(), &ReadOptions::default()), Ok(None));
+    assert_eq!(t.get("d", &ReadOptions::default()), Ok(None));
     let windows: Vec<i64> = t.report().windows.iter().map(|w| w.start_ms).collect();
     // The two gets above count in the window of T0 + 30 s.
     assert_eq!(windows, vec![T0, T0 + 20_000, T0 + 30_000]);

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use pk_codec::table::{
-    Attribute, ManualClock, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, ReadOptions,
-    RowWrite, Schema, Table, TableOptions, UpdateOp, Value,
+    Attribute, AttributeValue, ManualClock, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest,
+    ReadOptions, RowWrite, Schema, Table, TableOptions, UpdateOp,
 };
 use proptest::prelude::*;
 
@@ -93,7 +93,7 @@ fn columns(row: &pk_codec::table::Row) -> BTreeMap<String, i64> {
     row.cells
         .iter()
         .map(|c| match c.value {
-            Value::Integer(i) => (c.name.clone(), i),
+            AttributeValue::Integer(i) => (c.name.clone(), i),
             _ => panic!("unexpected value"),
         })
         .collect()
@@ -187,11 +187,11 @@ proptest! {
                     }
                 }
                 Op::Delete(k) => {
-                    t.delete(&pk(k)).unwrap();
+                    t.delete(pk(k)).unwrap();
                     m.remove(k);
                 }
                 Op::Get(k) => {
-                    let got = t.get(&pk(k), &ReadOptions::default()).unwrap();
+                    let got = t.get(pk(k), &ReadOptions::default()).unwrap();
                     prop_assert_eq!(got.map(|r| columns(&r)), m.get(k).cloned());
                 }
                 Op::Range(a, b, back, limit) => {

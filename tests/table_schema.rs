@@ -1,8 +1,8 @@
 //! Schema, key and attribute limits, and table options: every refusal with its exact error.
 
 use pk_codec::table::{
-    Attribute, MAX_ATTRIBUTE_BYTES, MAX_KEY_VALUE_BYTES, PkColumn, PkType, PkValue, PrimaryKey,
-    Schema, Table, TableError, TableOptions, Value,
+    Attribute, AttributeValue, MAX_ATTRIBUTE_BYTES, MAX_KEY_VALUE_BYTES, PkColumn, PkType, PkValue,
+    PrimaryKey, Schema, Table, TableError, TableOptions,
 };
 
 fn two_columns() -> Schema {
@@ -95,7 +95,7 @@ fn keys_must_match_the_schema() {
     );
     assert_eq!(
         t.get(
-            &PrimaryKey::new(vec![PkValue::InfMin, 1.into()]),
+            PrimaryKey::new(vec![PkValue::InfMin, 1.into()]),
             &Default::default()
         ),
         Err(TableError::InfiniteKeyValue {
@@ -103,7 +103,7 @@ fn keys_must_match_the_schema() {
         })
     );
     assert_eq!(
-        t.delete(&PrimaryKey::new(vec!["d".into(), "x".into()])),
+        t.delete(PrimaryKey::new(vec!["d".into(), "x".into()])),
         Err(TableError::KeyTypeMismatch {
             column: "seq".into(),
             expected: PkType::Integer,
@@ -166,9 +166,9 @@ fn attributes_are_checked() {
         })
     );
     // A refused put leaves the row as it was.
-    let row = t.get(&"a".into(), &Default::default()).unwrap().unwrap();
+    let row = t.get("a", &Default::default()).unwrap().unwrap();
     assert_eq!(
-        row.value("blob").map(Value::size),
+        row.value("blob").map(AttributeValue::size),
         Some(MAX_ATTRIBUTE_BYTES)
     );
     // Every attribute type is stored.
@@ -183,13 +183,10 @@ fn attributes_are_checked() {
         ],
     )
     .unwrap();
-    let row = t
-        .get(&"types".into(), &Default::default())
-        .unwrap()
-        .unwrap();
-    assert_eq!(row.value("d"), Some(&Value::Double(0.5)));
-    assert_eq!(row.value("b"), Some(&Value::Boolean(true)));
-    assert_eq!(row.value("x"), Some(&Value::Binary(vec![1, 2])));
+    let row = t.get("types", &Default::default()).unwrap().unwrap();
+    assert_eq!(row.value("d"), Some(&AttributeValue::Double(0.5)));
+    assert_eq!(row.value("b"), Some(&AttributeValue::Boolean(true)));
+    assert_eq!(row.value("x"), Some(&AttributeValue::Binary(vec![1, 2])));
     assert_eq!(row.cells.len(), 5);
 }
 

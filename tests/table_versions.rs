@@ -1,8 +1,8 @@
 //! Versions, max versions, TTL, max version offset and the injectable clock.
 
 use pk_codec::table::{
-    Attribute, Cell, Clock, ManualClock, PrimaryKey, RangeRequest, ReadOptions, Schema, Table,
-    TableError, TableOptions, UpdateOp, Value,
+    Attribute, AttributeValue, Cell, Clock, ManualClock, PrimaryKey, RangeRequest, ReadOptions,
+    Schema, Table, TableError, TableOptions, UpdateOp,
 };
 
 const NOW: i64 = 1_700_000_000_000; // ms, a whole second
@@ -16,8 +16,8 @@ fn table(options: TableOptions) -> (Table, ManualClock) {
     (t, clock)
 }
 
-fn versions(t: &Table, key: &str, opts: &ReadOptions) -> Vec<(i64, Value)> {
-    t.get(&key.into(), opts)
+fn versions(t: &Table, key: &str, opts: &ReadOptions) -> Vec<(i64, AttributeValue)> {
+    t.get(key, opts)
         .unwrap()
         .map(|r| r.cells.into_iter().map(|c| (c.version, c.value)).collect())
         .unwrap_or_default()
@@ -30,10 +30,7 @@ fn a_version_defaults_to_the_clock() {
     clock.advance(1_234);
     t.update("k", vec![UpdateOp::Put(Attribute::new("b", 2))])
         .unwrap();
-    let row = t
-        .get(&"k".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("k", &ReadOptions::default()).unwrap().unwrap();
     assert_eq!(
         row.cells,
         vec![
@@ -204,14 +201,10 @@ fn expired_data_is_invisible_and_dropped() {
     t.put("keyonly", vec![]).unwrap();
     clock.advance(DAY * 1000);
     // Exactly TTL seconds old: still live.
-    assert!(
-        t.get(&"old".into(), &ReadOptions::default())
-            .unwrap()
-            .is_some()
-    );
+    assert!(t.get("old", &ReadOptions::default()).unwrap().is_some());
     clock.advance(1000);
     t.put("new", vec![Attribute::new("a", 2)]).unwrap();
-    assert_eq!(t.get(&"old".into(), &ReadOptions::default()), Ok(None));
+    assert_eq!(t.get("old", &ReadOptions::default()), Ok(None));
     let all = t
         .get_range(&RangeRequest::forward(
             PrimaryKey::inf_min(1),
@@ -229,12 +222,9 @@ fn expired_data_is_invisible_and_dropped() {
     clock.advance((DAY + 1) * 1000);
     t.update("gone", vec![UpdateOp::Put(Attribute::new("c", 3))])
         .unwrap();
-    let row = t
-        .get(&"gone".into(), &ReadOptions::default())
-        .unwrap()
-        .unwrap();
+    let row = t.get("gone", &ReadOptions::default()).unwrap().unwrap();
     assert_eq!(row.cells.len(), 1);
-    assert_eq!(row.value("c"), Some(&Value::Integer(3)));
+    assert_eq!(row.value("c"), Some(&AttributeValue::Integer(3)));
 }
 
 #[test]

@@ -16,8 +16,8 @@ use std::ops::Bound::{Included, Unbounded};
 
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pk_codec::table::{
-    Attribute, Cell, ManualClock, PkValue, PrimaryKey, RangeRequest, ReadOptions, Row, Schema,
-    Table, TableOptions, Value, split_points_even,
+    Attribute, AttributeValue, Cell, ManualClock, PkValue, PrimaryKey, RangeRequest, ReadOptions,
+    Row, Schema, Table, TableOptions, split_points_even,
 };
 
 /// The fixed time of every table's clock, ms (also the version the baseline stores).
@@ -111,7 +111,7 @@ fn put_map(m: &mut BTreeMap<String, Row>, (key, n): (String, i64)) {
         cells: vec![Cell {
             name: COLUMN.to_owned(),
             version: NOW_MS,
-            value: Value::Integer(n),
+            value: AttributeValue::Integer(n),
         }],
     };
     m.insert(key, row);

@@ -3,7 +3,8 @@
 
 use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
 use crate::table::{
-    Attribute, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite, Table, TableError, Value,
+    Attribute, AttributeValue, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite, Table,
+    TableError,
 };
 
 /// The attribute column that holds a row's value.
@@ -30,7 +31,7 @@ fn key_text(key: &PrimaryKey) -> Result<String, StoreError> {
 
 fn value_of(cells: &crate::table::Row) -> Vec<u8> {
     match cells.value(VALUE_COLUMN) {
-        Some(Value::Binary(b)) => b.clone(),
+        Some(AttributeValue::Binary(b)) => b.clone(),
         _ => Vec::new(),
     }
 }
@@ -66,13 +67,16 @@ impl RangeStore for Table {
         Self::put(
             self,
             key,
-            vec![Attribute::new(VALUE_COLUMN, Value::Binary(value.to_vec()))],
+            vec![Attribute::new(
+                VALUE_COLUMN,
+                AttributeValue::Binary(value.to_vec()),
+            )],
         )
         .map_err(store_error)
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = Self::get(self, &key.into(), &ReadOptions::default()).map_err(store_error)?;
+        let row = Self::get(self, key, &ReadOptions::default()).map_err(store_error)?;
         Ok(row.as_ref().map(value_of))
     }
 
@@ -91,7 +95,10 @@ impl RangeStore for Table {
             .map(|op| match op {
                 WriteOp::Put { key, value } => RowWrite::Put {
                     key: key.as_str().into(),
-                    attributes: vec![Attribute::new(VALUE_COLUMN, Value::Binary(value.clone()))],
+                    attributes: vec![Attribute::new(
+                        VALUE_COLUMN,
+                        AttributeValue::Binary(value.clone()),
+                    )],
                 },
                 WriteOp::Delete { key } => RowWrite::Delete {
                     key: key.as_str().into(),

@@ -171,9 +171,6 @@ pub enum TableError {
     },
 }
 
-/// The result type of the table model.
-pub type Result<T, E = TableError> = std::result::Result<T, E>;
-
 impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

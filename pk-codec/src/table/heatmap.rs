@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 #[cfg(feature = "svg")]
-use super::error::{Result, TableError};
+use super::error::TableError;
 use super::load::PartitionWindow;
 use super::schema::PkValue;
 use super::store::Table;
@@ -357,7 +357,7 @@ impl Heatmap {
     ///
     /// [`TableError::Render`] when the plotting library fails.
     #[cfg(feature = "svg")]
-    pub fn to_svg(&self, width: u32, height: u32) -> Result<String> {
+    pub fn to_svg(&self, width: u32, height: u32) -> Result<String, TableError> {
         let mut out = String::new();
         draw(self, &mut out, width, height).map_err(|e| TableError::Render {
             reason: e.to_string(),

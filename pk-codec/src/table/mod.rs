@@ -122,12 +122,14 @@ mod hotspot;
 mod load;
 mod options;
 mod partition;
+mod rebalance;
 mod request;
 mod schema;
 mod store;
 mod version;
+mod window;
 
-pub use error::{Result, TableError};
+pub use error::TableError;
 pub use heatmap::{Heatmap, HeatmapOptions, Metric};
 pub use hotspot::{HotspotMeter, HotspotReport, HotspotWindow};
 pub use load::{
@@ -141,8 +143,8 @@ pub use request::{
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
 pub use schema::{
-    Attribute, Cell, MAX_ATTRIBUTE_BYTES, MAX_KEY_COLUMNS, MAX_KEY_VALUE_BYTES, PkColumn, PkType,
-    PkValue, PrimaryKey, Row, Schema, Value, check_column_name,
+    Attribute, AttributeValue, Cell, MAX_ATTRIBUTE_BYTES, MAX_KEY_COLUMNS, MAX_KEY_VALUE_BYTES,
+    PkColumn, PkType, PkValue, PrimaryKey, Row, Schema, check_column_name,
 };
 pub use store::Table;
 pub use version::{Clock, ManualClock, ReadOptions, SystemClock, TimeRange};

@@ -1,6 +1,6 @@
 //! Table options: versions, TTL, split and merge thresholds, load windows, pre-split points.
 
-use super::error::{Result, TableError};
+use super::error::TableError;
 use super::schema::PkValue;
 
 /// Default split size: 64 MiB.
@@ -182,7 +182,7 @@ impl TableOptions {
     }
 
     /// Checks the options (pre-split points are checked against the schema by the table).
-    pub(crate) fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<(), TableError> {
         let bad = |option, value: i128, reason| {
             Err(TableError::InvalidOption {
                 option,

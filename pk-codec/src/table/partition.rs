@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::error::{Result, TableError};
+use super::error::TableError;
 use super::schema::{Cell, PkValue, PrimaryKey};
 
 /// A stored row: cells ordered by (name, newest first), and its accounted size.
@@ -275,7 +275,7 @@ fn balanced_point<'a>(groups: &[(&'a PkValue, u64)]) -> Option<&'a PkValue> {
 pub fn split_points_by_size(
     sample: impl IntoIterator<Item = (PkValue, u64)>,
     max_bytes: u64,
-) -> Result<Vec<PkValue>> {
+) -> Result<Vec<PkValue>, TableError> {
     if max_bytes == 0 {
         return Err(TableError::InvalidSplitPoint {
             index: 0,
@@ -317,7 +317,7 @@ pub fn split_points_by_size(
 pub fn split_points_even(
     sample: impl IntoIterator<Item = PkValue>,
     ranges: usize,
-) -> Result<Vec<PkValue>> {
+) -> Result<Vec<PkValue>, TableError> {
     if ranges == 0 {
         return Err(TableError::InvalidSplitPoint {
             index: 0,

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::error::{Result, TableError};
+use super::error::TableError;
 
 /// Longest String or Binary primary-key value, in bytes (1 KB).
 pub const MAX_KEY_VALUE_BYTES: usize = 1024;
@@ -82,7 +82,7 @@ impl Schema {
     /// [`TableError::KeyColumnCount`] unless there are 1 to 4 columns,
     /// [`TableError::InvalidColumnName`] for a name that breaks the store's rules,
     /// [`TableError::DuplicateKeyColumn`] for a repeated name.
-    pub fn new(columns: Vec<PkColumn>) -> Result<Self> {
+    pub fn new(columns: Vec<PkColumn>) -> Result<Self, TableError> {
         if columns.is_empty() || columns.len() > MAX_KEY_COLUMNS {
             return Err(TableError::KeyColumnCount {
                 count: columns.len(),
@@ -104,7 +104,7 @@ impl Schema {
     /// # Errors
     ///
     /// [`TableError::InvalidColumnName`] for a bad name.
-    pub fn single_string(name: &str) -> Result<Self> {
+    pub fn single_string(name: &str) -> Result<Self, TableError> {
         Self::new(vec![PkColumn::new(name, PkType::String)])
     }
 
@@ -122,7 +122,7 @@ impl Schema {
 
     /// Checks a key for a write or a point read: right arity, right types, no INF, sizes.
     #[inline]
-    pub(crate) fn check_row_key(&self, key: &PrimaryKey) -> Result<()> {
+    pub(crate) fn check_row_key(&self, key: &PrimaryKey) -> Result<(), TableError> {
         let values = key.values();
         if values.len() != self.columns.len() {
             return Err(arity(self.columns.len(), values.len()));
@@ -134,7 +134,7 @@ impl Schema {
     }
 
     /// Checks a range bound: like a row key, but INF_MIN / INF_MAX are allowed.
-    pub(crate) fn check_bound(&self, key: &PrimaryKey) -> Result<()> {
+    pub(crate) fn check_bound(&self, key: &PrimaryKey) -> Result<(), TableError> {
         let values = key.values();
         if values.len() != self.columns.len() {
             return Err(arity(self.columns.len(), values.len()));
@@ -146,7 +146,7 @@ impl Schema {
     }
 
     /// Checks a partition-key value (split points): right type, not INF, size.
-    pub(crate) fn check_partition_value(&self, v: &PkValue) -> Result<()> {
+    pub(crate) fn check_partition_value(&self, v: &PkValue) -> Result<(), TableError> {
         check_value(v, &self.columns[0], false)
     }
 }
@@ -157,7 +157,7 @@ fn arity(expected: usize, found: usize) -> TableError {
 }
 
 #[inline]
-fn check_value(v: &PkValue, c: &PkColumn, inf_ok: bool) -> Result<()> {
+fn check_value(v: &PkValue, c: &PkColumn, inf_ok: bool) -> Result<(), TableError> {
     let len = match (v, c.ty) {
         (PkValue::String(s), PkType::String) => s.len(),
         (PkValue::Binary(b), PkType::Binary) => b.len(),
@@ -203,7 +203,7 @@ fn check_value(v: &PkValue, c: &PkColumn, inf_ok: bool) -> Result<()> {
 /// assert!(check_column_name("a-b").is_err());
 /// ```
 #[inline]
-pub fn check_column_name(name: &str) -> Result<()> {
+pub fn check_column_name(name: &str) -> Result<(), TableError> {
     let bytes = name.as_bytes();
     let reason = if bytes.is_empty() {
         "a name needs at least 1 character"
@@ -515,6 +515,11 @@ impl From<PkValue> for PrimaryKey {
         Self(Repr::One(v))
     }
 }
+impl From<&Self> for PrimaryKey {
+    fn from(key: &Self) -> Self {
+        key.clone()
+    }
+}
 impl From<Vec<PkValue>> for PrimaryKey {
     fn from(v: Vec<PkValue>) -> Self {
         Self::new(v)
@@ -523,7 +528,7 @@ impl From<Vec<PkValue>> for PrimaryKey {
 
 /// An attribute value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Value {
+pub enum AttributeValue {
     /// UTF-8 text.
     String(String),
     /// A 64-bit signed integer.
@@ -536,7 +541,7 @@ pub enum Value {
     Binary(Vec<u8>),
 }
 
-impl Value {
+impl AttributeValue {
     /// Bytes the value takes in the size accounting (8 for numbers, 1 for a boolean).
     #[must_use]
     #[inline]
@@ -550,32 +555,32 @@ impl Value {
     }
 }
 
-impl From<&str> for Value {
+impl From<&str> for AttributeValue {
     fn from(s: &str) -> Self {
         Self::String(s.to_owned())
     }
 }
-impl From<String> for Value {
+impl From<String> for AttributeValue {
     fn from(s: String) -> Self {
         Self::String(s)
     }
 }
-impl From<i64> for Value {
+impl From<i64> for AttributeValue {
     fn from(i: i64) -> Self {
         Self::Integer(i)
     }
 }
-impl From<f64> for Value {
+impl From<f64> for AttributeValue {
     fn from(x: f64) -> Self {
         Self::Double(x)
     }
 }
-impl From<bool> for Value {
+impl From<bool> for AttributeValue {
     fn from(b: bool) -> Self {
         Self::Boolean(b)
     }
 }
-impl From<Vec<u8>> for Value {
+impl From<Vec<u8>> for AttributeValue {
     fn from(b: Vec<u8>) -> Self {
         Self::Binary(b)
     }
@@ -597,7 +602,7 @@ pub struct Attribute {
     /// The column's name.
     pub name: String,
     /// The value.
-    pub value: Value,
+    pub value: AttributeValue,
     /// The version in ms since the epoch, or `None` for the table clock's time.
     pub version: Option<i64>,
 }
@@ -605,7 +610,7 @@ pub struct Attribute {
 impl Attribute {
     /// An attribute without an explicit version.
     #[must_use]
-    pub fn new(name: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub fn new(name: impl Into<String>, value: impl Into<AttributeValue>) -> Self {
         Self {
             name: name.into(),
             value: value.into(),
@@ -629,7 +634,7 @@ pub struct Cell {
     /// The version, ms since the epoch.
     pub version: i64,
     /// The value.
-    pub value: Value,
+    pub value: AttributeValue,
 }
 
 impl Cell {
@@ -646,12 +651,12 @@ impl Cell {
 /// # Examples
 ///
 /// ```
-/// use pk_codec::table::{Attribute, Table, TableOptions, Value};
+/// use pk_codec::table::{Attribute, Table, TableOptions, AttributeValue};
 ///
 /// let table = Table::single_string_key("pk", TableOptions::default())?;
 /// table.put("k1", vec![Attribute::new("n", 1)])?;
-/// let row = table.get(&"k1".into(), &Default::default())?.expect("row");
-/// assert_eq!(row.value("n"), Some(&Value::Integer(1)));
+/// let row = table.get("k1", &Default::default())?.expect("row");
+/// assert_eq!(row.value("n"), Some(&AttributeValue::Integer(1)));
 /// # Ok::<(), pk_codec::table::TableError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -665,7 +670,7 @@ pub struct Row {
 impl Row {
     /// The newest value of a column, if the read returned one.
     #[must_use]
-    pub fn value(&self, name: &str) -> Option<&Value> {
+    pub fn value(&self, name: &str) -> Option<&AttributeValue> {
         self.cells.iter().find(|c| c.name == name).map(|c| &c.value)
     }
 

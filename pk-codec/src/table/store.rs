@@ -1,5 +1,6 @@
-//! The table: a range-partitioned map of rows shared across threads, with splits, merges
-//! and load accounting.
+//! The table: a range-partitioned map of rows shared across threads, and its operations (put,
+//! get, update, delete, batches, range reads). Splits and merges are in `rebalance.rs`, load
+//! windows and reports in `window.rs`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,15 +8,10 @@ use std::ops::Bound::{self, Excluded, Included};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::error::{Result, TableError};
-use super::load::{
-    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow, skew,
-    window_stats,
-};
+use super::error::TableError;
 use super::options::TableOptions;
-use super::partition::{
-    PartData, Partition, PartitionMap, StoredRow, WriteLoad, load_split_point, size_split_point,
-};
+use super::partition::{PartData, Partition, PartitionMap, StoredRow};
+use super::rebalance::SplitKind;
 use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
@@ -24,37 +20,22 @@ use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_col
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
 };
+use super::window::Log;
 
-fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(PoisonError::into_inner)
 }
-fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+pub(super) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(PoisonError::into_inner)
 }
-fn lock<T>(l: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(l: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     l.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Index of the partition holding partition-key value `v` (partitions sorted, first at INF_MIN).
 #[inline]
-fn index_of(map: &[Arc<Partition>], v: &PkValue) -> usize {
+pub(super) fn index_of(map: &[Arc<Partition>], v: &PkValue) -> usize {
     map.partition_point(|p| p.lower <= *v).saturating_sub(1)
-}
-
-/// Why a split is tried.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum SplitKind {
-    Size,
-    Load,
-}
-
-/// Everything recorded about past windows.
-#[derive(Debug, Default)]
-struct Log {
-    records: Vec<PartitionWindow>,
-    /// Partitions at the close of each window.
-    partitions_at: HashMap<i64, usize>,
-    hot: Vec<HotKeyValue>,
 }
 
 /// An in-memory, range-partitioned table: the reference model of a store such as Tablestore.
@@ -66,26 +47,26 @@ struct Log {
 ///
 /// See the [module docs](super) for a tour.
 pub struct Table {
-    schema: Schema,
-    options: TableOptions,
-    policy: VersionPolicy,
-    clock: Arc<dyn Clock>,
+    pub(super) schema: Schema,
+    pub(super) options: TableOptions,
+    pub(super) policy: VersionPolicy,
+    pub(super) clock: Arc<dyn Clock>,
     /// Partitions in key order; the first starts at INF_MIN, the last ends at INF_MAX.
-    map: PartitionMap,
+    pub(super) map: PartitionMap,
     /// Pre-split points: never merged away.
-    pinned: Vec<PkValue>,
-    next_id: AtomicU64,
-    window_ms: i64,
-    current_window: AtomicI64,
+    pub(super) pinned: Vec<PkValue>,
+    pub(super) next_id: AtomicU64,
+    pub(super) window_ms: i64,
+    pub(super) current_window: AtomicI64,
     /// First ms of the next window: a cheaper test than dividing the time on every operation.
-    next_window_ms: AtomicI64,
-    rotate_lock: Mutex<()>,
-    log: Mutex<Log>,
-    splits: AtomicU64,
+    pub(super) next_window_ms: AtomicI64,
+    pub(super) rotate_lock: Mutex<()>,
+    pub(super) log: Mutex<Log>,
+    pub(super) splits: AtomicU64,
     /// Operations refused by throttling ([`TableOptions::throttle_ops_per_window`]).
-    busy_rejections: AtomicU64,
-    merges: AtomicU64,
-    sample_every: u64,
+    pub(super) busy_rejections: AtomicU64,
+    pub(super) merges: AtomicU64,
+    pub(super) sample_every: u64,
 }
 
 impl fmt::Debug for Table {
@@ -105,7 +86,7 @@ impl Table {
     ///
     /// [`TableError::InvalidOption`] for options out of range, [`TableError::InvalidSplitPoint`]
     /// for pre-split points of the wrong type or out of order.
-    pub fn new(schema: Schema, options: TableOptions) -> Result<Self> {
+    pub fn new(schema: Schema, options: TableOptions) -> Result<Self, TableError> {
         Self::with_clock(schema, options, SystemClock)
     }
 
@@ -114,7 +95,7 @@ impl Table {
     /// # Errors
     ///
     /// As [`Table::new`], and [`TableError::InvalidColumnName`] for a bad name.
-    pub fn single_string_key(column: &str, options: TableOptions) -> Result<Self> {
+    pub fn single_string_key(column: &str, options: TableOptions) -> Result<Self, TableError> {
         Self::new(Schema::single_string(column)?, options)
     }
 
@@ -138,7 +119,7 @@ impl Table {
         schema: Schema,
         options: TableOptions,
         clock: impl Clock + 'static,
-    ) -> Result<Self> {
+    ) -> Result<Self, TableError> {
         options.check()?;
         for (index, p) in options.pre_split.iter().enumerate() {
             schema
@@ -269,7 +250,11 @@ impl Table {
     /// table.put("order:1", vec![Attribute::new("amount_cents", 532)])?;
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn put(&self, key: impl Into<PrimaryKey>, attributes: Vec<Attribute>) -> Result<()> {
+    pub fn put(
+        &self,
+        key: impl Into<PrimaryKey>,
+        attributes: Vec<Attribute>,
+    ) -> Result<(), TableError> {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         let now = self.tick();
@@ -277,7 +262,7 @@ impl Table {
         self.put_cells(key, cells)
     }
 
-    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) -> Result<()> {
+    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) -> Result<(), TableError> {
         let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
         self.write_with(key, move |data, key| {
             if let Some(old) = data.rows.insert(key, StoredRow { cells, size }) {
@@ -300,7 +285,7 @@ impl Table {
         &self,
         key: PrimaryKey,
         f: impl FnOnce(&mut PartData, PrimaryKey) -> R,
-    ) -> Result<R> {
+    ) -> Result<R, TableError> {
         let map = self.map.read();
         let p = &map[index_of(&map, key.partition_value())];
         let mut data = write(&p.data);
@@ -338,7 +323,7 @@ impl Table {
     /// Refuses an operation on a throttled partition that already served `window_ops`
     /// operations of its capacity in this window.
     #[inline]
-    fn admit(&self, window_ops: u64) -> Result<()> {
+    fn admit(&self, window_ops: u64) -> Result<(), TableError> {
         match self.options.partition_capacity_ops {
             Some(capacity) if window_ops >= capacity => Err(self.busy(capacity)),
             _ => Ok(()),
@@ -365,13 +350,6 @@ impl Table {
         }
     }
 
-    #[inline]
-    fn load_split_due(&self, p: &Partition, window_ops: u64) -> bool {
-        self.options.split_load_ops.is_some_and(|t| window_ops > t)
-            && !p.load_split_tried.load(Relaxed)
-            && !p.load_split_tried.swap(true, Relaxed)
-    }
-
     /// Reads one row.
     ///
     /// Returns `None` when no row has the key (or all its data expired).
@@ -384,17 +362,22 @@ impl Table {
     /// # Examples
     ///
     /// ```
-    /// use pk_codec::table::{Attribute, ReadOptions, Table, TableOptions, Value};
+    /// use pk_codec::table::{Attribute, ReadOptions, Table, TableOptions, AttributeValue};
     ///
     /// let table = Table::single_string_key("pk", TableOptions::default().max_versions(2))?;
     /// table.put("k", vec![Attribute::new("a", 1), Attribute::new("b", true)])?;
-    /// let row = table.get(&"k".into(), &ReadOptions::default().columns(["a"]))?.unwrap();
+    /// let row = table.get("k", &ReadOptions::default().columns(["a"]))?.unwrap();
     /// assert_eq!(row.cells.len(), 1);
-    /// assert_eq!(row.value("a"), Some(&Value::Integer(1)));
-    /// assert!(table.get(&"nope".into(), &ReadOptions::default())?.is_none());
+    /// assert_eq!(row.value("a"), Some(&AttributeValue::Integer(1)));
+    /// assert!(table.get("nope", &ReadOptions::default())?.is_none());
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn get(&self, key: &PrimaryKey, options: &ReadOptions) -> Result<Option<Row>> {
+    pub fn get(
+        &self,
+        key: impl Into<PrimaryKey>,
+        options: &ReadOptions,
+    ) -> Result<Option<Row>, TableError> {
+        let key = &key.into();
         self.schema.check_row_key(key)?;
         options.check()?;
         let now = self.tick();
@@ -445,11 +428,11 @@ impl Table {
     /// let table = Table::single_string_key("pk", TableOptions::default())?;
     /// table.put("k", vec![Attribute::new("a", 1), Attribute::new("b", 2)])?;
     /// table.update("k", vec![UpdateOp::DeleteColumn("a".into()), UpdateOp::Put(Attribute::new("c", 3))])?;
-    /// let row = table.get(&"k".into(), &Default::default())?.unwrap();
+    /// let row = table.get("k", &Default::default())?.unwrap();
     /// assert_eq!(row.cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["b", "c"]);
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn update(&self, key: impl Into<PrimaryKey>, ops: Vec<UpdateOp>) -> Result<()> {
+    pub fn update(&self, key: impl Into<PrimaryKey>, ops: Vec<UpdateOp>) -> Result<(), TableError> {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         let now = self.tick();
@@ -531,10 +514,11 @@ impl Table {
     /// # Errors
     ///
     /// The key errors of [`Table::put`].
-    pub fn delete(&self, key: &PrimaryKey) -> Result<()> {
-        self.schema.check_row_key(key)?;
+    pub fn delete(&self, key: impl Into<PrimaryKey>) -> Result<(), TableError> {
+        let key = key.into();
+        self.schema.check_row_key(&key)?;
         self.tick();
-        self.write_with(key.clone(), |data, key| {
+        self.write_with(key, |data, key| {
             if let Some(old) = data.rows.remove(&key) {
                 data.bytes -= old.size;
             }
@@ -564,7 +548,10 @@ impl Table {
     /// assert!(matches!(results[1], Err(TableError::InvalidColumnName { .. })));
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn batch_write(&self, rows: Vec<RowWrite>) -> Result<Vec<Result<()>>> {
+    pub fn batch_write(
+        &self,
+        rows: Vec<RowWrite>,
+    ) -> Result<Vec<Result<(), TableError>>, TableError> {
         if rows.len() > MAX_BATCH_ROWS {
             return Err(TableError::BatchTooManyRows {
                 rows: rows.len(),
@@ -627,7 +614,7 @@ impl Table {
     /// assert_eq!(keys, ["c", "b", "a"]);
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn get_range(&self, req: &RangeRequest) -> Result<RangeResult> {
+    pub fn get_range(&self, req: &RangeRequest) -> Result<RangeResult, TableError> {
         self.schema.check_bound(&req.start)?;
         self.schema.check_bound(&req.end)?;
         req.options.check()?;
@@ -736,7 +723,7 @@ impl Table {
     /// assert_eq!(table.report().windows.len(), 10);
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
-    pub fn replay<K, I>(&self, clock: &ManualClock, events: I) -> Result<ReplayStats>
+    pub fn replay<K, I>(&self, clock: &ManualClock, events: I) -> Result<ReplayStats, TableError>
     where
         K: Into<PrimaryKey>,
         I: IntoIterator<Item = (K, Vec<Attribute>, i64)>,
@@ -792,7 +779,7 @@ impl Table {
 }
 
 /// A key of `n` columns: `v` then INF_MIN, the lowest key of partition-key value `v`.
-fn bound_key(v: &PkValue, n: usize) -> PrimaryKey {
+pub(super) fn bound_key(v: &PkValue, n: usize) -> PrimaryKey {
     let mut k = Vec::with_capacity(n);
     k.push(v.clone());
     k.resize(n, PkValue::InfMin);
@@ -846,313 +833,6 @@ impl Scan<'_> {
         }
         (false, (n, b))
     }
-}
-
-/// Splits, merges, window rotation and reports.
-impl Table {
-    /// Closes the current load window (records every partition's load) and moves to `w`.
-    #[cold]
-    fn rotate(&self, w: i64) {
-        {
-            let _g = lock(&self.rotate_lock);
-            let old = self.current_window.load(Relaxed);
-            if w <= old {
-                return;
-            }
-            let parts: Vec<Arc<Partition>> = self.map.read().clone();
-            let mut records = Vec::new();
-            for p in &parts {
-                let mut data = write(&p.data);
-                if data.retired {
-                    continue;
-                }
-                let rec = take_window(p, &mut data, old);
-                p.last_window_ops.store(rec.load.ops(), Relaxed);
-                if rec.load.ops() > 0 {
-                    records.push(rec);
-                }
-            }
-            self.current_window.store(w, Relaxed);
-            self.next_window_ms
-                .store((w + 1).saturating_mul(self.window_ms), Relaxed);
-            let mut log = lock(&self.log);
-            log.partitions_at.insert(old, parts.len());
-            log.records.extend(records);
-        }
-        self.merge_cold();
-    }
-
-    /// Splits partition `id` (starting at `lower`) if it still needs it.
-    #[cold]
-    fn split(&self, id: u64, lower: &PkValue, kind: SplitKind) {
-        let mut map = self.map.write();
-        let i = index_of(map.parts(), lower);
-        let part = Arc::clone(&map.parts()[i]);
-        if part.id != id {
-            return; // already split or merged by someone else
-        }
-        let mut data = write(&part.data);
-        let mut hot = None;
-        let point = match kind {
-            SplitKind::Size => {
-                if self
-                    .options
-                    .split_size_bytes
-                    .is_some_and(|s| data.bytes > s)
-                {
-                    size_split_point(&data.rows)
-                } else {
-                    None
-                }
-            }
-            SplitKind::Load => {
-                let mut samples = lock(&part.samples).clone();
-                let (point, h) = load_split_point(&mut samples);
-                hot = h;
-                match (point, &hot) {
-                    (Some(p), _) => Some(p),
-                    (None, Some(_)) => None,
-                    (None, None) => size_split_point(&data.rows),
-                }
-            }
-        };
-        let window = self.current_window.load(Relaxed);
-        let Some(point) = point else {
-            drop(data);
-            drop(map);
-            if let Some((value, share)) = hot {
-                lock(&self.log).hot.push(HotKeyValue {
-                    value,
-                    share,
-                    window,
-                });
-            }
-            return;
-        };
-        debug_assert!(part.lower < point && point < part.upper);
-        let rec = take_window(&part, &mut data, window);
-        let right_rows = data
-            .rows
-            .split_off(&bound_key(&point, self.schema.columns().len()));
-        let right_bytes: u64 = right_rows.values().map(|r| r.size).sum();
-        let left = PartData {
-            rows: std::mem::take(&mut data.rows),
-            bytes: data.bytes - right_bytes,
-            ..PartData::default()
-        };
-        let right = PartData {
-            rows: right_rows,
-            bytes: right_bytes,
-            ..PartData::default()
-        };
-        data.retired = true;
-        data.bytes = 0;
-        let id = self.next_id.fetch_add(2, Relaxed);
-        let left = Arc::new(Partition::new(id, part.lower.clone(), point.clone(), left));
-        let right = Arc::new(Partition::new(id + 1, point, part.upper.clone(), right));
-        map.splice(i..i + 1, &[left, right]);
-        drop(data);
-        drop(map);
-        self.splits.fetch_add(1, Relaxed);
-        if rec.load.ops() > 0 {
-            lock(&self.log).records.push(rec);
-        }
-    }
-
-    /// Merges neighbours that are small and were cold in the last window, never across a
-    /// pre-split point.
-    fn merge_cold(&self) {
-        let Some(max_bytes) = self.options.effective_merge_size() else {
-            return;
-        };
-        let max_ops = self.options.effective_merge_ops();
-        let window = self.current_window.load(Relaxed);
-        let mut records = Vec::new();
-        let mut map = self.map.write();
-        let mut i = 0;
-        while i + 1 < map.parts().len() {
-            let (a, b) = (Arc::clone(&map.parts()[i]), Arc::clone(&map.parts()[i + 1]));
-            let cold = a.last_window_ops.load(Relaxed) <= max_ops
-                && b.last_window_ops.load(Relaxed) <= max_ops;
-            if !cold || self.pinned.binary_search(&b.lower).is_ok() {
-                i += 1;
-                continue;
-            }
-            let mut da = write(&a.data);
-            let mut db = write(&b.data);
-            if da.bytes + db.bytes > max_bytes {
-                i += 1;
-                continue;
-            }
-            for (p, d) in [(&a, &mut da), (&b, &mut db)] {
-                let rec = take_window(p, d, window);
-                if rec.load.ops() > 0 {
-                    records.push(rec);
-                }
-            }
-            let mut rows = std::mem::take(&mut da.rows);
-            rows.append(&mut db.rows);
-            let merged = PartData {
-                rows,
-                bytes: da.bytes + db.bytes,
-                ..PartData::default()
-            };
-            da.retired = true;
-            db.retired = true;
-            let id = self.next_id.fetch_add(1, Relaxed);
-            let m = Partition::new(id, a.lower.clone(), b.upper.clone(), merged);
-            m.last_window_ops.store(
-                a.last_window_ops.load(Relaxed) + b.last_window_ops.load(Relaxed),
-                Relaxed,
-            );
-            drop(da);
-            drop(db);
-            map.splice(i..i + 2, &[Arc::new(m)]);
-            self.merges.fetch_add(1, Relaxed);
-        }
-        drop(map);
-        if !records.is_empty() {
-            lock(&self.log).records.extend(records);
-        }
-    }
-
-    /// Every partition-window record so far, the open window included (its counts so far).
-    #[must_use]
-    pub fn load_records(&self) -> Vec<PartitionWindow> {
-        let mut out = lock(&self.log).records.clone();
-        let window = self.current_window.load(Relaxed);
-        for p in self.map.read().iter() {
-            let data = read(&p.data);
-            let rec = window_record(p, &data, window);
-            if rec.load.ops() > 0 {
-                out.push(rec);
-            }
-        }
-        out
-    }
-
-    /// The skew report: partitions, hottest share, max/mean, oversized and hot key values,
-    /// per-partition and per-window figures.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use pk_codec::table::{Attribute, Table, TableOptions};
-    ///
-    /// let table = Table::single_string_key("pk", TableOptions::default())?;
-    /// table.put("a", vec![Attribute::new("n", 1)])?;
-    /// let report = table.report();
-    /// assert_eq!((report.partitions, report.writes, report.hottest_share), (1, 1, 1.0));
-    /// # Ok::<(), pk_codec::table::TableError>(())
-    /// ```
-    #[must_use]
-    pub fn report(&self) -> LoadReport {
-        let records = self.load_records();
-        let parts: Vec<Arc<Partition>> = self.map.read().clone();
-        let (partitions_at, mut hot) = {
-            let log = lock(&self.log);
-            (log.partitions_at.clone(), log.hot.clone())
-        };
-        let mut stats = Vec::with_capacity(parts.len());
-        let mut oversized = Vec::new();
-        for p in &parts {
-            let data = read(&p.data);
-            stats.push(PartitionStats {
-                id: p.id,
-                lower: p.lower.clone(),
-                upper: p.upper.clone(),
-                rows: data.rows.len() as u64,
-                bytes: data.bytes,
-                reads: p.total_reads.load(Relaxed) + p.reads.load(Relaxed),
-                writes: data.total_writes + data.window.writes,
-            });
-            if self
-                .options
-                .split_size_bytes
-                .is_some_and(|s| data.bytes > s)
-                && data.single_value()
-                && let Some((k, _)) = data.rows.first_key_value()
-            {
-                oversized.push(OversizedKeyValue {
-                    value: k.partition_value().clone(),
-                    bytes: data.bytes,
-                    rows: data.rows.len() as u64,
-                });
-            }
-        }
-        hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
-        hot.dedup_by(|later, first| later.value == first.value);
-        let current = parts.len();
-        let windows = window_stats(
-            &records,
-            |w| partitions_at.get(&w).copied().unwrap_or(current),
-            self.window_ms,
-        );
-        let (hottest_share, max_over_mean, mean_written) = skew(&windows);
-        LoadReport {
-            partitions: parts.len(),
-            partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
-            mean_partitions_written_per_window: mean_written,
-            rows: stats.iter().map(|s| s.rows).sum(),
-            bytes: stats.iter().map(|s| s.bytes).sum(),
-            reads: records.iter().map(|r| r.load.reads).sum(),
-            writes: records.iter().map(|r| r.load.writes).sum(),
-            hottest_share,
-            max_over_mean,
-            splits: self.splits.load(Relaxed),
-            merges: self.merges.load(Relaxed),
-            busy_rejections: self.busy_rejections.load(Relaxed),
-            oversized_key_values: oversized,
-            hot_key_values: hot,
-            partition_stats: stats,
-            windows,
-        }
-    }
-
-    /// The load window length, ms.
-    #[must_use]
-    pub fn load_window_ms(&self) -> i64 {
-        self.window_ms
-    }
-}
-
-/// A record of a partition's open-window load, without resetting it.
-fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
-    let (low, high) = {
-        let s = lock(&p.samples);
-        (s.iter().min().cloned(), s.iter().max().cloned())
-    };
-    PartitionWindow {
-        window,
-        partition: p.id,
-        lower: p.lower.clone(),
-        upper: p.upper.clone(),
-        load: Load {
-            reads: p.reads.load(Relaxed),
-            writes: data.window.writes,
-            rows_read: p.rows_read.load(Relaxed),
-            bytes_read: p.bytes_read.load(Relaxed),
-            bytes_written: data.window.bytes_written,
-        },
-        sampled_low: low,
-        sampled_high: high,
-        rows: data.rows.len() as u64,
-        bytes: data.bytes,
-    }
-}
-
-/// Records a partition's window load and resets it (under the partition's write lock).
-fn take_window(p: &Partition, data: &mut PartData, window: i64) -> PartitionWindow {
-    let rec = window_record(p, data, window);
-    p.reads.store(0, Relaxed);
-    p.rows_read.store(0, Relaxed);
-    p.bytes_read.store(0, Relaxed);
-    p.total_reads.fetch_add(rec.load.reads, Relaxed);
-    data.total_writes += data.window.writes;
-    data.window = WriteLoad::default();
-    p.load_split_tried.store(false, Relaxed);
-    lock(&p.samples).clear();
-    rec
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::error::{Result, TableError};
+use super::error::TableError;
 use super::schema::{Attribute, Cell, MAX_ATTRIBUTE_BYTES, check_column_name};
 
 /// The time source of a table, in milliseconds since the Unix epoch.
@@ -136,7 +136,7 @@ impl ReadOptions {
         self
     }
 
-    pub(crate) fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<(), TableError> {
         match (self.max_versions, self.time_range) {
             (Some(_), Some(_)) => Err(TableError::ConflictingReadOptions),
             (Some(0), None) => Err(TableError::InvalidMaxVersions { max_versions: 0 }),
@@ -182,7 +182,7 @@ impl VersionPolicy {
         &self,
         attrs: Vec<Attribute>,
         now_ms: i64,
-    ) -> Result<Vec<Cell>> {
+    ) -> Result<Vec<Cell>, TableError> {
         let now_s = now_ms.div_euclid(1000);
         let min_s = now_s
             .saturating_sub(self.max_version_offset_seconds)

@@ -1,0 +1,162 @@
+//! Rebalancing: splitting a partition that grew too large or too busy, and merging cold
+//! neighbours.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::load::HotKeyValue;
+use super::partition::{PartData, Partition, load_split_point, size_split_point};
+use super::schema::PkValue;
+use super::store::{Table, bound_key, index_of, lock, write};
+use super::window::take_window;
+
+/// Why a split is tried.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum SplitKind {
+    Size,
+    Load,
+}
+
+/// Splits and merges.
+impl Table {
+    #[inline]
+    pub(super) fn load_split_due(&self, p: &Partition, window_ops: u64) -> bool {
+        self.options.split_load_ops.is_some_and(|t| window_ops > t)
+            && !p.load_split_tried.load(Relaxed)
+            && !p.load_split_tried.swap(true, Relaxed)
+    }
+
+    /// Splits partition `id` (starting at `lower`) if it still needs it.
+    #[cold]
+    pub(super) fn split(&self, id: u64, lower: &PkValue, kind: SplitKind) {
+        let mut map = self.map.write();
+        let i = index_of(map.parts(), lower);
+        let part = Arc::clone(&map.parts()[i]);
+        if part.id != id {
+            return; // already split or merged by someone else
+        }
+        let mut data = write(&part.data);
+        let mut hot = None;
+        let point = match kind {
+            SplitKind::Size => {
+                if self
+                    .options
+                    .split_size_bytes
+                    .is_some_and(|s| data.bytes > s)
+                {
+                    size_split_point(&data.rows)
+                } else {
+                    None
+                }
+            }
+            SplitKind::Load => {
+                let mut samples = lock(&part.samples).clone();
+                let (point, h) = load_split_point(&mut samples);
+                hot = h;
+                match (point, &hot) {
+                    (Some(p), _) => Some(p),
+                    (None, Some(_)) => None,
+                    (None, None) => size_split_point(&data.rows),
+                }
+            }
+        };
+        let window = self.current_window.load(Relaxed);
+        let Some(point) = point else {
+            drop(data);
+            drop(map);
+            if let Some((value, share)) = hot {
+                lock(&self.log).hot.push(HotKeyValue {
+                    value,
+                    share,
+                    window,
+                });
+            }
+            return;
+        };
+        debug_assert!(part.lower < point && point < part.upper);
+        let rec = take_window(&part, &mut data, window);
+        let right_rows = data
+            .rows
+            .split_off(&bound_key(&point, self.schema.columns().len()));
+        let right_bytes: u64 = right_rows.values().map(|r| r.size).sum();
+        let left = PartData {
+            rows: std::mem::take(&mut data.rows),
+            bytes: data.bytes - right_bytes,
+            ..PartData::default()
+        };
+        let right = PartData {
+            rows: right_rows,
+            bytes: right_bytes,
+            ..PartData::default()
+        };
+        data.retired = true;
+        data.bytes = 0;
+        let id = self.next_id.fetch_add(2, Relaxed);
+        let left = Arc::new(Partition::new(id, part.lower.clone(), point.clone(), left));
+        let right = Arc::new(Partition::new(id + 1, point, part.upper.clone(), right));
+        map.splice(i..i + 1, &[left, right]);
+        drop(data);
+        drop(map);
+        self.splits.fetch_add(1, Relaxed);
+        if rec.load.ops() > 0 {
+            lock(&self.log).records.push(rec);
+        }
+    }
+
+    /// Merges neighbours that are small and were cold in the last window, never across a
+    /// pre-split point.
+    pub(super) fn merge_cold(&self) {
+        let Some(max_bytes) = self.options.effective_merge_size() else {
+            return;
+        };
+        let max_ops = self.options.effective_merge_ops();
+        let window = self.current_window.load(Relaxed);
+        let mut records = Vec::new();
+        let mut map = self.map.write();
+        let mut i = 0;
+        while i + 1 < map.parts().len() {
+            let (a, b) = (Arc::clone(&map.parts()[i]), Arc::clone(&map.parts()[i + 1]));
+            let cold = a.last_window_ops.load(Relaxed) <= max_ops
+                && b.last_window_ops.load(Relaxed) <= max_ops;
+            if !cold || self.pinned.binary_search(&b.lower).is_ok() {
+                i += 1;
+                continue;
+            }
+            let mut da = write(&a.data);
+            let mut db = write(&b.data);
+            if da.bytes + db.bytes > max_bytes {
+                i += 1;
+                continue;
+            }
+            for (p, d) in [(&a, &mut da), (&b, &mut db)] {
+                let rec = take_window(p, d, window);
+                if rec.load.ops() > 0 {
+                    records.push(rec);
+                }
+            }
+            let mut rows = std::mem::take(&mut da.rows);
+            rows.append(&mut db.rows);
+            let merged = PartData {
+                rows,
+                bytes: da.bytes + db.bytes,
+                ..PartData::default()
+            };
+            da.retired = true;
+            db.retired = true;
+            let id = self.next_id.fetch_add(1, Relaxed);
+            let m = Partition::new(id, a.lower.clone(), b.upper.clone(), merged);
+            m.last_window_ops.store(
+                a.last_window_ops.load(Relaxed) + b.last_window_ops.load(Relaxed),
+                Relaxed,
+            );
+            drop(da);
+            drop(db);
+            map.splice(i..i + 2, &[Arc::new(m)]);
+            self.merges.fetch_add(1, Relaxed);
+        }
+        drop(map);
+        if !records.is_empty() {
+            lock(&self.log).records.extend(records);
+        }
+    }
+}

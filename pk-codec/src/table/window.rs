@@ -1,0 +1,195 @@
+//! Load windows: closing a window records every partition's load; the records make the load
+//! report.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::load::{
+    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow, skew,
+    window_stats,
+};
+use super::partition::{PartData, Partition, WriteLoad};
+use super::store::{Table, lock, read, write};
+
+/// Everything recorded about past windows.
+#[derive(Debug, Default)]
+pub(super) struct Log {
+    pub(super) records: Vec<PartitionWindow>,
+    /// Partitions at the close of each window.
+    pub(super) partitions_at: HashMap<i64, usize>,
+    pub(super) hot: Vec<HotKeyValue>,
+}
+
+/// Load windows and reports.
+impl Table {
+    /// Closes the current load window (records every partition's load) and moves to `w`.
+    #[cold]
+    pub(super) fn rotate(&self, w: i64) {
+        {
+            let _g = lock(&self.rotate_lock);
+            let old = self.current_window.load(Relaxed);
+            if w <= old {
+                return;
+            }
+            let parts: Vec<Arc<Partition>> = self.map.read().clone();
+            let mut records = Vec::new();
+            for p in &parts {
+                let mut data = write(&p.data);
+                if data.retired {
+                    continue;
+                }
+                let rec = take_window(p, &mut data, old);
+                p.last_window_ops.store(rec.load.ops(), Relaxed);
+                if rec.load.ops() > 0 {
+                    records.push(rec);
+                }
+            }
+            self.current_window.store(w, Relaxed);
+            self.next_window_ms
+                .store((w + 1).saturating_mul(self.window_ms), Relaxed);
+            let mut log = lock(&self.log);
+            log.partitions_at.insert(old, parts.len());
+            log.records.extend(records);
+        }
+        self.merge_cold();
+    }
+
+    /// Every partition-window record so far, the open window included (its counts so far).
+    #[must_use]
+    pub fn load_records(&self) -> Vec<PartitionWindow> {
+        let mut out = lock(&self.log).records.clone();
+        let window = self.current_window.load(Relaxed);
+        for p in self.map.read().iter() {
+            let data = read(&p.data);
+            let rec = window_record(p, &data, window);
+            if rec.load.ops() > 0 {
+                out.push(rec);
+            }
+        }
+        out
+    }
+
+    /// The skew report: partitions, hottest share, max/mean, oversized and hot key values,
+    /// per-partition and per-window figures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// table.put("a", vec![Attribute::new("n", 1)])?;
+    /// let report = table.report();
+    /// assert_eq!((report.partitions, report.writes, report.hottest_share), (1, 1, 1.0));
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    #[must_use]
+    pub fn report(&self) -> LoadReport {
+        let records = self.load_records();
+        let parts: Vec<Arc<Partition>> = self.map.read().clone();
+        let (partitions_at, mut hot) = {
+            let log = lock(&self.log);
+            (log.partitions_at.clone(), log.hot.clone())
+        };
+        let mut stats = Vec::with_capacity(parts.len());
+        let mut oversized = Vec::new();
+        for p in &parts {
+            let data = read(&p.data);
+            stats.push(PartitionStats {
+                id: p.id,
+                lower: p.lower.clone(),
+                upper: p.upper.clone(),
+                rows: data.rows.len() as u64,
+                bytes: data.bytes,
+                reads: p.total_reads.load(Relaxed) + p.reads.load(Relaxed),
+                writes: data.total_writes + data.window.writes,
+            });
+            if self
+                .options
+                .split_size_bytes
+                .is_some_and(|s| data.bytes > s)
+                && data.single_value()
+                && let Some((k, _)) = data.rows.first_key_value()
+            {
+                oversized.push(OversizedKeyValue {
+                    value: k.partition_value().clone(),
+                    bytes: data.bytes,
+                    rows: data.rows.len() as u64,
+                });
+            }
+        }
+        hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
+        hot.dedup_by(|later, first| later.value == first.value);
+        let current = parts.len();
+        let windows = window_stats(
+            &records,
+            |w| partitions_at.get(&w).copied().unwrap_or(current),
+            self.window_ms,
+        );
+        let (hottest_share, max_over_mean, mean_written) = skew(&windows);
+        LoadReport {
+            partitions: parts.len(),
+            partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
+            mean_partitions_written_per_window: mean_written,
+            rows: stats.iter().map(|s| s.rows).sum(),
+            bytes: stats.iter().map(|s| s.bytes).sum(),
+            reads: records.iter().map(|r| r.load.reads).sum(),
+            writes: records.iter().map(|r| r.load.writes).sum(),
+            hottest_share,
+            max_over_mean,
+            splits: self.splits.load(Relaxed),
+            merges: self.merges.load(Relaxed),
+            busy_rejections: self.busy_rejections.load(Relaxed),
+            oversized_key_values: oversized,
+            hot_key_values: hot,
+            partition_stats: stats,
+            windows,
+        }
+    }
+
+    /// The load window length, ms.
+    #[must_use]
+    pub fn load_window_ms(&self) -> i64 {
+        self.window_ms
+    }
+}
+
+/// A record of a partition's open-window load, without resetting it.
+pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
+    let (low, high) = {
+        let s = lock(&p.samples);
+        (s.iter().min().cloned(), s.iter().max().cloned())
+    };
+    PartitionWindow {
+        window,
+        partition: p.id,
+        lower: p.lower.clone(),
+        upper: p.upper.clone(),
+        load: Load {
+            reads: p.reads.load(Relaxed),
+            writes: data.window.writes,
+            rows_read: p.rows_read.load(Relaxed),
+            bytes_read: p.bytes_read.load(Relaxed),
+            bytes_written: data.window.bytes_written,
+        },
+        sampled_low: low,
+        sampled_high: high,
+        rows: data.rows.len() as u64,
+        bytes: data.bytes,
+    }
+}
+
+/// Records a partition's window load and resets it (under the partition's write lock).
+pub(super) fn take_window(p: &Partition, data: &mut PartData, window: i64) -> PartitionWindow {
+    let rec = window_record(p, data, window);
+    p.reads.store(0, Relaxed);
+    p.rows_read.store(0, Relaxed);
+    p.bytes_read.store(0, Relaxed);
+    p.total_reads.fetch_add(rec.load.reads, Relaxed);
+    data.total_writes += data.window.writes;
+    data.window = WriteLoad::default();
+    p.load_split_tried.store(false, Relaxed);
+    lock(&p.samples).clear();
+    rec
+}
