@@ -1,7 +1,7 @@
 //! Writes the criterion section of BENCHMARKS.md from the results of the last `cargo bench` run.
 //!
 //! ```text
-//! cargo bench -p pk-codec --bench codec --bench table   # criterion, one group after another
+//! cargo bench -p pk-codec --features table --bench codec --bench table   # criterion, one group after another
 //! cargo run --release --example bench_report
 //! ```
 //!
@@ -110,7 +110,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let root = target.join("criterion");
     let cases = collect(&root).map_err(|e| {
         format!(
-            "cannot read {}: {e}; run `cargo bench -p pk-codec` first",
+            "cannot read {}: {e}; run `cargo bench -p pk-codec --features table,store` first",
             root.display()
         )
     })?;
@@ -121,7 +121,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut out = String::new();
     writeln!(
         out,
-        "Criterion medians of the last `cargo bench -p pk-codec --bench codec --bench table` run, one \
+        "Criterion medians of the last `cargo bench -p pk-codec --features table --bench codec --bench table` run, one \
          group after another (so compare within a group only; the ratios above are the interleaved ones)."
     )?;
     writeln!(

@@ -294,7 +294,7 @@
 //!
 //! ```
 //! mod db {
-//!     pub use pk_codec as keys;
+//!     pub use ::pk_codec as keys;
 //! }
 //!
 //! #[derive(db::keys::PartitionKey)]

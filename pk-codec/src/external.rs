@@ -2,9 +2,11 @@
 //! ([`uuid::Uuid`], the `uuid` kind), `time` ([`time::OffsetDateTime`]) and `chrono`
 //! ([`chrono::DateTime<Utc>`](chrono::DateTime)), both the `timestamp` kind.
 
+#[cfg(any(feature = "time", feature = "chrono"))]
+use crate::error::Error;
 #[cfg(any(feature = "uuid", feature = "time", feature = "chrono"))]
 use crate::{
-    error::{Error, Result},
+    error::Result,
     field_spec::{FieldSpec, Kind},
     io::{KeyReader, KeyWriter},
     key::{DecodeField, KeyField},

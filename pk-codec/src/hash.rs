@@ -1,6 +1,7 @@
 //! Hash prefixes: the first hex characters of a digest of the natural key.
 
 use md5::{Digest, Md5};
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 /// A hash function for key prefixes.
@@ -17,8 +18,9 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(HashAlg::Md5.max_len(), 32);
 /// assert_eq!(HashAlg::Xxh32.max_len(), 8);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum HashAlg {
     /// MD5 (128 bits, 32 hex characters), as in the stores' published examples.

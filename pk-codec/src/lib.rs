@@ -102,8 +102,10 @@ mod timestamp;
 mod value;
 
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
+#[cfg(feature = "table")]
 pub mod table;
 
+#[cfg(feature = "store")]
 pub mod store;
 
 pub use error::{Error, Result};

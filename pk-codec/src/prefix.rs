@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -67,8 +68,9 @@ impl BucketSeed {
 }
 
 /// What a bucket number is computed from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum BucketBy {
     /// `value % count` of one integer field (the time-bucket pattern: `timestamp % 16`).
     Modulo,

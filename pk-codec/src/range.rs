@@ -2,6 +2,7 @@
 
 use std::ops::Bound;
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -28,7 +29,8 @@ use crate::shape::KeyShape;
 /// assert!(!range.contains("000167,a101,283408"));
 /// # Ok::<(), pk_codec::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct KeyRange {
     /// The first key in the range (inclusive).
     pub start: String,

@@ -7,6 +7,7 @@
 //! a value with digits below the precision is refused rather than truncated, so that distinct
 //! values never share a key. Descending fields write every digit `d` as `9 - d`.
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 /// How many fraction digits a timestamp field writes.
@@ -20,21 +21,22 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(Precision::Seconds.text_len(), "2026-11-22T10:26:00Z".len());
 /// assert_eq!(Precision::from_name("us"), Some(Precision::Micros));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Precision {
     /// Whole seconds: `2026-11-22T10:26:00Z`.
-    #[serde(rename = "s")]
+    #[cfg_attr(feature = "serde", serde(rename = "s"))]
     Seconds,
     /// Milliseconds (the default): `2026-11-22T10:26:00.123Z`.
     #[default]
-    #[serde(rename = "ms")]
+    #[cfg_attr(feature = "serde", serde(rename = "ms"))]
     Millis,
     /// Microseconds: `2026-11-22T10:26:00.123456Z`.
-    #[serde(rename = "us")]
+    #[cfg_attr(feature = "serde", serde(rename = "us"))]
     Micros,
     /// Nanoseconds: `2026-11-22T10:26:00.123456789Z`.
-    #[serde(rename = "ns")]
+    #[cfg_attr(feature = "serde", serde(rename = "ns"))]
     Nanos,
 }
 

@@ -1,6 +1,7 @@
 //! The serde form of a layout ([`LayoutConfig`]), which [`LayoutBuilder`](super::LayoutBuilder) and the
 //! text form also go through, so that every way in is validated by one function.
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -14,71 +15,101 @@ use crate::timestamp::Precision;
 use super::plan::FieldPlan;
 use super::{BucketFields, FieldDef, Layout};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub(super) struct LayoutConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub(super) delimiter: Option<char>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub(super) max_len: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub(super) prefix: Option<PrefixConfig>,
     pub(super) fields: Vec<FieldConfig>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)
+)]
 pub(super) enum PrefixConfig {
     Hash {
         algorithm: HashAlg,
         len: u8,
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         separator: bool,
         /// The leading fields hashed; empty for the whole natural key.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "Vec::is_empty")
+        )]
         fields: Vec<String>,
     },
     Buckets {
         count: u32,
         by: BucketBy,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(
+            feature = "serde",
+            serde(default, skip_serializing_if = "Vec::is_empty")
+        )]
         fields: Vec<String>,
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         separator: bool,
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub(super) struct FieldConfig {
     pub(super) name: String,
-    #[serde(rename = "type")]
+    #[cfg_attr(feature = "serde", serde(rename = "type"))]
     pub(super) ty: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub(super) width: Option<u8>,
-    #[serde(default, skip_serializing_if = "is_asc")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_asc"))]
     pub(super) order: OrderConfig,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_false"))]
     pub(super) escaped: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_false"))]
     pub(super) optional: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub(super) precision: Option<Precision>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub(super) enum OrderConfig {
     #[default]
     Asc,
     Desc,
 }
 
+#[cfg(feature = "serde")]
 #[allow(clippy::trivially_copy_pass_by_ref)]
 pub(super) fn is_asc(o: &OrderConfig) -> bool {
     *o == OrderConfig::Asc
 }
 
+#[cfg(feature = "serde")]
 #[allow(clippy::trivially_copy_pass_by_ref)]
 pub(super) fn is_false(b: &bool) -> bool {
     !*b

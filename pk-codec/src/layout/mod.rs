@@ -2,6 +2,7 @@
 
 use std::ops::Bound;
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -17,6 +18,7 @@ mod plan;
 mod text;
 
 pub use builder::LayoutBuilder;
+#[cfg(feature = "serde")]
 use config::LayoutConfig;
 use plan::{FieldOp, FieldPlan, FieldRole, bucket_value, read_value, write_value};
 
@@ -61,7 +63,7 @@ enum BucketRole {
 /// and a length limit.
 ///
 /// Build one in code with [`Layout::builder`], parse one from a short text spec with
-/// [`str::parse`], or load one with serde (JSON, TOML, ...). Keys are the same bytes as a
+/// [`str::parse`], or load one with serde (JSON, TOML, ...; the `serde` feature). Keys are the same bytes as a
 /// `#[derive(PartitionKey)]` struct with the same layout writes: both go through [`KeyShape`].
 ///
 /// # The text spec
@@ -90,14 +92,21 @@ enum BucketRole {
 /// assert_eq!(key, "000054,a100,006777");
 /// assert_eq!(layout.decode(&key)?, vec![Value::Uint(54), Value::from("a100"), Value::Uint(6777)]);
 ///
+/// // With the `serde` feature, from JSON (or TOML, ...):
+/// # #[cfg(feature = "serde")] {
 /// let json = r#"{"fields": [{"name": "order_number", "type": "u64", "width": 6}],
 ///                "prefix": {"kind": "hash", "algorithm": "md5", "len": 4}}"#;
 /// let hashed: Layout = serde_json::from_str(json).unwrap();
 /// assert_eq!(hashed.encode(&[200_001u64.into()])?, "ee8f200001");
+/// # }
 /// # Ok::<(), pk_codec::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "LayoutConfig", into = "LayoutConfig")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(try_from = "LayoutConfig", into = "LayoutConfig")
+)]
 pub struct Layout {
     fields: Vec<FieldDef>,
     shape: KeyShape,

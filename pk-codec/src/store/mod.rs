@@ -33,6 +33,7 @@ mod memory;
 #[cfg(feature = "redb")]
 mod redb;
 mod scan;
+#[cfg(feature = "table")]
 mod table;
 #[cfg(feature = "typed")]
 mod typed;
@@ -49,6 +50,7 @@ pub use bulk::{
 pub use etcd::EtcdStore;
 pub use memory::MemoryStore;
 pub use scan::{ScanCursor, scan_ranges};
+#[cfg(feature = "table")]
 pub use table::VALUE_COLUMN;
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
