@@ -92,7 +92,8 @@ pub struct BulkOptions {
     /// The seed of the jitter and of random dispatch.
     pub seed: u64,
     /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure; 1 to
-    /// [`MAX_QUEUE_ROWS`]).
+    /// [`MAX_QUEUE_ROWS`]), counted in whole batches, at least one; besides them, each worker
+    /// has one batch being filled by `add`.
     pub queue_rows: usize,
 }
 
@@ -424,10 +425,16 @@ type Callback = Box<dyn Fn(RowOutcome) + Send + Sync>;
 
 /// Messages to a worker.
 enum Msg {
-    Row(Pending),
+    /// A batch of rows staged by `add` (one message per batch, so a producer that outruns its
+    /// worker waits once per batch, not once per row).
+    Rows(Vec<Pending>),
     /// Write everything queued, then signal.
     Flush,
 }
+
+/// Rows added to one lane but not yet sent to its worker: `add` sends them when a batch is full,
+/// the worker takes them itself when its flush interval passes, `flush` sends what is left.
+type Staged = Arc<Mutex<Vec<Pending>>>;
 
 /// What `flush` waits on: rows added but not yet reported (counted without a lock; the lock
 /// and condition variable only wake a waiting `flush`).
@@ -484,6 +491,9 @@ impl Outstanding {
 /// ```
 pub struct BulkWriter {
     senders: Vec<SyncSender<Msg>>,
+    staged: Vec<Staged>,
+    /// Rows staged per lane before they go to the worker as one message.
+    batch_rows: usize,
     workers: Vec<JoinHandle<()>>,
     dispatcher: Dispatcher,
     counters: Arc<Counters>,
@@ -527,11 +537,16 @@ impl BulkWriter {
         let outstanding = Arc::new(Outstanding::default());
         let on_row: Arc<Callback> = Arc::new(Box::new(on_row));
         let mut senders = Vec::with_capacity(options.workers);
+        let mut staged_lanes = Vec::with_capacity(options.workers);
         let mut workers = Vec::with_capacity(options.workers);
         let start = Instant::now();
+        let batch_rows = options.max_batch_rows.min(store.max_batch()).max(1);
         for w in 0..options.workers {
-            let (tx, rx) = sync_channel::<Msg>(options.queue_rows);
+            // The queue holds `queue_rows` rows as batches (at least one batch).
+            let (tx, rx) = sync_channel::<Msg>((options.queue_rows / batch_rows).max(1));
             senders.push(tx);
+            let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(batch_rows)));
+            staged_lanes.push(Arc::clone(&staged));
             let (store, options, counters, outstanding, on_row) = (
                 Arc::clone(&store),
                 options.clone(),
@@ -545,6 +560,7 @@ impl BulkWriter {
                     &*store,
                     &options,
                     &rx,
+                    &staged,
                     seed,
                     start,
                     &counters,
@@ -555,6 +571,8 @@ impl BulkWriter {
         }
         Ok(Self {
             senders,
+            staged: staged_lanes,
+            batch_rows,
             workers,
             dispatcher: Dispatcher::new(&options),
             counters,
@@ -577,7 +595,16 @@ impl BulkWriter {
             retries: 0,
             first_try: None,
         };
-        self.senders[lane].send(Msg::Row(row)).map_err(|_| {
+        let full = {
+            let mut staged = lock(&self.staged[lane]);
+            staged.push(row);
+            (staged.len() >= self.batch_rows)
+                .then(|| std::mem::replace(&mut *staged, Vec::with_capacity(self.batch_rows)))
+        };
+        let Some(batch) = full else {
+            return Ok(());
+        };
+        self.senders[lane].send(Msg::Rows(batch)).map_err(|_| {
             self.counters.added.fetch_sub(1, Relaxed);
             self.outstanding.remove();
             StoreError::new(
@@ -590,8 +617,12 @@ impl BulkWriter {
     /// Writes everything queued so far and waits until each of those rows is written or failed
     /// for good.
     pub fn flush(&self) {
-        for tx in &self.senders {
-            // A stopped worker has nothing left to flush.
+        for (tx, staged) in self.senders.iter().zip(&self.staged) {
+            let rows = std::mem::take(&mut *lock(staged));
+            // A stopped worker has nothing left to flush (its rows count as lost).
+            if !rows.is_empty() {
+                let _ = tx.send(Msg::Rows(rows));
+            }
             let _ = tx.send(Msg::Flush);
         }
         self.outstanding.wait_empty();
@@ -637,6 +668,7 @@ fn run_worker<S: RangeStore + ?Sized>(
     store: &S,
     options: &BulkOptions,
     rx: &Receiver<Msg>,
+    staged: &Mutex<Vec<Pending>>,
     seed: u64,
     start: Instant,
     counters: &Counters,
@@ -653,18 +685,14 @@ fn run_worker<S: RangeStore + ?Sized>(
     while open || !lane.queue.is_empty() {
         // Gather rows until a batch is full, the interval passes, or a flush is asked for.
         if open && !flushing && lane.queue.len() < options.max_batch_rows {
-            let wait = if lane.queue.is_empty() {
-                Duration::from_secs(3600)
-            } else {
-                options.flush_interval
-            };
-            match rx.recv_timeout(wait) {
-                Ok(Msg::Row(r)) => {
-                    lane.queue.push_back(r);
+            match rx.recv_timeout(options.flush_interval) {
+                Ok(Msg::Rows(rows)) => {
+                    lane.queue.extend(rows);
                     continue;
                 }
                 Ok(Msg::Flush) => flushing = true,
-                Err(RecvTimeoutError::Timeout) => {}
+                // The interval passed: write what is queued and what `add` staged meanwhile.
+                Err(RecvTimeoutError::Timeout) => lane.queue.extend(lock(staged).drain(..)),
                 Err(RecvTimeoutError::Disconnected) => open = false,
             }
         }
