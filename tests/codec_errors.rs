@@ -1,8 +1,8 @@
-//! Every refusal of the codec, with its exact error, and the regressions peers shipped.
+//! Every refusal of the codec, with its exact error.
 
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, HashAlg, IntBits, Kind, Layout, Separator, Value};
+use pk_codec::{Error, Layout, MAX_BUCKETS, Precision, Rule, Value};
 
 fn layout(spec: &str) -> Layout {
     spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"))
@@ -151,6 +151,41 @@ fn keys_over_the_limit_are_refused_and_the_buffer_is_left_as_it_was() {
     assert_eq!(buf, "kept|1234");
 }
 
+#[test]
+fn timestamps_out_of_the_form_are_refused_naming_field_and_value() {
+    let layout: Layout = "at: timestamp".parse().unwrap();
+    let err = layout.encode(&[Value::Timestamp(1)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "field `at`: value 1 ns since the epoch does not fit in a timestamp of whole milliseconds"
+    );
+    let err = layout
+        .encode(&[Value::Timestamp(253_402_300_800_000_000_000)])
+        .unwrap_err();
+    assert!(err.to_string().contains("years 0000 to 9999"), "{err}");
+    // Text that is no real instant is refused at its byte.
+    assert!(matches!(
+        layout.decode("2026-02-29T00:00:00.000Z"),
+        Err(Error::Malformed { position: 8, .. })
+    ));
+    assert_eq!(
+        "at: u64 precision=ms".parse::<Layout>().unwrap_err(),
+        Error::BrokenRule {
+            field: Some("at".into()),
+            rule: Rule::PrecisionOnNonTimestamp
+        }
+    );
+    assert_eq!(
+        "at: timestamp precision=ns"
+            .parse::<Layout>()
+            .unwrap()
+            .fields()[0]
+            .spec()
+            .precision(),
+        Precision::Nanos
+    );
+}
+
 // ---- Layout refusals --------------------------------------------------------------------------
 
 /// The field and message of a layout refusal: a broken rule of the format (its message names the
@@ -265,6 +300,47 @@ fn spec_syntax_errors_point_at_the_byte() {
             other => panic!("`{spec}`: expected InvalidSpec, got {other:?}"),
         }
     }
+}
+
+#[test]
+fn bucket_counts_above_the_maximum_are_refused_naming_the_rule() {
+    for count in [MAX_BUCKETS + 1, 100_000_000, u32::MAX] {
+        let err = format!("ts: u64; buckets={count}:mod(ts)")
+            .parse::<Layout>()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::BrokenRule {
+                field: None,
+                rule: Rule::BucketCount { count }
+            }
+        );
+        assert!(err.to_string().contains("bucket-count"), "{err}");
+    }
+    let max: Layout = format!("ts: u64; buckets={MAX_BUCKETS}:mod(ts)")
+        .parse()
+        .unwrap();
+    assert_eq!(max.prefix_ranges(&[]).unwrap().len(), MAX_BUCKETS as usize);
+}
+
+#[test]
+fn hashed_fields_must_lead_and_exist() {
+    for spec in [
+        "a: u8; b: u8; hash=md5(b):4",
+        "a: u8; b: u8; c: u8; hash=md5(a,c):4",
+    ] {
+        assert_eq!(
+            spec.parse::<Layout>().unwrap_err(),
+            Error::BrokenRule {
+                field: None,
+                rule: Rule::HashLeadingFields
+            },
+            "{spec}"
+        );
+    }
+    assert!("a: u8; b: u8; hash=md5(x):4".parse::<Layout>().is_err());
+    let ok: Layout = "a: u8; b: u8; hash=md5(b,a):4".parse().unwrap();
+    assert_eq!(ok.to_string(), "a: u8; b: u8; hash=md5(a,b):4");
 }
 
 // ---- Decoding refusals ------------------------------------------------------------------------
@@ -415,126 +491,7 @@ fn ranges_over_a_hash_prefix_are_refused_with_the_way_out() {
     );
 }
 
-// ---- Regressions peers shipped ------------------------------------------------------------------
-
-#[test]
-fn a_variable_length_field_followed_by_more_fields_keeps_order() {
-    // ordcode put ("ab", MAX) after ("abc", 0).
-    for spec in [
-        "s: str; n: u64",
-        "s: str escaped; n: u64",
-        "s: bytes; n: u64",
-    ] {
-        let l = layout(spec);
-        let val = |s: &str| {
-            if spec.contains("bytes") {
-                Value::from(s.as_bytes())
-            } else {
-                Value::from(s)
-            }
-        };
-        let a = l.encode(&[val("ab"), u64::MAX.into()]).unwrap();
-        let b = l.encode(&[val("abc"), 0u64.into()]).unwrap();
-        assert!(a < b, "`{spec}`: {a:?} !< {b:?}");
-    }
-}
-
-#[test]
-fn escaped_strings_holding_the_terminator_or_low_bytes_keep_order() {
-    // bytekey2 and storekey 0.6 put ("a", MAX) after ("a\0\x01", 0).
-    let l = layout("s: str escaped; n: u64");
-    let a = l.encode(&["a".into(), u64::MAX.into()]).unwrap();
-    let b = l.encode(&["a\0\u{1}".into(), 0u64.into()]).unwrap();
-    assert!(a < b, "{a:?} !< {b:?}");
-    // "ab" before "ab!" and "ab,": escaped bytes still sort above the end of a shorter value.
-    let keys: Vec<String> = ["ab", "ab!", "ab,", "ab-", "ab."]
-        .iter()
-        .map(|s| l.encode(&[(*s).into(), 0u64.into()]).unwrap())
-        .collect();
-    let mut sorted = keys.clone();
-    sorted.sort();
-    assert_eq!(sorted, keys);
-}
-
-#[test]
-fn descending_variable_fields_invert_their_terminator() {
-    // RisingWave returned wrong results when a descending field's terminator kept its order.
-    let l = layout("s: str desc; n: u8");
-    let keys: Vec<String> = ["b", "ab", "a", ""]
-        .iter()
-        .map(|s| l.encode(&[(*s).into(), 0u8.into()]).unwrap())
-        .collect();
-    let mut sorted = keys.clone();
-    sorted.sort();
-    assert_eq!(sorted, keys, "descending: b, ab, a, then the empty string");
-}
-
-#[test]
-fn range_ends_never_increment_a_maximal_byte() {
-    // FoundationDB's prefix range computed an end by incrementing a last byte already at 0xff.
-    // Here ends append the byte after the delimiter, so values ending in U+10FFFF (bytes f4 8f bf bf) work.
-    let l = layout("s: str; n: u8");
-    let top = "a\u{10FFFF}";
-    let r = l
-        .range(&[top.into()], Bound::Unbounded, Bound::Unbounded)
-        .unwrap();
-    assert_eq!(r.start, top);
-    assert_eq!(r.end.as_deref(), Some("a\u{10FFFF}-"));
-    for (s, inside) in [
-        (top, true),
-        ("a", false),
-        ("a\u{10FFFF}\u{10FFFF}", false),
-        ("b", false),
-    ] {
-        let key = l.encode(&[s.into(), 7u8.into()]).unwrap();
-        assert_eq!(r.contains(&key), inside, "{s:?}");
-    }
-}
-
-// ---- Config files -------------------------------------------------------------------------------
-
-#[test]
-fn layouts_load_from_json_and_toml_and_match_the_text_spec() {
-    let json = r#"{
-        "delimiter": ",",
-        "prefix": { "kind": "buckets", "count": 16, "by": "modulo", "fields": ["ts"], "separator": true },
-        "fields": [
-            { "name": "ts", "type": "u64", "width": 13 },
-            { "name": "device_id", "type": "u32", "width": 6, "order": "desc" }
-        ]
-    }"#;
-    let toml_text = r#"
-        delimiter = ","
-        [prefix]
-        kind = "buckets"
-        count = 16
-        by = "modulo"
-        fields = ["ts"]
-        separator = true
-        [[fields]]
-        name = "ts"
-        type = "u64"
-        width = 13
-        [[fields]]
-        name = "device_id"
-        type = "u32"
-        width = 6
-        order = "desc"
-    "#;
-    let from_json: Layout = serde_json::from_str(json).unwrap();
-    let from_toml: Layout = toml::from_str(toml_text).unwrap();
-    let from_spec = layout("ts: u64 width=13; device_id: u32 width=6 desc; buckets=16:mod(ts):sep");
-    assert_eq!(from_json, from_spec);
-    assert_eq!(from_toml, from_spec);
-    assert_eq!(
-        from_spec.to_string(),
-        "ts: u64 width=13; device_id: u32 width=6 desc; buckets=16:mod(ts):sep"
-    );
-    let key = from_toml
-        .encode(&[1_700_000_000_017u64.into(), 54u32.into()])
-        .unwrap();
-    assert_eq!(key, "01,1700000000017,999945");
-}
+// ---- Config file refusals ----------------------------------------------------------------------
 
 #[test]
 fn bad_config_files_say_what_is_wrong() {
@@ -557,18 +514,4 @@ fn bad_config_files_say_what_is_wrong() {
         toml::from_str::<Layout>("delimiter = \"ab\"\n[[fields]]\nname = \"a\"\ntype = \"u8\"\n")
             .unwrap_err();
     assert!(err.to_string().contains("a character"), "{err}");
-}
-
-#[test]
-fn builder_and_spec_give_the_same_layout() {
-    let built = Layout::builder()
-        .field(
-            "order_number",
-            FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(6),
-        )
-        .hash_prefix(HashAlg::Md5, 4, Separator::After)
-        .build()
-        .unwrap();
-    assert_eq!(built, layout("order_number: u64 width=6; hash=md5:4:sep"));
-    assert_eq!(built.encode(&[200_001u64.into()]).unwrap(), "ee8f,200001");
 }

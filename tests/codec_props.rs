@@ -653,27 +653,6 @@ fn every_accepted_delimiter_keeps_every_guarantee_for_every_field_form() {
 }
 
 #[test]
-fn bucket_counts_above_the_maximum_are_refused_naming_the_rule() {
-    for count in [MAX_BUCKETS + 1, 100_000_000, u32::MAX] {
-        let err = format!("ts: u64; buckets={count}:mod(ts)")
-            .parse::<Layout>()
-            .unwrap_err();
-        assert_eq!(
-            err,
-            Error::BrokenRule {
-                field: None,
-                rule: Rule::BucketCount { count }
-            }
-        );
-        assert!(err.to_string().contains("bucket-count"), "{err}");
-    }
-    let max: Layout = format!("ts: u64; buckets={MAX_BUCKETS}:mod(ts)")
-        .parse()
-        .unwrap();
-    assert_eq!(max.prefix_ranges(&[]).unwrap().len(), MAX_BUCKETS as usize);
-}
-
-#[test]
 fn delimiter_del_is_refused_and_every_lower_punctuation_keeps_ranges_ascii() {
     let err = "a: u8; b: u8; delimiter='\\x7f'"
         .parse::<Layout>()

@@ -1,11 +1,10 @@
 //! The float, UUID and timestamp kinds through the derive (std, `uuid`, `time` and `chrono`
-//! types), hash prefixes over leading fields with their typed range reads, and split points from a
-//! layout's prefix. The runtime `Layout` side of every kind is covered by `codec_props.rs`.
+//! types), and hash prefixes over leading fields with their typed range reads. The runtime
+//! `Layout` side of every kind is covered by `codec_props.rs`, its refusals by `codec_errors.rs`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pk_codec::table::{Schema, Table, TableOptions};
-use pk_codec::{DecodeKey, Error, Layout, PartitionKey, Precision, Rule, Value};
+use pk_codec::{DecodeKey, Error, PartitionKey, Value};
 use proptest::prelude::*;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
@@ -154,89 +153,4 @@ fn the_hash_covers_only_the_leading_fields() {
         layout.prefix_ranges(&[]),
         Err(Error::RangeUnsupported { .. })
     ));
-}
-
-#[test]
-fn hashed_fields_must_lead_and_exist() {
-    for spec in [
-        "a: u8; b: u8; hash=md5(b):4",
-        "a: u8; b: u8; c: u8; hash=md5(a,c):4",
-    ] {
-        assert_eq!(
-            spec.parse::<Layout>().unwrap_err(),
-            Error::BrokenRule {
-                field: None,
-                rule: Rule::HashLeadingFields
-            },
-            "{spec}"
-        );
-    }
-    assert!("a: u8; b: u8; hash=md5(x):4".parse::<Layout>().is_err());
-    let ok: Layout = "a: u8; b: u8; hash=md5(b,a):4".parse().unwrap();
-    assert_eq!(ok.to_string(), "a: u8; b: u8; hash=md5(a,b):4");
-}
-
-#[test]
-fn timestamps_out_of_the_form_are_refused_naming_field_and_value() {
-    let layout: Layout = "at: timestamp".parse().unwrap();
-    let err = layout.encode(&[Value::Timestamp(1)]).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "field `at`: value 1 ns since the epoch does not fit in a timestamp of whole milliseconds"
-    );
-    let err = layout
-        .encode(&[Value::Timestamp(253_402_300_800_000_000_000)])
-        .unwrap_err();
-    assert!(err.to_string().contains("years 0000 to 9999"), "{err}");
-    // Text that is no real instant is refused at its byte.
-    assert!(matches!(
-        layout.decode("2026-02-29T00:00:00.000Z"),
-        Err(Error::Malformed { position: 8, .. })
-    ));
-    assert_eq!(
-        "at: u64 precision=ms".parse::<Layout>().unwrap_err(),
-        Error::BrokenRule {
-            field: Some("at".into()),
-            rule: Rule::PrecisionOnNonTimestamp
-        }
-    );
-    assert_eq!(
-        "at: timestamp precision=ns"
-            .parse::<Layout>()
-            .unwrap()
-            .fields()[0]
-            .spec()
-            .precision(),
-        Precision::Nanos
-    );
-}
-
-#[test]
-fn split_points_pre_split_a_table_evenly() {
-    let hashed: Layout = "order_number: u64 width=8; hash=md5:4".parse().unwrap();
-    let points = hashed.shape().split_points(15).unwrap();
-    assert_eq!(points.len(), 15);
-    assert_eq!(points[0], "1000");
-    assert_eq!(points[14], "f000");
-    let buckets: Layout = "ts: u64; buckets=16:mod(ts):sep".parse().unwrap();
-    assert_eq!(
-        buckets.shape().split_points(15).unwrap(),
-        (1..16).map(|b| format!("{b:02}")).collect::<Vec<_>>()
-    );
-    // The points pre-split a table into 16 partitions.
-    let table = Table::new(
-        Schema::single_string("pk").unwrap(),
-        TableOptions::default().pre_split(points.iter().map(|p| p.as_str().into()).collect()),
-    )
-    .unwrap();
-    assert_eq!(table.partition_count(), 16);
-    // More points than prefix values, or no prefix at all: an error that says what to do.
-    assert!(buckets.shape().split_points(16).is_err());
-    let err = "ts: u64"
-        .parse::<Layout>()
-        .unwrap()
-        .shape()
-        .split_points(4)
-        .unwrap_err();
-    assert!(err.to_string().contains("split from a sample"), "{err}");
 }

@@ -1,4 +1,5 @@
-//! Encoding into a buffer that already has room allocates nothing.
+//! Encoding into a buffer that already has room allocates nothing; a derived `encode_into` keeps
+//! the caller's buffer.
 //!
 //! A counting global allocator counts the allocations made by the current thread only, so tests
 //! running in parallel do not disturb each other.
@@ -6,7 +7,7 @@
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::cell::Cell;
 
-use pk_codec::{FieldSpec, IntBits, KeyShape, Kind, Layout, Prefix, Value};
+use pk_codec::{FieldSpec, IntBits, KeyShape, Kind, Layout, PartitionKey, Prefix, Value};
 
 struct Counting;
 
@@ -124,4 +125,71 @@ fn encoding_with_a_runtime_layout_into_a_buffer_with_room_allocates_nothing() {
     });
     assert_eq!(n, 0, "allocated {n} times for {out:?}");
     assert_eq!(out, "09,000054,a-2c1001,00000000000000006777,");
+}
+
+#[derive(PartitionKey)]
+struct Card {
+    #[pk(width = 6)]
+    device_id: u32,
+    seller_id: String,
+    #[pk(desc)]
+    card_id: u64,
+    #[pk(escaped)]
+    note: Option<String>,
+}
+
+#[derive(PartitionKey)]
+#[pk(hash(md5, len = 4, separator))]
+struct Order {
+    #[pk(width = 6)]
+    order_number: u64,
+}
+
+#[derive(PartitionKey)]
+#[pk(buckets(count = 16, hash(user, card)))]
+struct Bucketed {
+    user: String,
+    card: Card,
+    #[pk(width = 13)]
+    ts: u64,
+}
+
+#[test]
+fn encode_into_a_buffer_with_room_keeps_the_buffer() {
+    let card = Card {
+        device_id: 54,
+        seller_id: "a100".into(),
+        card_id: 6777,
+        note: Some("a,b".into()),
+    };
+    let order = Order {
+        order_number: 200_001,
+    };
+    let bucketed = Bucketed {
+        user: "alice".into(),
+        card: Card {
+            device_id: 1,
+            seller_id: "s".into(),
+            card_id: 2,
+            note: None,
+        },
+        ts: 1_700_000_000_000,
+    };
+    let mut out = String::with_capacity(256);
+    let (ptr, cap) = (out.as_ptr(), out.capacity());
+    for _ in 0..10 {
+        out.clear();
+        card.encode_into(&mut out).unwrap();
+        assert_eq!(out, "000054,a100,99999999999999993222,=a-2cb");
+        out.clear();
+        order.encode_into(&mut out).unwrap();
+        assert_eq!(out, "ee8f,200001");
+        out.clear();
+        bucketed.encode_into(&mut out).unwrap();
+        assert!(
+            out.ends_with("alice,000001,s,99999999999999999997,,1700000000000"),
+            "{out}"
+        );
+    }
+    assert_eq!((out.as_ptr(), out.capacity()), (ptr, cap));
 }

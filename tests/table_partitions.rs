@@ -1,6 +1,7 @@
-//! Splits by size and load, merges, pre-splitting, the load report, the capacity model and
-//! the heatmap.
+//! Splits by size and load, merges, pre-splitting (with split points from a sample or from a
+//! layout's prefix), the load report, the capacity model and the heatmap.
 
+use pk_codec::Layout;
 use pk_codec::table::{
     Attribute, Clock, HeatmapOptions, ManualClock, Metric, PkColumn, PkType, PkValue, PrimaryKey,
     RangeRequest, ReadOptions, Schema, Table, TableError, TableOptions, compare_designs,
@@ -270,6 +271,36 @@ fn split_points_for_a_sample_of_keys() {
     );
     let points = split_points_even(vec!["x".into(); 10], 3).unwrap();
     assert!(points.is_empty());
+}
+
+#[test]
+fn split_points_pre_split_a_table_evenly() {
+    let hashed: Layout = "order_number: u64 width=8; hash=md5:4".parse().unwrap();
+    let points = hashed.shape().split_points(15).unwrap();
+    assert_eq!(points.len(), 15);
+    assert_eq!(points[0], "1000");
+    assert_eq!(points[14], "f000");
+    let buckets: Layout = "ts: u64; buckets=16:mod(ts):sep".parse().unwrap();
+    assert_eq!(
+        buckets.shape().split_points(15).unwrap(),
+        (1..16).map(|b| format!("{b:02}")).collect::<Vec<_>>()
+    );
+    // The points pre-split a table into 16 partitions.
+    let table = Table::new(
+        Schema::single_string("pk").unwrap(),
+        TableOptions::default().pre_split(points.iter().map(|p| p.as_str().into()).collect()),
+    )
+    .unwrap();
+    assert_eq!(table.partition_count(), 16);
+    // More points than prefix values, or no prefix at all: an error that says what to do.
+    assert!(buckets.shape().split_points(16).is_err());
+    let err = "ts: u64"
+        .parse::<Layout>()
+        .unwrap()
+        .shape()
+        .split_points(4)
+        .unwrap_err();
+    assert!(err.to_string().contains("split from a sample"), "{err}");
 }
 
 #[test]
