@@ -134,9 +134,7 @@ pub use pk_derive::PartitionKey;
 /// Items the derive's generated code uses. Not a public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::io::{KeyReader, KeyWriter};
-
-    pub use crate::rules::enforce;
+    use crate::rules::enforce;
     use crate::{FieldSpec, HashAlg, KeyShape};
 
     /// [`FieldSpec::delimiter_floor`], as a byte (`u8::MAX` for none), for the derive's
@@ -226,7 +224,7 @@ pub mod __private {
     /// A key spliced into a derived key as a field: its fields' lowest delimiter floor
     /// ([`PartitionKey::FIELD_FLOOR`](crate::PartitionKey::FIELD_FLOOR)) against the outer
     /// delimiter (a compile error if the delimiter cannot order them).
-    pub const fn nested(shape: &KeyShape, floor: u8) {
+    const fn nested(shape: &KeyShape, floor: u8) {
         let delimiter = shape.delimiter();
         if delimiter >= floor {
             enforce::<()>(Err(crate::rules::Rule::DelimiterFloor { delimiter, floor }));
