@@ -2,7 +2,8 @@
 //! parallel, each paged with the store's limit, merged into one stream in natural-key order,
 //! and resumable from where a read stopped.
 
-use std::collections::VecDeque;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, sync_channel};
 
@@ -19,6 +20,45 @@ pub struct ScanCursor {
 }
 
 /// Pages of one range, fetched ahead by that range's reader thread.
+/// A bucket's next row in the merge, ordered so that [`BinaryHeap`] (a max-heap) pops the
+/// smallest natural key (the key past the `skip` bytes of the prefix) first, ties in bucket order
+/// (as the merge is stable).
+struct Head {
+    key: String,
+    value: Vec<u8>,
+    bucket: usize,
+    skip: usize,
+}
+
+impl Head {
+    fn natural(&self) -> &str {
+        self.key.get(self.skip..).unwrap_or(&self.key)
+    }
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .natural()
+            .cmp(self.natural())
+            .then(other.bucket.cmp(&self.bucket))
+    }
+}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Head {}
+
 struct Bucket {
     rows: VecDeque<(String, Vec<u8>)>,
     pages: Receiver<Result<RangePage, StoreError>>,
@@ -156,43 +196,42 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 done: false,
             });
         }
-        // A k-way merge of the buckets' heads, each head taken from its bucket's stream.
-        let mut heads: Vec<Option<(String, Vec<u8>)>> = Vec::with_capacity(buckets.len());
-        for b in &mut buckets {
-            heads.push(b.pop()?);
+        // A k-way merge of the buckets' heads in a binary heap (log k comparisons a row), each
+        // head taken from its bucket's stream.
+        let mut heads = BinaryHeap::with_capacity(buckets.len());
+        for (i, b) in buckets.iter_mut().enumerate() {
+            if let Some((key, value)) = b.pop()? {
+                heads.push(Head {
+                    key,
+                    value,
+                    bucket: i,
+                    skip,
+                });
+            }
         }
-        let streams = heads
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, h)| h.map(|h| (i, h)));
-        let mut order: Vec<(usize, (String, Vec<u8>))> = streams.collect();
         loop {
-            // The smallest head by natural key (ties by range order, as the merge is stable).
-            let Some(at) = order
-                .iter()
-                .enumerate()
-                .min_by(|(_, (ia, (a, _))), (_, (ib, (b, _)))| {
-                    a.get(skip..)
-                        .unwrap_or(a)
-                        .cmp(b.get(skip..).unwrap_or(b))
-                        .then(ia.cmp(ib))
-                })
-                .map(|(at, _)| at)
+            let Some(Head {
+                key, value, bucket, ..
+            }) = heads.pop()
             else {
                 return Ok(None);
             };
-            let (i, (key, value)) = order.swap_remove(at);
             let flow = visit(&key, &value);
-            if let Some(next) = buckets[i].pop()? {
-                order.push((i, next));
+            if let Some((key, value)) = buckets[bucket].pop()? {
+                heads.push(Head {
+                    key,
+                    value,
+                    bucket,
+                    skip,
+                });
             }
             if flow.is_break() {
                 // Every range resumes at its head (the row not yet visited), or where its store
                 // read stopped.
                 let mut positions: Vec<Option<String>> =
                     buckets.iter().map(Bucket::position).collect();
-                for (j, (k, _)) in &order {
-                    positions[*j] = Some(k.clone());
+                for h in &heads {
+                    positions[h.bucket] = Some(h.key.clone());
                 }
                 return Ok(Some(ScanCursor { positions }));
             }
