@@ -31,12 +31,17 @@ struct Head {
 }
 
 impl Head {
-    fn natural(&self) -> &str {
-        self.key.get(self.skip..).unwrap_or(&self.key)
+    /// The natural key's bytes (bytes compare as the strings do, without a character-boundary
+    /// check per comparison).
+    #[inline]
+    fn natural(&self) -> &[u8] {
+        let key = self.key.as_bytes();
+        key.get(self.skip..).unwrap_or(key)
     }
 }
 
 impl Ord for Head {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .natural()
@@ -46,6 +51,7 @@ impl Ord for Head {
 }
 
 impl PartialOrd for Head {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
