@@ -134,7 +134,10 @@ fn z_an_import_survives_a_node_stop_and_loses_nothing() {
         .collect();
     assert_eq!(pids.len(), 3, "a 3-node cluster");
     let rows = 100_000u32;
-    let writer = BulkWriter::new(
+    // The rows that failed, with why: none should, and if one does the assertion says why.
+    let failures: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&failures);
+    let writer = BulkWriter::with_callback(
         Arc::clone(&store),
         BulkOptions {
             workers: 4,
@@ -145,6 +148,11 @@ fn z_an_import_survives_a_node_stop_and_loses_nothing() {
             },
             deadline: Duration::from_secs(120),
             ..BulkOptions::default()
+        },
+        move |o| {
+            if let Err(e) = &o.result {
+                sink.lock().unwrap().push(format!("{}: {e}", o.key));
+            }
         },
     )
     .unwrap();
@@ -179,7 +187,8 @@ fn z_an_import_survives_a_node_stop_and_loses_nothing() {
         assert_eq!(
             (stats.rows_written, stats.rows_failed, stats.rows_lost()),
             (u64::from(rows), 0, 0),
-            "{stats:?}"
+            "{stats:?}; failed rows: {:?}",
+            failures.lock().unwrap()
         );
         reader.join().unwrap()
     });

@@ -21,8 +21,8 @@ const MAX_TXN_OPS: usize = 128;
 /// A [`RangeStore`] in an etcd cluster (v3 API through its JSON gateway): keys in etcd's byte
 /// order, range reads with `limit` and `range_end`, batches as one transaction (all or nothing).
 ///
-/// Connection failures, timeouts and 5xx answers are [`StoreErrorKind::Unavailable`] (after
-/// trying every endpoint once), "too many requests" is [`StoreErrorKind::Busy`], other refusals
+/// Connection failures, timeouts (HTTP 408 too), answers cut off in flight and 5xx answers are
+/// [`StoreErrorKind::Unavailable`] (after trying every endpoint once), "too many requests" is [`StoreErrorKind::Busy`], other refusals
 /// [`StoreErrorKind::Invalid`].
 ///
 /// # Examples
@@ -131,8 +131,21 @@ impl EtcdStore {
             {
                 Ok(mut response) => {
                     let status = response.status().as_u16();
-                    let text = response.body_mut().read_to_string().unwrap_or_default();
-                    if status >= 500 {
+                    let text = match response.body_mut().read_to_string() {
+                        Ok(text) => text,
+                        // The node went away while answering (the request may or may not have
+                        // been applied; every request here is safe to repeat): try the next one.
+                        Err(e) => {
+                            last = Some(StoreError::new(
+                                StoreErrorKind::Unavailable,
+                                format!("{url}: HTTP {status}, the answer was cut off: {e}"),
+                            ));
+                            continue;
+                        }
+                    };
+                    // 5xx, and 408 (the gateway's "the client connection is closing" while its
+                    // node shuts down): this node cannot answer now; try the next one.
+                    if status >= 500 || status == 408 {
                         last = Some(StoreError::new(
                             StoreErrorKind::Unavailable,
                             format!("{url}: HTTP {status}: {text}"),
@@ -151,13 +164,19 @@ impl EtcdStore {
                             format!("{url}: HTTP {status}: {text}"),
                         ));
                     }
-                    self.current.store(at, Relaxed);
-                    return serde_json::from_str(&text).map_err(|e| {
-                        StoreError::new(
-                            StoreErrorKind::Other,
-                            format!("{url}: not JSON ({e}): {text}"),
-                        )
-                    });
+                    match serde_json::from_str(&text) {
+                        Ok(json) => {
+                            self.current.store(at, Relaxed);
+                            return Ok(json);
+                        }
+                        // A 200 whose body is not JSON was cut off in flight: as above.
+                        Err(e) => {
+                            last = Some(StoreError::new(
+                                StoreErrorKind::Unavailable,
+                                format!("{url}: not JSON ({e}): {text}"),
+                            ));
+                        }
+                    }
                 }
                 Err(e) => {
                     last = Some(StoreError::new(
