@@ -1,37 +1,49 @@
 #!/usr/bin/env bash
-# The build time a user pays: a fresh binary crate with one three-field key (u32, String, u64),
-# once with `#[derive(PartitionKey)]` from pk-codec (default features, by path to this
-# repository, or to PK_CODEC_DIR) and once with storekey 0.11's derives. Dependencies are fetched
-# first, so downloads are not timed; then each crate is built from a clean target directory RUNS
-# times (default 3), the two interleaved, and the medians printed (wall, and user + system CPU).
+# Build time of a fresh crate with one derived key: pk-codec (default features) against storekey 0.11.
 #
-#   scripts/bench-build.sh [RUNS]
+# Creates throwaway crates under a temp dir, each with the same three-field struct
+# (u32, String, u64) and a main that encodes one key:
+#   pk-codec        depends on this repository's pk-codec by path (its working tree, or
+#                   PK_CODEC_DIR/pk-codec);
+#   pk-codec@REV    the same against pk-codec as of git revision REV (one per REV argument,
+#                   exported with `git archive`, e.g. `main` for the figure before a change);
+#   storekey        storekey 0.11's derives and `encode_vec`.
+# Dependencies are fetched first (`cargo fetch`, not timed); then each crate gets a clean debug
+# `cargo build` in a fresh target directory, RUNS times (default 3), interleaved, and the medians
+# of wall time and user+sys CPU time are printed.
+#
+#   scripts/bench-build.sh [REV...]          # e.g. scripts/bench-build.sh main
+#   RUNS=5 scripts/bench-build.sh
 set -euo pipefail
-runs="${1:-3}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
-pk_dir="${PK_CODEC_DIR:-$root}/pk-codec"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 
-mkdir -p "$tmp/with-pk/src" "$tmp/with-storekey/src"
-cat > "$tmp/with-pk/Cargo.toml" <<EOF
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+runs="${RUNS:-3}"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/pk-bench-build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+# No compiler cache or shared target directory may take part.
+unset RUSTC_WRAPPER CARGO_BUILD_RUSTC_WRAPPER CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR
+
+pk_crate() { # NAME PK_CODEC_DIR
+    mkdir -p "$tmp/$1/src"
+    cat >"$tmp/$1/Cargo.toml" <<EOF
 [package]
-name = "with-pk"
+name = "fresh-key"
 version = "0.1.0"
 edition = "2024"
+publish = false
 
 [dependencies]
-pk-codec = { path = "$pk_dir" }
+pk-codec = { path = "$2" }
+
+[workspace]
 EOF
-cat > "$tmp/with-pk/src/main.rs" <<'EOF'
+    cat >"$tmp/$1/src/main.rs" <<'EOF'
 use pk_codec::PartitionKey;
 
 #[derive(PartitionKey)]
 struct CardKey {
-    #[pk(width = 6)]
     device_id: u32,
     seller_id: String,
-    #[pk(width = 6)]
     card_id: u64,
 }
 
@@ -40,16 +52,23 @@ fn main() {
     println!("{}", key.encode().unwrap());
 }
 EOF
-cat > "$tmp/with-storekey/Cargo.toml" <<'EOF'
+}
+
+storekey_crate() { # NAME
+    mkdir -p "$tmp/$1/src"
+    cat >"$tmp/$1/Cargo.toml" <<'EOF'
 [package]
-name = "with-storekey"
+name = "fresh-key"
 version = "0.1.0"
 edition = "2024"
+publish = false
 
 [dependencies]
 storekey = "0.11"
+
+[workspace]
 EOF
-cat > "$tmp/with-storekey/src/main.rs" <<'EOF'
+    cat >"$tmp/$1/src/main.rs" <<'EOF'
 #[derive(storekey::Encode, storekey::Decode)]
 struct CardKey {
     device_id: u32,
@@ -62,38 +81,58 @@ fn main() {
     println!("{:?}", storekey::encode_vec(&key).unwrap());
 }
 EOF
-
-for c in with-pk with-storekey; do
-    (cd "$tmp/$c" && cargo fetch -q)
-done
-
-# One clean debug build; prints "wall cpu" in seconds.
-build() {
-    local dir="$1" start end
-    rm -rf "$dir/target"
-    start=$(date +%s.%N)
-    local times
-    times=$( { /usr/bin/env bash -c "cd '$dir' && TIMEFORMAT='%U %S' && time cargo build -q --offline >/dev/null 2>&1" ; } 2>&1 )
-    end=$(date +%s.%N)
-    awk -v s="$start" -v e="$end" -v t="$times" 'BEGIN { split(t, a, " "); printf "%.2f %.2f\n", e - s, a[1] + a[2] }'
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+variants=(pk-codec)
+pk_crate pk-codec "${PK_CODEC_DIR:-$repo}/pk-codec"
+for rev in "$@"; do
+    name="pk-codec@$rev"
+    src="$tmp/src-${rev//\//_}"
+    mkdir -p "$src"
+    git -C "$repo" archive "$rev" | tar -x -C "$src"
+    pk_crate "$name" "$src/pk-codec"
+    variants+=("$name")
+done
+storekey_crate storekey
+variants+=(storekey)
 
-: > "$tmp/with-pk.times"
-: > "$tmp/with-storekey.times"
-for i in $(seq "$runs"); do
-    for c in with-pk with-storekey; do
-        t=$(build "$tmp/$c")
-        echo "run $i $c: wall ${t% *} s, cpu ${t#* } s"
-        echo "$t" >> "$tmp/$c.times"
-    done
+for v in "${variants[@]}"; do
+    (cd "$tmp/$v" && cargo fetch --quiet)
 done
 
+# One clean build in a fresh target directory; appends "wall cpu" (seconds) to $tmp/NAME.times.
+build() {
+    local dir="$tmp/$1" target="$tmp/target"
+    rm -rf "$target"
+    if [ -x /usr/bin/time ]; then
+        (cd "$dir" && CARGO_TARGET_DIR="$target" /usr/bin/time -f '%e %U %S' -o "$tmp/t" \
+            cargo build --quiet --offline)
+    else
+        local TIMEFORMAT='%R %U %S'
+        { time (cd "$dir" && CARGO_TARGET_DIR="$target" cargo build --quiet --offline); } 2>"$tmp/t"
+    fi
+    awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$tmp/t" >>"$tmp/$1.times"
+    rm -rf "$target"
+}
+
+echo "$(date -u +%Y-%m-%dT%H:%MZ); $(nproc) CPUs; $(rustc --version); load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((i = 1; i <= runs; i++)); do
+    for v in "${variants[@]}"; do
+        build "$v"
+        echo "run $i  $v: $(tail -n1 "$tmp/$v.times" | awk '{ print $1 " s wall, " $2 " s CPU" }')"
+    done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+sk_wall="$(cut -d' ' -f1 "$tmp/storekey.times" | median)"
+sk_cpu="$(cut -d' ' -f2 "$tmp/storekey.times" | median)"
 echo
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(rustc --version)"
-for c in with-pk with-storekey; do
-    wall=$(cut -d' ' -f1 "$tmp/$c.times" | median)
-    cpu=$(cut -d' ' -f2 "$tmp/$c.times" | median)
-    echo "$c: median wall ${wall} s, median cpu ${cpu} s ($runs clean debug builds)"
+printf '%-24s %14s %14s %14s %14s\n' crate "wall (median)" "CPU (median)" "wall/storekey" "CPU/storekey"
+for v in "${variants[@]}"; do
+    wall="$(cut -d' ' -f1 "$tmp/$v.times" | median)"
+    cpu="$(cut -d' ' -f2 "$tmp/$v.times" | median)"
+    printf '%-24s %12s s %12s s %14s %14s\n' "$v" "$wall" "$cpu" \
+        "$(awk -v a="$wall" -v b="$sk_wall" 'BEGIN { printf "%.2fx", a / b }')" \
+        "$(awk -v a="$cpu" -v b="$sk_cpu" 'BEGIN { printf "%.2fx", a / b }')"
 done
