@@ -116,6 +116,11 @@ fn a_typed_range_reads_exactly_the_matching_rows_in_order_across_pages() {
                 assert_eq!(got, want, "`{spec}`, a = {a}, pages of {page}");
             }
         }
+        // The cluster is shared with the other tests and the real_store example: leave nothing
+        // behind (these keys fall inside the example's DeviceID range, e.g. `0001,000,...`).
+        for row in &rows {
+            assert!(store.delete(&layout.encode(row).unwrap()).unwrap());
+        }
     }
 }
 

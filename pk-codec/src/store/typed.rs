@@ -17,8 +17,16 @@ use crate::{DecodeKey, KeyRange, Layout, PartitionKey, Value};
 pub enum TypedError {
     /// The store refused.
     Store(StoreError),
-    /// A key could not be encoded, or a stored key did not decode (it is not this layout's).
+    /// A key could not be encoded.
     Key(crate::Error),
+    /// A key read from the store did not decode: it is not this layout's (another layout's keys
+    /// share the range read).
+    StoredKey {
+        /// The key as stored.
+        key: String,
+        /// Why it did not decode.
+        error: crate::Error,
+    },
     /// A value could not be serialized, or a stored value did not deserialize.
     Value(serde_json::Error),
 }
@@ -28,6 +36,9 @@ impl fmt::Display for TypedError {
         match self {
             Self::Store(e) => e.fmt(f),
             Self::Key(e) => e.fmt(f),
+            Self::StoredKey { key, error } => {
+                write!(f, "the stored key {key:?} is not this layout's: {error}")
+            }
             Self::Value(e) => write!(f, "value: {e}"),
         }
     }
@@ -37,7 +48,7 @@ impl std::error::Error for TypedError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Store(e) => Some(e),
-            Self::Key(e) => Some(e),
+            Self::Key(e) | Self::StoredKey { error: e, .. } => Some(e),
             Self::Value(e) => Some(e),
         }
     }
@@ -168,7 +179,10 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
             page,
             cursor,
             |k, v| match K::decode(k)
-                .map_err(TypedError::from)
+                .map_err(|error| TypedError::StoredKey {
+                    key: k.to_owned(),
+                    error,
+                })
                 .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
             {
                 Ok((key, value)) => visit(key, value),
@@ -238,7 +252,10 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
             cursor,
             |k, v| match layout
                 .decode(k)
-                .map_err(TypedError::from)
+                .map_err(|error| TypedError::StoredKey {
+                    key: k.to_owned(),
+                    error,
+                })
                 .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
             {
                 Ok((key, value)) => visit(key, value),
