@@ -463,9 +463,8 @@ pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
 
 /// Fails compilation (in a constant) or panics (at run time) with the rule's summary: how the
 /// derive's generated constants report a broken rule.
-#[doc(hidden)]
 #[track_caller]
-pub const fn enforce<T: Copy>(checked: Result<T, Rule>) -> T {
+pub(crate) const fn enforce<T: Copy>(checked: Result<T, Rule>) -> T {
     match checked {
         Ok(v) => v,
         Err(rule) => panic!("{}", rule.summary()),
