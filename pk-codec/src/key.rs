@@ -71,13 +71,15 @@ pub trait DecodeField: KeyField + Sized {
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
 }
 
-macro_rules! uint_field {
-    ($($t:ty => $bits:ident, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
+/// Integer fields: the kind, the writer and reader method (the same name on both sides) and its
+/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed).
+macro_rules! integer_field {
+    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+]);* $(;)?) => {$(
         impl KeyField for $t {
-            const KIND: Kind = Kind::Uint { bits: IntBits::$bits };
+            const KIND: Kind = Kind::$kind { bits: IntBits::$bits };
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-                w.$write(spec, field, *self as $wide)
+                w.$method(spec, field, *self as $wide)
             }
             #[inline]
             fn bucket_value(&self) -> Option<BucketValue> {
@@ -87,48 +89,24 @@ macro_rules! uint_field {
         impl DecodeField for $t {
             #[inline]
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-                Ok(r.$read(spec, field, <$t>::MAX as $rwide)? as $t)
+                Ok(r.$method(spec, field, $(<$t>::$bound as $wide),+)? as $t)
             }
         }
     )*};
 }
-uint_field!(
-    u8 => B8, uint64 as u64, uint64 as u64,
-    u16 => B16, uint64 as u64, uint64 as u64,
-    u32 => B32, uint64 as u64, uint64 as u64,
-    u64 => B64, uint64 as u64, uint64 as u64,
-    usize => B64, uint64 as u64, uint64 as u64,
-    u128 => B128, uint128 as u128, uint128 as u128,
-);
-
-macro_rules! int_field {
-    ($($t:ty => $bits:ident, $write:ident as $wide:ty, $read:ident as $rwide:ty),* $(,)?) => {$(
-        impl KeyField for $t {
-            const KIND: Kind = Kind::Int { bits: IntBits::$bits };
-            #[inline]
-            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-                w.$write(spec, field, *self as $wide)
-            }
-            #[inline]
-            fn bucket_value(&self) -> Option<BucketValue> {
-                Some(BucketValue::from(*self))
-            }
-        }
-        impl DecodeField for $t {
-            #[inline]
-            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-                Ok(r.$read(spec, field, <$t>::MIN as $rwide, <$t>::MAX as $rwide)? as $t)
-            }
-        }
-    )*};
-}
-int_field!(
-    i8 => B8, int64 as i64, int64 as i64,
-    i16 => B16, int64 as i64, int64 as i64,
-    i32 => B32, int64 as i64, int64 as i64,
-    i64 => B64, int64 as i64, int64 as i64,
-    isize => B64, int64 as i64, int64 as i64,
-    i128 => B128, int128 as i128, int128 as i128,
+integer_field!(
+    u8 => Uint B8, uint64 as u64, [MAX];
+    u16 => Uint B16, uint64 as u64, [MAX];
+    u32 => Uint B32, uint64 as u64, [MAX];
+    u64 => Uint B64, uint64 as u64, [MAX];
+    usize => Uint B64, uint64 as u64, [MAX];
+    u128 => Uint B128, uint128 as u128, [MAX];
+    i8 => Int B8, int64 as i64, [MIN, MAX];
+    i16 => Int B16, int64 as i64, [MIN, MAX];
+    i32 => Int B32, int64 as i64, [MIN, MAX];
+    i64 => Int B64, int64 as i64, [MIN, MAX];
+    isize => Int B64, int64 as i64, [MIN, MAX];
+    i128 => Int B128, int128 as i128, [MIN, MAX];
 );
 
 impl KeyField for str {
