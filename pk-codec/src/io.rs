@@ -310,16 +310,13 @@ macro_rules! uint_at_table {
 static UINT_AT: [[UintAt; 2]; 20] =
     uint_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
 
-/// A reader of an unsigned integer at one constant width and order.
-type UintReadAt = fn(&mut KeyReader<'_>, &FieldSpec, &str, u64) -> Result<u64>;
+/// A reader of an unsigned integer at one constant width and order, at most `max`: `None`,
+/// consuming nothing, for anything else (the general reader then says what is wrong). Its
+/// answer fits registers, where a `Result` would be returned through memory.
+type UintReadAt = fn(&mut KeyReader<'_>, u64) -> Option<u64>;
 
-fn uint_read_at<const WIDTH: u8, const DESC: bool>(
-    r: &mut KeyReader<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    max: u64,
-) -> Result<u64> {
-    r.uint64_as(spec, field, max, WIDTH, DESC)
+fn uint_read_at<const WIDTH: u8, const DESC: bool>(r: &mut KeyReader<'_>, max: u64) -> Option<u64> {
+    r.uint64_fast(max, WIDTH, DESC)
 }
 
 macro_rules! uint_read_at_table {
@@ -569,18 +566,24 @@ impl<'a> KeyReader<'a> {
         width: u8,
         desc: bool,
     ) -> Result<u64> {
-        let start = self.pos;
-        let width = usize::from(width);
-        if let Some(text) = self.key.as_bytes().get(start..start + width)
-            && let Some(v) = num::parse_u64_fast(text, desc)
-            && v <= max
-        {
-            self.pos += width;
+        if let Some(v) = self.uint64_fast(max, width, desc) {
             return Ok(v);
         }
         // Any failure: the slow path says what is wrong (its value, if any, is at most `max`).
         self.uint_slow(spec, field, u128::from(max))
             .map(|v| v as u64)
+    }
+
+    /// The fast path of [`KeyReader::uint64_as`]: the value when the next `width` bytes are
+    /// its digits and it is at most `max`, consuming them; `None`, consuming nothing, otherwise.
+    #[inline(always)]
+    fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
+        let start = self.pos;
+        let width = usize::from(width);
+        let text = self.key.as_bytes().get(start..start + width)?;
+        let v = num::parse_u64_fast(text, desc).filter(|&v| v <= max)?;
+        self.pos += width;
+        Some(v)
     }
 
     /// [`KeyReader::uint64`] for runtime layouts: a call of the reader compiled for the spec's
@@ -592,8 +595,11 @@ impl<'a> KeyReader<'a> {
         field: &str,
         max: u64,
     ) -> Result<u64> {
-        match UINT_READ_AT.get(usize::from(spec.width()).wrapping_sub(1)) {
-            Some(by_order) => by_order[usize::from(spec.is_descending())](self, spec, field, max),
+        let read = UINT_READ_AT
+            .get(usize::from(spec.width()).wrapping_sub(1))
+            .and_then(|by_order| by_order[usize::from(spec.is_descending())](self, max));
+        match read {
+            Some(v) => Ok(v),
             None => self.uint64(spec, field, max),
         }
     }
