@@ -14,6 +14,8 @@ use pk_codec::store::{
 };
 use proptest::prelude::*;
 
+mod support;
+
 /// A store that fails on a seeded schedule: per row, busy (retryable) with probability
 /// `busy_pct`, refused for good when the key ends in `bad_suffix`; per batch, refused as a whole
 /// (not retryable) with probability `batch_pct` when the batch holds more than one row.
@@ -128,7 +130,7 @@ fn options(workers: usize, seed: u64) -> BulkOptions {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(12), ..ProptestConfig::default() })]
 
     #[test]
     fn every_row_is_reported_exactly_once_under_injected_failures(

@@ -11,6 +11,8 @@ use pk_codec::{
 };
 use proptest::prelude::*;
 
+mod support;
+
 /// One field of a random layout: its spec and how to make its values.
 #[derive(Debug, Clone)]
 struct FieldGen {
@@ -290,7 +292,7 @@ fn bucket_count() -> impl Strategy<Value = u32> {
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 256,
+        cases: support::cases(256),
         // Layouts the rulebook refuses (a high delimiter with a variable-length field) are drawn
         // again.
         max_global_rejects: 100_000,

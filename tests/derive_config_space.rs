@@ -7,6 +7,8 @@
 use pk_codec::{DecodeKey, KeyField, Layout, PartitionKey, Value};
 use proptest::prelude::*;
 
+mod support;
+
 /// The derived key and its runtime layout agree byte for byte, and the layout decodes the key to
 /// `values`.
 fn agrees<K: PartitionKey>(key: &K, values: &[Value]) -> Result<String, TestCaseError> {
@@ -217,7 +219,7 @@ fn values(v: &[u8]) -> Vec<Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn fixed_width_fields_keep_order_under_every_delimiter(rows in prop::collection::vec((any::<u16>(), any::<i8>(), any::<bool>()), 2..6)) {
@@ -364,7 +366,7 @@ struct RawRef<'a> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn borrowed_decode_returns_the_owned_values_and_borrows_plain_strings(

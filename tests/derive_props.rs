@@ -8,6 +8,8 @@ use std::ops::Bound;
 use pk_codec::{DecodeKey, KeyRange, PartitionKey, Value};
 use proptest::prelude::*;
 
+mod support;
+
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 struct Plain {
     #[pk(width = 6)]
@@ -213,7 +215,7 @@ where
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
 
     #[test]
     fn key_order_is_value_order(a in plain_clustered(), b in plain_clustered()) {

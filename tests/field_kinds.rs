@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use pk_codec::{DecodeKey, Error, PartitionKey, Value};
 use proptest::prelude::*;
 
+mod support;
+
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 struct Measure {
     price: f32,
@@ -78,7 +80,7 @@ struct Reading {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn new_kinds_keep_order_round_trip_and_agree_with_the_layout(a in measure(), b in measure()) {

@@ -4,6 +4,8 @@
 use pk_codec::{Error, Layout};
 use proptest::prelude::*;
 
+mod support;
+
 /// Checks the outcome of parsing `text`: a layout that prints back to text parsing to itself, or
 /// an `InvalidSpec` pointing inside the text, or another refusal (a rule, a bad layout).
 fn check(text: &str) -> Result<(), TestCaseError> {
@@ -38,7 +40,7 @@ const VALID: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(2000)))]
 
     #[test]
     fn any_text_parses_or_points_inside_it(text in "[a-z0-9:;=,'()\\\\ _.xé\t]{0,60}") {

@@ -6,6 +6,8 @@ use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, RedbStore,
 use pk_codec::table::{Table, TableOptions};
 use proptest::prelude::*;
 
+mod support;
+
 fn key() -> impl Strategy<Value = String> {
     "[a-c]{0,3}"
 }
@@ -29,7 +31,7 @@ fn read_all(store: &dyn RangeStore, query: &RangeQuery<'_>) -> Vec<(String, Vec<
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn the_table_store_reads_what_the_reference_reads(

@@ -10,6 +10,8 @@ use pk_codec::store::{RangeStore, RedbStore, Typed};
 use pk_codec::{Layout, Value};
 use proptest::prelude::*;
 
+mod support;
+
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.
 fn layout() -> impl Strategy<Value = Layout> {
@@ -84,7 +86,7 @@ fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: support::cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn range_reads_in_redb_return_exactly_the_matching_rows_in_typed_order(

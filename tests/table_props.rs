@@ -9,6 +9,8 @@ use pk_codec::table::{
 };
 use proptest::prelude::*;
 
+mod support;
+
 /// A bound column value, ordered like the store's: INF_MIN < values < INF_MAX.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Ext<T> {
@@ -151,7 +153,7 @@ fn attrs(v: Option<i64>) -> Vec<Attribute> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(48)))]
 
     #[test]
     fn table_matches_a_btreemap_model(ops in proptest::collection::vec(op(), 1..150)) {
