@@ -294,8 +294,9 @@ fn config() -> ProptestConfig {
     ProptestConfig {
         cases: support::cases(256),
         // Layouts the rulebook refuses (a high delimiter with a variable-length field) are drawn
-        // again.
-        max_global_rejects: 100_000,
+        // again: about four in ten, so the allowances grow with the cases of a soak run.
+        max_global_rejects: support::cases(100_000),
+        max_local_rejects: support::cases(65_536),
         ..ProptestConfig::default()
     }
 }
