@@ -6,11 +6,37 @@
 use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
 
-use pk_codec::store::{RangeStore, RedbStore, Typed};
+use pk_codec::KeyRange;
+use pk_codec::store::{
+    MemoryStore, RangePage, RangeQuery, RangeStore, RedbStore, StoreError, Typed, scan_ranges,
+};
 use pk_codec::{Layout, Value};
 use proptest::prelude::*;
 
 mod support;
+
+/// A store declaring that its reads wait on I/O, as a network store's do: `scan_ranges` then
+/// reads each range on a reader thread, where redb's own ranges are read by the merging thread.
+/// Both paths merge through the same heads and must return the same rows.
+struct Threaded<'a, S: ?Sized>(&'a S);
+
+impl<S: RangeStore + ?Sized> RangeStore for Threaded<'_, S> {
+    fn reads_wait_on_io(&self) -> bool {
+        true
+    }
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.0.delete(key)
+    }
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(query)
+    }
+}
 
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.
@@ -113,25 +139,86 @@ proptest! {
             };
             let mut want: Vec<Vec<Value>> = stored.iter().filter(|r| r[..prefix.len()] == prefix[..]).cloned().collect();
             want.sort_by(|x, y| typed_cmp(&layout, x, y));
-            // Read in two parts: stop after `stop_after` rows, then resume.
-            let mut got = Vec::new();
-            let cursor = typed.scan_values(&layout, &ranges, page, None, |k, ()| {
-                got.push(k);
-                if got.len() == stop_after { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-            }).unwrap();
-            if let Some(c) = cursor {
-                typed.scan_values(&layout, &ranges, page, Some(&c), |k, ()| {
-                    got.push(k);
-                    ControlFlow::Continue(())
-                }).unwrap();
+            // Read in two parts: stop after `stop_after` rows, then resume; by the merging
+            // thread (redb as it is) and by reader threads (redb declared as waiting on I/O).
+            let threaded = Threaded(&store);
+            let on_threads = Typed::new(&threaded);
+            for reader_threads in [false, true] {
+                let mut got = Vec::new();
+                let scan = |cursor: Option<&pk_codec::store::ScanCursor>, got: &mut Vec<Vec<Value>>| {
+                    let visit = |k, ()| {
+                        got.push(k);
+                        if cursor.is_none() && got.len() == stop_after {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    };
+                    if reader_threads {
+                        on_threads.scan_values(&layout, &ranges, page, cursor, visit)
+                    } else {
+                        typed.scan_values(&layout, &ranges, page, cursor, visit)
+                    }
+                    .unwrap()
+                };
+                if let Some(c) = scan(None, &mut got) {
+                    prop_assert_eq!(scan(Some(&c), &mut got), None);
+                }
+                prop_assert_eq!(&got, &want, "layout `{}`, reader threads {}", layout, reader_threads);
             }
-            prop_assert_eq!(&got, &want, "layout `{}`", layout);
         }
         // Point reads find every row.
         for row in &stored {
             prop_assert_eq!(typed.get_values::<()>(&layout, row).unwrap(), Some(()));
         }
         let _ = store.range(&pk_codec::store::RangeQuery::new("", None)).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    /// `scan_ranges` on raw keys: any natural keys (shorter and longer than the 8 bytes the merge
+    /// compares first, sharing those 8 bytes, equal across ranges) come out sorted by natural
+    /// key, equal ones in range order, over any page size, stopped and resumed anywhere, read
+    /// by the merging thread or by reader threads.
+    #[test]
+    fn scan_ranges_merges_any_keys_stably(
+        keys in prop::collection::vec((0usize..4, "[ab]{0,3}|aaaaaaa[ab]{0,4}"), 0..40),
+        page in 1usize..5,
+        stop_after in 0usize..45,
+    ) {
+        let layout: Layout = "x: str; buckets=4:hash:sep".parse().unwrap();
+        let prefix = layout.shape().prefix();
+        let store = MemoryStore::default();
+        let mut want: Vec<(String, usize)> = Vec::new();
+        for (b, natural) in &keys {
+            store.put(&format!("{b},{natural}"), b"").unwrap();
+            if !want.contains(&(natural.clone(), *b)) {
+                want.push((natural.clone(), *b));
+            }
+        }
+        // Stable by range: sorting by (natural key, range) is the order the merge promises.
+        want.sort();
+        let ranges: Vec<KeyRange> = (0..4)
+            .map(|b| KeyRange { start: format!("{b},"), end: Some(format!("{b}-")) })
+            .collect();
+        let threaded = Threaded(&store);
+        let stores: [&dyn RangeStore; 2] = [&store, &threaded];
+        for s in stores {
+            let mut got: Vec<(String, usize)> = Vec::new();
+            let mut visit = |key: &str, _: &[u8], stop: bool| {
+                let b = usize::from(key.as_bytes()[0] - b'0');
+                got.push((key[2..].to_owned(), b));
+                if stop && got.len() == stop_after { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            };
+            let cursor = scan_ranges(s, prefix, &ranges, page, None, |k, v| visit(k, v, true)).unwrap();
+            if let Some(c) = cursor {
+                let rest = scan_ranges(s, prefix, &ranges, page, Some(&c), |k, v| visit(k, v, false)).unwrap();
+                prop_assert_eq!(rest, None);
+            }
+            prop_assert_eq!(&got, &want, "reader threads: {}", s.reads_wait_on_io());
+        }
     }
 }
 

@@ -1,16 +1,43 @@
 //! A 16-bucket range read through the parallel merge (`scan_ranges`) against one plain range read
 //! of the same 100,000 rows, both in redb.
 //!
-//! `cargo bench -p pk-codec --features redb --bench store`
-
-#![allow(missing_docs)] // criterion_group! generates undocumented functions.
+//! `cargo bench -p pk-codec --features redb --bench store` (`PK_BENCH_ROUNDS`, default 31, sets
+//! the rounds). Criterion runs one case after the other; here every round reads every way, in a
+//! rotating order, and a ratio is the median of the per-round ratios, so the reads meet the same
+//! neighbours. The merge runs twice: as redb declares itself (an in-process store, read by the
+//! merging thread) and through a wrapper declaring reads that wait on I/O (a reader thread per
+//! range, as for a network store).
 
 use std::hint::black_box;
 use std::ops::ControlFlow;
+use std::time::Instant;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pk_codec::Layout;
-use pk_codec::store::{RangeQuery, RangeStore, RedbStore, WriteOp, scan_ranges};
+use pk_codec::store::{
+    RangePage, RangeQuery, RangeStore, RedbStore, StoreError, WriteOp, scan_ranges,
+};
+
+/// The same redb store, declared as a store whose reads wait on I/O (as a network store's do):
+/// `scan_ranges` then reads each range on a thread of its own.
+struct Threaded<'a>(&'a RedbStore);
+
+impl RangeStore for Threaded<'_> {
+    fn reads_wait_on_io(&self) -> bool {
+        true
+    }
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.0.delete(key)
+    }
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(query)
+    }
+}
 
 const ROWS: u64 = 100_000;
 const PAGE: usize = 1_000;
@@ -53,7 +80,7 @@ fn plain_read(store: &RedbStore, start: &str, end: Option<&str>) -> u64 {
     }
 }
 
-fn bench(c: &mut Criterion) {
+fn main() {
     let dir = std::env::temp_dir().join(format!("pk-codec-bench-store-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let plain_layout: Layout = "ts: u64 width=8".parse().unwrap();
@@ -89,40 +116,74 @@ fn bench(c: &mut Criterion) {
     .unwrap();
     assert_eq!(expect, ROWS);
 
-    let mut g = c.benchmark_group("range read of 100,000 rows in redb");
-    g.sample_size(10).throughput(Throughput::Elements(ROWS));
-    g.bench_function("one unbucketed range, pages of 1,000", |b| {
-        b.iter(|| {
-            plain_read(
-                &plain,
-                &plain_ranges[0].start,
-                plain_ranges[0].end.as_deref(),
-            )
-        });
-    });
-    g.bench_function("16 bucket ranges in parallel, merged", |b| {
-        b.iter(|| {
-            let mut n = 0u64;
-            scan_ranges(
-                &bucketed,
-                bucket_layout.shape().prefix(),
-                &ranges,
-                PAGE,
-                None,
-                |k, v| {
-                    black_box((k, v));
-                    n += 1;
-                    ControlFlow::Continue(())
-                },
-            )
-            .unwrap();
-            n
-        });
-    });
-    g.finish();
+    let merge_from = |store: &dyn RangeStore| {
+        let mut n = 0u64;
+        scan_ranges(
+            store,
+            bucket_layout.shape().prefix(),
+            &ranges,
+            PAGE,
+            None,
+            |k, v| {
+                black_box((k, v));
+                n += 1;
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        n
+    };
+    let merged_read = || merge_from(&bucketed);
+    let threaded = Threaded(&bucketed);
+    let threaded_read = || merge_from(&threaded);
+    let plain_once = || {
+        plain_read(
+            &plain,
+            &plain_ranges[0].start,
+            plain_ranges[0].end.as_deref(),
+        )
+    };
+
+    // Interleaved: every round times every read, in a rotating order, and the ratios are taken
+    // within the round, so a neighbour's load moves both sides of them alike.
+    let rounds = std::env::var("PK_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(31usize);
+    let (mut plains, mut mergeds, mut threadeds) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ratios, mut thread_ratios) = (Vec::new(), Vec::new());
+    let reads: [&dyn Fn() -> u64; 3] = [&plain_once, &merged_read, &threaded_read];
+    for round in 0..rounds {
+        let mut ms = [0f64; 3];
+        // The order rotates: each read goes first, second and third equally often.
+        for k in 0..3 {
+            let which = (round + k) % 3;
+            let start = Instant::now();
+            assert_eq!(reads[which](), ROWS);
+            ms[which] = start.elapsed().as_secs_f64() * 1e3;
+        }
+        plains.push(ms[0]);
+        mergeds.push(ms[1]);
+        threadeds.push(ms[2]);
+        ratios.push(ms[1] / ms[0]);
+        thread_ratios.push(ms[2] / ms[0]);
+    }
+    println!(
+        "range read of {ROWS} rows in redb, pages of {PAGE}, {rounds} interleaved rounds, medians:\n\
+         one unbucketed range                          {:7.1} ms\n\
+         16 bucket ranges merged (redb: merging thread) {:6.1} ms   {:.2}x the plain read (target at most 1.5x)\n\
+         16 bucket ranges merged, a reader thread each {:7.1} ms   {:.2}x the plain read",
+        median(&mut plains),
+        median(&mut mergeds),
+        median(&mut ratios),
+        median(&mut threadeds),
+        median(&mut thread_ratios),
+    );
     drop((plain, bucketed));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

@@ -41,6 +41,11 @@ impl MemoryStore {
 }
 
 impl RangeStore for MemoryStore {
+    /// A map in this process: a read is CPU work, done by the merging thread.
+    fn reads_wait_on_io(&self) -> bool {
+        false
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.write().insert(key.to_owned(), value.to_vec());
         Ok(())

@@ -252,6 +252,23 @@ pub trait RangeStore: Send + Sync {
         usize::MAX
     }
 
+    /// Whether a read waits on I/O (a network round trip, a disk), so that reading several
+    /// ranges at once overlaps the waits: [`scan_ranges`] then gives each range a reader thread.
+    /// In-process stores whose reads are CPU work answer `false`, and their ranges are read by
+    /// the merging thread itself: there, reader threads add hand-offs and compete for the cores
+    /// with the merge. The default is `true`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{MemoryStore, RangeStore};
+    ///
+    /// assert!(!MemoryStore::default().reads_wait_on_io());
+    /// ```
+    fn reads_wait_on_io(&self) -> bool {
+        true
+    }
+
     /// Writes `value` at `key`.
     ///
     /// # Errors

@@ -73,6 +73,12 @@ impl RedbStore {
 }
 
 impl RangeStore for RedbStore {
+    /// An embedded database whose pages are cached in this process: a read of cached pages is
+    /// CPU work, done by the merging thread (measured in BENCHMARKS.md, "Bucket merge").
+    fn reads_wait_on_io(&self) -> bool {
+        false
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.batch_write(&[WriteOp::Put {
             key: key.to_owned(),

@@ -1,9 +1,8 @@
 //! Scatter-gather range reads: the key ranges of a bucketed layout (one per bucket) read in
-//! parallel, each paged with the store's limit, merged into one stream in natural-key order,
-//! and resumable from where a read stopped.
+//! parallel when the store's reads wait on I/O, each paged with the store's limit, merged into
+//! one stream in natural-key order, and resumable from where a read stopped.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, sync_channel};
 
@@ -19,92 +18,191 @@ pub struct ScanCursor {
     pub positions: Vec<Option<String>>,
 }
 
-/// Pages of one range, fetched ahead by that range's reader thread.
-/// A bucket's next row in the merge, ordered so that [`BinaryHeap`] (a max-heap) pops the
-/// smallest natural key (the key past the `skip` bytes of the prefix) first, ties in bucket order
-/// (as the merge is stable).
-struct Head {
-    key: String,
-    value: Vec<u8>,
-    bucket: usize,
-    skip: usize,
+/// Where a range's pages come from.
+enum Source<'r> {
+    /// Its reader thread, a few pages ahead.
+    Thread(Receiver<Result<RangePage, StoreError>>),
+    /// The merging thread itself, one page when the last is used up.
+    Inline(&'r KeyRange),
 }
 
-impl Head {
-    /// The natural key's bytes (bytes compare as the strings do, without a character-boundary
-    /// check per comparison).
-    #[inline]
-    fn natural(&self) -> &[u8] {
-        let key = self.key.as_bytes();
-        key.get(self.skip..).unwrap_or(key)
-    }
-}
-
-impl Ord for Head {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .natural()
-            .cmp(self.natural())
-            .then(other.bucket.cmp(&self.bucket))
-    }
-}
-
-impl PartialOrd for Head {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Head {}
-
-struct Bucket {
-    rows: VecDeque<(String, Vec<u8>)>,
-    pages: Receiver<Result<RangePage, StoreError>>,
-    /// The store's resume key after the rows received so far (`None`: nothing more to read).
+/// One range of the merge: its current page and how to get the next.
+///
+/// The rows stay in their page until the whole page is used up and dropped at once, as a plain
+/// read drops its pages: moving each row out and freeing it alone, between the large
+/// allocations of the next pages, measured about a tenth of the merge in the allocator
+/// consolidating its free lists (`perf record`, BENCHMARKS.md "Bucket merge").
+struct Bucket<'r> {
+    page: Vec<(String, Vec<u8>)>,
+    /// The page's row that is this range's head (not yet visited).
+    at: usize,
+    source: Source<'r>,
+    /// The store's resume key after the pages received so far (`None`: nothing more to read).
     next: Option<String>,
-    /// Whether the reader has nothing more to send.
+    /// Whether the range has no page left to give.
     done: bool,
 }
 
-impl Bucket {
-    /// The next row, waiting for the next page when the buffered ones are used up.
-    fn pop(&mut self) -> Result<Option<(String, Vec<u8>)>, StoreError> {
-        while self.rows.is_empty() && !self.done {
-            match self.pages.recv() {
-                Ok(page) => {
-                    let page = page?;
-                    self.next = page.next;
-                    self.done = self.next.is_none();
-                    self.rows.extend(page.rows);
-                }
-                Err(_) => self.done = true,
-            }
-        }
-        Ok(self.rows.pop_front())
+impl Bucket<'_> {
+    /// The head row, if the range has one (after [`Bucket::fill`]).
+    #[inline]
+    fn head(&self) -> Option<&(String, Vec<u8>)> {
+        self.page.get(self.at)
     }
 
-    /// Where this range resumes after the rows taken so far.
+    /// Makes sure the range has a head if it has rows left, reading (or waiting for) pages as
+    /// needed; answers whether it has one.
+    fn fill<S: RangeStore + ?Sized>(
+        &mut self,
+        store: &S,
+        limit: usize,
+    ) -> Result<bool, StoreError> {
+        while self.at >= self.page.len() {
+            if self.done {
+                return Ok(false);
+            }
+            let fetched = match &self.source {
+                Source::Thread(pages) => pages.recv().ok(),
+                Source::Inline(range) => Some(
+                    store.range(
+                        &RangeQuery::new(&range.start, range.end.as_deref())
+                            .limit(limit)
+                            .resume(self.next.as_deref()),
+                    ),
+                ),
+            };
+            match fetched {
+                Some(result) => {
+                    let page = result?;
+                    self.next = page.next;
+                    self.done = self.next.is_none();
+                    self.page = page.rows;
+                    self.at = 0;
+                }
+                None => self.done = true,
+            }
+        }
+        Ok(true)
+    }
+
+    /// Where this range resumes after the rows visited so far.
     fn position(&self) -> Option<String> {
-        match self.rows.front() {
+        match self.head() {
             Some((k, _)) => Some(k.clone()),
             None => self.next.clone(),
         }
     }
 }
 
-/// Reads `ranges` from `store`, one reader thread per range fetching pages of `page` rows (at
-/// most the store's [`max_page`](RangeStore::max_page), two pages ahead), and calls `visit` with
-/// every row in natural-key order: keys compared without the first `prefix.len()` bytes, as
-/// [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets) does. Only a few pages per range
-/// are held in memory, whatever the ranges hold.
+/// The order of the merge: a binary min-heap of range numbers, ordered by their heads' natural
+/// keys (past the `skip` bytes of the prefix), ties in range order (so the merge is stable). Each
+/// entry carries the first 8 bytes of its head's natural key as a big-endian number, so most
+/// comparisons are one integer comparison; only equal first bytes compare the keys. A visited
+/// head is replaced in one sift, not a pop and a push: about 2 log k comparisons a row.
+struct Heads {
+    heap: Vec<(u64, usize)>,
+    skip: usize,
+}
+
+impl Heads {
+    /// The natural key's bytes of range `b`'s head (bytes compare as the strings do).
+    #[inline]
+    fn natural<'b>(&self, buckets: &'b [Bucket<'_>], b: usize) -> &'b [u8] {
+        let key = buckets[b].head().map_or(&[][..], |(k, _)| k.as_bytes());
+        key.get(self.skip..).unwrap_or(key)
+    }
+
+    /// The entry of range `b`: its head's first 8 natural bytes, zero-padded, big-endian. Zero
+    /// padding keeps the order: where two padded prefixes first differ, either both bytes are
+    /// the keys' own, or the shorter key ended there and sorts first, as it does in full.
+    #[inline]
+    fn entry(&self, buckets: &[Bucket<'_>], b: usize) -> (u64, usize) {
+        let natural = self.natural(buckets, b);
+        let mut first = [0u8; 8];
+        let n = natural.len().min(8);
+        first[..n].copy_from_slice(&natural[..n]);
+        (u64::from_be_bytes(first), b)
+    }
+
+    /// Whether entry `a` goes before entry `b`.
+    #[inline]
+    fn before(&self, buckets: &[Bucket<'_>], a: (u64, usize), b: (u64, usize)) -> bool {
+        if a.0 != b.0 {
+            return a.0 < b.0;
+        }
+        match self.natural(buckets, a.1).cmp(self.natural(buckets, b.1)) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => a.1 < b.1,
+        }
+    }
+
+    /// Adds range `b`, which has a head.
+    fn push(&mut self, buckets: &[Bucket<'_>], b: usize) {
+        let mut at = self.heap.len();
+        self.heap.push(self.entry(buckets, b));
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if !self.before(buckets, self.heap[at], self.heap[parent]) {
+                break;
+            }
+            self.heap.swap(at, parent);
+            at = parent;
+        }
+    }
+
+    /// The range whose head goes first.
+    #[inline]
+    fn top(&self) -> Option<usize> {
+        self.heap.first().map(|&(_, b)| b)
+    }
+
+    /// After the first range's head changed: `has_head` false takes the range out (it is
+    /// exhausted); then the heap's order is restored.
+    fn replace_top(&mut self, buckets: &[Bucket<'_>], has_head: bool) {
+        let Some(&(_, top)) = self.heap.first() else {
+            return;
+        };
+        if has_head {
+            self.heap[0] = self.entry(buckets, top);
+        } else {
+            let Some(last) = self.heap.pop() else { return };
+            if self.heap.is_empty() {
+                return;
+            }
+            self.heap[0] = last;
+        }
+        let len = self.heap.len();
+        let mut at = 0;
+        loop {
+            let left = 2 * at + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.before(buckets, self.heap[right], self.heap[left]) {
+                right
+            } else {
+                left
+            };
+            if !self.before(buckets, self.heap[child], self.heap[at]) {
+                break;
+            }
+            self.heap.swap(at, child);
+            at = child;
+        }
+    }
+}
+
+/// Reads `ranges` from `store` in pages of `page` rows (at most the store's
+/// [`max_page`](RangeStore::max_page)) and calls `visit` with every row in natural-key order:
+/// keys compared without the first `prefix.len()` bytes, as
+/// [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets) does, equal ones in the order of
+/// `ranges`. Only a few pages per range are held in memory, whatever the ranges hold.
+///
+/// When the store's reads wait on I/O ([`RangeStore::reads_wait_on_io`], a network store), each
+/// range has a reader thread fetching two pages ahead, so the round trips overlap; an in-process
+/// store's ranges are read by the calling thread, a page when the last is used up.
 ///
 /// `visit` returns [`ControlFlow::Break`] to stop: the read then returns a [`ScanCursor`] that
 /// resumes right after the last row visited. `None` means every range was read to its end.
@@ -161,15 +259,17 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
     }
     let page = page.clamp(1, store.max_page());
     let skip = prefix.len();
+    let threads = store.reads_wait_on_io();
     std::thread::scope(|scope| {
-        let mut buckets: Vec<Bucket> = Vec::with_capacity(ranges.len());
+        let mut buckets: Vec<Bucket<'_>> = Vec::with_capacity(ranges.len());
         for (i, range) in ranges.iter().enumerate() {
             let start = match cursor.map(|c| &c.positions[i]) {
                 // Exhausted before: nothing to read.
                 Some(None) => {
                     buckets.push(Bucket {
-                        rows: VecDeque::new(),
-                        pages: sync_channel(0).1,
+                        page: Vec::new(),
+                        at: 0,
+                        source: Source::Inline(range),
                         next: None,
                         done: true,
                     });
@@ -178,69 +278,63 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 Some(Some(k)) => Some(k.as_str()),
                 None => None,
             };
-            let (tx, rx) = sync_channel(2);
-            scope.spawn(move || {
-                let mut resume = start.map(str::to_owned);
-                loop {
-                    let query = RangeQuery::new(&range.start, range.end.as_deref())
-                        .limit(page)
-                        .resume(resume.as_deref());
-                    let result = store.range(&query);
-                    let next = result.as_ref().ok().and_then(|p| p.next.clone());
-                    let failed = result.is_err();
-                    // The consumer stopped reading: stop fetching.
-                    if tx.send(result).is_err() || failed || next.is_none() {
-                        return;
+            let source = if threads {
+                let (tx, rx) = sync_channel(2);
+                scope.spawn(move || {
+                    let mut resume = start.map(str::to_owned);
+                    loop {
+                        let query = RangeQuery::new(&range.start, range.end.as_deref())
+                            .limit(page)
+                            .resume(resume.as_deref());
+                        let result = store.range(&query);
+                        let next = result.as_ref().ok().and_then(|p| p.next.clone());
+                        let failed = result.is_err();
+                        // The consumer stopped reading: stop fetching.
+                        if tx.send(result).is_err() || failed || next.is_none() {
+                            return;
+                        }
+                        resume = next;
                     }
-                    resume = next;
-                }
-            });
+                });
+                Source::Thread(rx)
+            } else {
+                Source::Inline(range)
+            };
             buckets.push(Bucket {
-                rows: VecDeque::new(),
-                pages: rx,
+                page: Vec::new(),
+                at: 0,
+                source,
                 next: start.map(str::to_owned),
                 done: false,
             });
         }
-        // A k-way merge of the buckets' heads in a binary heap (log k comparisons a row), each
-        // head taken from its bucket's stream.
-        let mut heads = BinaryHeap::with_capacity(buckets.len());
-        for (i, b) in buckets.iter_mut().enumerate() {
-            if let Some((key, value)) = b.pop()? {
-                heads.push(Head {
-                    key,
-                    value,
-                    bucket: i,
-                    skip,
-                });
+        // A k-way merge of the ranges' heads in a binary heap (log k comparisons a row).
+        let mut heads = Heads {
+            heap: Vec::with_capacity(buckets.len()),
+            skip,
+        };
+        for b in 0..buckets.len() {
+            if buckets[b].fill(store, page)? {
+                heads.push(&buckets, b);
             }
         }
-        loop {
-            let Some(Head {
-                key, value, bucket, ..
-            }) = heads.pop()
-            else {
-                return Ok(None);
+        while let Some(b) = heads.top() {
+            // Every range in the heap has a head; one without would only leave it.
+            let Some((key, value)) = buckets[b].head() else {
+                heads.replace_top(&buckets, false);
+                continue;
             };
-            let flow = visit(&key, &value);
-            if let Some((key, value)) = buckets[bucket].pop()? {
-                heads.push(Head {
-                    key,
-                    value,
-                    bucket,
-                    skip,
-                });
-            }
+            let flow = visit(key, value);
+            buckets[b].at += 1;
+            let has_head = buckets[b].fill(store, page)?;
+            heads.replace_top(&buckets, has_head);
             if flow.is_break() {
                 // Every range resumes at its head (the row not yet visited), or where its store
                 // read stopped.
-                let mut positions: Vec<Option<String>> =
-                    buckets.iter().map(Bucket::position).collect();
-                for h in &heads {
-                    positions[h.bucket] = Some(h.key.clone());
-                }
+                let positions = buckets.iter().map(Bucket::position).collect();
                 return Ok(Some(ScanCursor { positions }));
             }
         }
+        Ok(None)
     })
 }

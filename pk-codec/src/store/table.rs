@@ -55,6 +55,11 @@ fn value_of(cells: &crate::table::Row) -> Vec<u8> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 impl RangeStore for Table {
+    /// The model lives in this process: a read is CPU work, done by the merging thread.
+    fn reads_wait_on_io(&self) -> bool {
+        false
+    }
+
     fn max_page(&self) -> usize {
         crate::table::MAX_RANGE_ROWS
     }
