@@ -7,36 +7,11 @@ use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
 
 use pk_codec::KeyRange;
-use pk_codec::store::{
-    MemoryStore, RangePage, RangeQuery, RangeStore, RedbStore, StoreError, Typed, scan_ranges,
-};
+use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads, RedbStore, Typed, scan_ranges};
 use pk_codec::{Layout, Value};
 use proptest::prelude::*;
 
 mod support;
-
-/// A store declaring that its reads wait on I/O, as a network store's do: `scan_ranges` then
-/// reads each range on a reader thread, where redb's own ranges are read by the merging thread.
-/// Both paths merge through the same heads and must return the same rows.
-struct Threaded<'a, S: ?Sized>(&'a S);
-
-impl<S: RangeStore + ?Sized> RangeStore for Threaded<'_, S> {
-    fn reads_wait_on_io(&self) -> bool {
-        true
-    }
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.0.delete(key)
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.0.range(query)
-    }
-}
 
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.
@@ -141,7 +116,7 @@ proptest! {
             want.sort_by(|x, y| typed_cmp(&layout, x, y));
             // Read in two parts: stop after `stop_after` rows, then resume; by the merging
             // thread (redb as it is) and by reader threads (redb declared as waiting on I/O).
-            let threaded = Threaded(&store);
+            let threaded = ReaderThreads(&store);
             let on_threads = Typed::new(&threaded);
             for reader_threads in [false, true] {
                 let mut got = Vec::new();
@@ -203,7 +178,7 @@ proptest! {
         let ranges: Vec<KeyRange> = (0..4)
             .map(|b| KeyRange { start: format!("{b},"), end: Some(format!("{b}-")) })
             .collect();
-        let threaded = Threaded(&store);
+        let threaded = ReaderThreads(&store);
         let stores: [&dyn RangeStore; 2] = [&store, &threaded];
         for s in stores {
             let mut got: Vec<(String, usize)> = Vec::new();

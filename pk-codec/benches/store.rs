@@ -5,39 +5,15 @@
 //! the rounds). Criterion runs one case after the other; here every round reads every way, in a
 //! rotating order, and a ratio is the median of the per-round ratios, so the reads meet the same
 //! neighbours. The merge runs twice: as redb declares itself (an in-process store, read by the
-//! merging thread) and through a wrapper declaring reads that wait on I/O (a reader thread per
-//! range, as for a network store).
+//! merging thread) and through `ReaderThreads` (a reader thread per range, as for a network
+//! store).
 
 use std::hint::black_box;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
 use pk_codec::Layout;
-use pk_codec::store::{
-    RangePage, RangeQuery, RangeStore, RedbStore, StoreError, WriteOp, scan_ranges,
-};
-
-/// The same redb store, declared as a store whose reads wait on I/O (as a network store's do):
-/// `scan_ranges` then reads each range on a thread of its own.
-struct Threaded<'a>(&'a RedbStore);
-
-impl RangeStore for Threaded<'_> {
-    fn reads_wait_on_io(&self) -> bool {
-        true
-    }
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.0.delete(key)
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.0.range(query)
-    }
-}
+use pk_codec::store::{RangeQuery, RangeStore, ReaderThreads, RedbStore, WriteOp, scan_ranges};
 
 const ROWS: u64 = 100_000;
 const PAGE: usize = 1_000;
@@ -134,7 +110,7 @@ fn main() {
         n
     };
     let merged_read = || merge_from(&bucketed);
-    let threaded = Threaded(&bucketed);
+    let threaded = ReaderThreads(&bucketed);
     let threaded_read = || merge_from(&threaded);
     let plain_once = || {
         plain_read(

@@ -49,7 +49,7 @@ pub use bulk::{
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
 pub use memory::MemoryStore;
-pub use scan::{ScanCursor, scan_ranges};
+pub use scan::{ReaderThreads, ScanCursor, scan_ranges};
 #[cfg(feature = "table")]
 pub use table::VALUE_COLUMN;
 #[cfg(feature = "typed")]
@@ -256,7 +256,7 @@ pub trait RangeStore: Send + Sync {
     /// ranges at once overlaps the waits: [`scan_ranges`] then gives each range a reader thread.
     /// In-process stores whose reads are CPU work answer `false`, and their ranges are read by
     /// the merging thread itself: there, reader threads add hand-offs and compete for the cores
-    /// with the merge. The default is `true`.
+    /// with the merge. The default is `true`; [`ReaderThreads`] makes any store answer `true`.
     ///
     /// # Examples
     ///

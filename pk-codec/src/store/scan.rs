@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use super::{RangePage, RangeQuery, RangeStore, StoreError};
+use super::{RangePage, RangeQuery, RangeStore, StoreError, WriteOp};
 use crate::KeyRange;
 use crate::prefix::Prefix;
 
@@ -16,6 +16,60 @@ use crate::prefix::Prefix;
 pub struct ScanCursor {
     /// Per range, in the order the ranges were given: the next key to read.
     pub positions: Vec<Option<String>>,
+}
+
+/// A store whose ranges [`scan_ranges`] reads on reader threads, one per range, whatever the
+/// store itself declares ([`RangeStore::reads_wait_on_io`]): for an embedded store whose reads
+/// do wait (a database larger than memory on a slow disk), or to compare both ways of reading.
+/// Every other method is the store's own.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads};
+///
+/// let store = MemoryStore::default();
+/// store.put("0,a", b"1")?;
+/// let threaded = ReaderThreads(&store);
+/// assert!(threaded.reads_wait_on_io());
+/// assert_eq!(threaded.get("0,a")?, Some(b"1".to_vec()));
+/// # Ok::<(), pk_codec::store::StoreError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ReaderThreads<'s, S: ?Sized>(pub &'s S);
+
+impl<S: RangeStore + ?Sized> RangeStore for ReaderThreads<'_, S> {
+    fn max_page(&self) -> usize {
+        self.0.max_page()
+    }
+
+    fn max_batch(&self) -> usize {
+        self.0.max_batch()
+    }
+
+    fn reads_wait_on_io(&self) -> bool {
+        true
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.0.delete(key)
+    }
+
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.0.batch_write(ops)
+    }
+
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(query)
+    }
 }
 
 /// Where a range's pages come from.
