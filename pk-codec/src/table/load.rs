@@ -312,7 +312,7 @@ pub fn compare_designs(designs: &[(&str, &LoadReport)], ops_per_tick: u64) -> St
 
 /// Builds the per-window skew figures from partition-window records and partition counts.
 pub(crate) fn window_stats(
-    records: &[PartitionWindow],
+    records: &[&PartitionWindow],
     partitions_at: impl Fn(i64) -> usize,
     window_ms: i64,
 ) -> Vec<WindowStats> {
@@ -320,7 +320,7 @@ pub(crate) fn window_stats(
     idx.sort_by_key(|&i| records[i].window);
     let mut out: Vec<WindowStats> = Vec::new();
     for i in idx {
-        let r = &records[i];
+        let r = records[i];
         let ops = r.load.ops();
         if ops == 0 {
             continue;
@@ -397,8 +397,8 @@ mod tests {
 
     #[test]
     fn skew_of_one_hot_partition_per_window() {
-        let records = vec![rec(0, 1, 10), rec(1, 2, 10), rec(1, 1, 0)];
-        let w = window_stats(&records, |_| 2, 1000);
+        let records = [rec(0, 1, 10), rec(1, 2, 10), rec(1, 1, 0)];
+        let w = window_stats(&records.iter().collect::<Vec<_>>(), |_| 2, 1000);
         assert_eq!(w.len(), 2);
         assert_eq!((w[1].ops, w[1].max_ops, w[1].start_ms), (10, 10, 1000));
         let (share, max_mean, written) = skew(&w);
