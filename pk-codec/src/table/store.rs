@@ -2,6 +2,7 @@
 //! get, update, delete, batches, range reads). Splits and merges are in `rebalance.rs`, load
 //! windows and reports in `window.rs`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Bound::{self, Excluded, Included};
@@ -651,7 +652,8 @@ impl Table {
         let n = self.schema.columns().len();
         match req.direction {
             Direction::Forward => {
-                let mut lo = req.start.clone();
+                // The request's start, then each next partition's lowest key.
+                let mut lo = Cow::Borrowed(&req.start);
                 loop {
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
@@ -664,13 +666,13 @@ impl Table {
                         Excluded(&req.end)
                     };
                     let (stop, took) =
-                        scan.take(data.rows.range::<PrimaryKey, _>((Included(&lo), end)));
+                        scan.take(data.rows.range::<PrimaryKey, _>((Included(&*lo), end)));
                     count_read(p, took);
                     if stop || p.upper == PkValue::InfMax {
                         break;
                     }
-                    lo = bound_key(&p.upper, n);
-                    if lo >= req.end {
+                    lo = Cow::Owned(bound_key(&p.upper, n));
+                    if *lo >= req.end {
                         break;
                     }
                 }
