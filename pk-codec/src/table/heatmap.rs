@@ -8,7 +8,7 @@ use serde::Serialize;
 
 #[cfg(feature = "svg")]
 use super::error::TableError;
-use super::load::PartitionWindow;
+use super::load::WindowRecord;
 use super::schema::PkValue;
 use super::store::Table;
 
@@ -121,7 +121,7 @@ impl Table {
         let lowers = self.partition_lowers();
         self.with_records(|records, _| {
             let mut bounds: Vec<&PkValue> = lowers.iter().collect();
-            bounds.extend(records.iter().map(|r| &r.lower));
+            bounds.extend(records.iter().map(|r| r.lower()));
             Heatmap::build(records, bounds, self.load_window_ms(), options)
         })
     }
@@ -129,7 +129,7 @@ impl Table {
 
 impl Heatmap {
     fn build(
-        records: &[&PartitionWindow],
+        records: &[&WindowRecord],
         mut bounds: Vec<&PkValue>,
         window_ms: i64,
         options: &HeatmapOptions,
@@ -165,7 +165,7 @@ impl Heatmap {
             } as f64;
             let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
                 .min(columns - 1);
-            let lo = idx(&r.lower);
+            let lo = idx(r.lower());
             if lo > 0 {
                 // A partition starting on a band's first key: the lower edge of the band above;
                 // one starting inside a band: that band's lower edge (the nearest drawn).
@@ -187,7 +187,7 @@ impl Heatmap {
                 continue;
             }
             // The finest ranges the partition covered, narrowed to the sampled keys if any.
-            let hi = bounds.partition_point(|&b| *b < r.upper).max(lo + 1);
+            let hi = bounds.partition_point(|&b| b < r.upper()).max(lo + 1);
             let from = r.sampled_low.as_ref().map_or(lo, idx).clamp(lo, hi - 1);
             let to = r
                 .sampled_high

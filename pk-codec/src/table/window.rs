@@ -6,16 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::{
-    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow, skew,
-    window_stats,
+    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
+    WindowRecord, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
+use super::schema::PkValue;
 use super::store::{Table, lock, read, write};
 
 /// Everything recorded about past windows.
 #[derive(Debug, Default)]
 pub(super) struct Log {
-    pub(super) records: Vec<PartitionWindow>,
+    pub(super) records: Vec<WindowRecord>,
     /// Partitions at the close of each window.
     pub(super) partitions_at: HashMap<i64, usize>,
     pub(super) hot: Vec<HotKeyValue>,
@@ -56,18 +57,18 @@ impl Table {
     /// Every partition-window record so far, the open window included (its counts so far).
     #[must_use]
     pub fn load_records(&self) -> Vec<PartitionWindow> {
-        self.with_records(|records, _| records.iter().map(|&r| r.clone()).collect())
+        self.with_records(|records, _| records.iter().map(|r| r.to_public()).collect())
     }
 
     /// Runs `f` on every partition-window record so far, the open window's last, as
     /// [`Table::load_records`] returns them but borrowed (a report does not copy the log), and
     /// on the log.
-    pub(super) fn with_records<R>(&self, f: impl FnOnce(&[&PartitionWindow], &Log) -> R) -> R {
+    pub(super) fn with_records<R>(&self, f: impl FnOnce(&[&WindowRecord], &Log) -> R) -> R {
         // No one takes the log's lock while holding a partition's, so holding it while the
         // open window's records are read keeps the log and the open window consistent.
         let log = lock(&self.log);
         let window = self.current_window.load(Relaxed);
-        let open: Vec<PartitionWindow> = self
+        let open: Vec<WindowRecord> = self
             .map
             .read()
             .iter()
@@ -76,7 +77,7 @@ impl Table {
                 (window_ops(p, &data) > 0).then(|| window_record(p, &data, window))
             })
             .collect();
-        let all: Vec<&PartitionWindow> = log.records.iter().chain(&open).collect();
+        let all: Vec<&WindowRecord> = log.records.iter().chain(&open).collect();
         f(&all, &log)
     }
 
@@ -166,16 +167,25 @@ impl Table {
 }
 
 /// A record of a partition's open-window load, without resetting it.
-pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
+pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
     let (low, high) = {
         let s = lock(&p.samples);
         (s.iter().min().cloned(), s.iter().max().cloned())
     };
-    PartitionWindow {
+    record(p, data, window, low, high)
+}
+
+fn record(
+    p: &Partition,
+    data: &PartData,
+    window: i64,
+    sampled_low: Option<PkValue>,
+    sampled_high: Option<PkValue>,
+) -> WindowRecord {
+    WindowRecord {
         window,
         partition: p.id,
-        lower: p.lower.clone(),
-        upper: p.upper.clone(),
+        bounds: Arc::clone(&p.bounds),
         load: Load {
             reads: p.reads.load(Relaxed),
             writes: data.window.writes,
@@ -183,10 +193,27 @@ pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> Part
             bytes_read: p.bytes_read.load(Relaxed),
             bytes_written: data.window.bytes_written,
         },
-        sampled_low: low,
-        sampled_high: high,
+        sampled_low,
+        sampled_high,
         rows: data.rows.len() as u64,
         bytes: data.bytes,
+    }
+}
+
+/// The lowest and highest of the samples, moved out (the samples are cleared next).
+fn take_extremes(samples: &mut [PkValue]) -> (Option<PkValue>, Option<PkValue>) {
+    let low = (0..samples.len()).min_by(|&a, &b| samples[a].cmp(&samples[b]));
+    let high = (0..samples.len()).max_by(|&a, &b| samples[a].cmp(&samples[b]));
+    match (low, high) {
+        (Some(l), Some(h)) if l != h => (
+            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
+            Some(std::mem::replace(&mut samples[h], PkValue::InfMin)),
+        ),
+        (Some(l), _) => (
+            Some(samples[l].clone()),
+            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
+        ),
+        _ => (None, None),
     }
 }
 
@@ -201,10 +228,13 @@ pub(super) fn take_window(
     p: &Partition,
     data: &mut PartData,
     window: i64,
-) -> (u64, Option<PartitionWindow>) {
+) -> (u64, Option<WindowRecord>) {
     let reads = p.reads.load(Relaxed);
     let ops = reads + data.window.writes;
-    let rec = (ops > 0).then(|| window_record(p, data, window));
+    let rec = (ops > 0).then(|| {
+        let (low, high) = take_extremes(&mut lock(&p.samples));
+        record(p, data, window, low, high)
+    });
     p.reads.store(0, Relaxed);
     p.rows_read.store(0, Relaxed);
     p.bytes_read.store(0, Relaxed);
