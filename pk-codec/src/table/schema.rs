@@ -376,13 +376,11 @@ impl From<&[u8]> for PkValue {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PrimaryKey(Repr);
 
-/// The storage of a key. Invariant: `Many` never holds one or two values (so that derived
-/// equality and hashing agree with the values). Two columns, the common multi-column key, are
-/// kept inline: no allocation of their own, and one pointer hop less per comparison.
+/// The storage of a key. Invariant: `Many` never holds exactly one value (so that derived
+/// equality and hashing agree with the values).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Repr {
     One(PkValue),
-    Two([PkValue; 2]),
     Many(Vec<PkValue>),
 }
 
@@ -392,7 +390,6 @@ impl Ord for PrimaryKey {
     fn cmp(&self, other: &Self) -> Ordering {
         match (&self.0, &other.0) {
             (Repr::One(a), Repr::One(b)) => a.cmp(b),
-            (Repr::Two([a0, a1]), Repr::Two([b0, b1])) => a0.cmp(b0).then_with(|| a1.cmp(b1)),
             _ => cmp_columns(self.values(), other.values()),
         }
     }
@@ -432,12 +429,6 @@ impl PrimaryKey {
         {
             return Self(Repr::One(v));
         }
-        if values.len() == 2
-            && let Some(b) = values.pop()
-            && let Some(a) = values.pop()
-        {
-            return Self(Repr::Two([a, b]));
-        }
         Self(Repr::Many(values))
     }
 
@@ -447,7 +438,6 @@ impl PrimaryKey {
     pub fn values(&self) -> &[PkValue] {
         match &self.0 {
             Repr::One(v) => std::slice::from_ref(v),
-            Repr::Two(v) => v,
             Repr::Many(v) => v,
         }
     }
@@ -457,7 +447,6 @@ impl PrimaryKey {
     pub fn into_values(self) -> Vec<PkValue> {
         match self.0 {
             Repr::One(v) => vec![v],
-            Repr::Two(v) => v.into(),
             Repr::Many(v) => v,
         }
     }
