@@ -21,8 +21,8 @@ use std::error::Error;
 use std::ops::Range;
 
 use pk_codec::table::{
-    Attribute, HeatmapOptions, HotspotMeter, HotspotReport, LoadReport, ManualClock, PkColumn,
-    PkType, PkValue, PrimaryKey, RangeRequest, Schema, Table, TableOptions,
+    Attribute, Heatmap, HeatmapOptions, HotspotMeter, HotspotReport, LoadReport, ManualClock,
+    PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, Schema, Table, TableOptions,
 };
 use pk_codec::{KeyRange, PartitionKey};
 
@@ -324,8 +324,9 @@ pub(crate) struct Outcome {
     pub(crate) device_rows_read: usize,
     /// Whether the DeviceID read found exactly the purchases of those devices.
     pub(crate) device_read_exact: bool,
-    /// The table, for heatmaps.
-    pub(crate) table: Table,
+    /// The table's load heatmap. The table itself is dropped when the design is measured, so
+    /// that the next design's table reuses its memory.
+    pub(crate) heatmap: Heatmap,
 }
 
 fn two_column_schema() -> Result<Schema, Box<dyn Error>> {
@@ -421,6 +422,12 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
             (None, rows, found)
         }
     };
+    let heatmap = table.heatmap(&HeatmapOptions {
+        max_bands: 24,
+        max_columns: 48,
+        title: Some(design.name.to_owned()),
+        ..HeatmapOptions::default()
+    });
     Ok(Outcome {
         name: design.name,
         report: table.report(),
@@ -428,7 +435,7 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
         device_range_reads: reads,
         device_rows_read: rows_read,
         device_read_exact: found == wanted,
-        table,
+        heatmap,
     })
 }
 
@@ -503,13 +510,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let dir = target_dir().join("student_cards");
     std::fs::create_dir_all(&dir)?;
     for o in &outcomes {
-        let options = HeatmapOptions {
-            max_bands: 24,
-            max_columns: 48,
-            title: Some(o.name.to_owned()),
-            ..HeatmapOptions::default()
-        };
-        let heatmap = o.table.heatmap(&options);
+        let heatmap = &o.heatmap;
         let file = dir.join(format!(
             "{}.svg",
             o.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")

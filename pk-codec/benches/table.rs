@@ -7,6 +7,18 @@
 //! and no load window closes while measuring (no rotation, no merge; the default 64 MiB split
 //! size is never reached). Each group declares its elements per iteration as throughput:
 //! `cargo run --example bench_report` divides the medians by them and writes BENCHMARKS.md.
+//!
+//! Criterion runs its groups one after another; the ratios against the map come from two
+//! interleaved harnesses in this file (every case once per round, the order rotating from round
+//! to round, one process; a ratio is the median over the rounds of the ratio within a round):
+//!
+//! ```text
+//! cargo bench -p pk-codec --features table --bench table -- --ratios   # put, get, range 100 (about a minute)
+//! cargo bench -p pk-codec --features table --bench table -- --growth   # load of 1M and 5M rows (several minutes)
+//! ```
+//!
+//! `PK_BENCH_ROUNDS` sets the rounds (default 21 for `--ratios`, 5 for `--growth`);
+//! `PK_BENCH_ONLY=<part of a case name>` runs only the matching cases, untimed, for a profiler.
 
 #![allow(missing_docs)] // criterion_group! generates undocumented functions.
 
@@ -14,7 +26,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::ops::Bound::{Included, Unbounded};
 
-use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group};
 use pk_codec::table::{
     Attribute, AttributeValue, Cell, ManualClock, PkValue, PrimaryKey, RangeRequest, ReadOptions,
     Row, Schema, Table, TableOptions, split_points_even,
@@ -299,4 +311,409 @@ fn bulk_load(c: &mut Criterion) {
 }
 
 criterion_group!(benches, put, reads, bulk_load);
-criterion_main!(benches);
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--ratios") {
+        interleaved::ratios();
+    } else if args.iter().any(|a| a == "--growth") {
+        interleaved::growth();
+    } else {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+}
+
+/// The interleaved harnesses: the table and the map side by side, in one process.
+mod interleaved {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn env_usize(name: &str, default: usize) -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    fn median(v: &[f64]) -> f64 {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    }
+
+    fn only() -> Option<String> {
+        std::env::var("PK_BENCH_ONLY").ok()
+    }
+
+    fn machine() -> String {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+            })
+            .unwrap_or_default();
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let load = load.split(' ').take(3).collect::<Vec<_>>().join(" ");
+        format!(
+            "{cpu}, {} cores, load average {load} at the end",
+            std::thread::available_parallelism().map_or(0, usize::from)
+        )
+    }
+
+    /// The map's rows as the table returns them.
+    fn map_rows<'a>(rows: impl Iterator<Item = &'a Row>) -> Vec<Row> {
+        rows.cloned().collect()
+    }
+
+    /// Checks that `t` and `m` hold the same rows (count, and every key's row).
+    fn same_rows(t: &Table, m: &BTreeMap<String, Row>) {
+        assert_eq!(t.stored_rows(), m.len());
+        let all = ReadOptions::default();
+        for (k, row) in m {
+            assert_eq!(t.get(k.as_str(), &all).unwrap().as_ref(), Some(row));
+        }
+    }
+
+    /// One case of a round: `run` returns ns of timed work and the elements it handled.
+    type Run<'a> = Box<dyn FnMut() -> (f64, usize) + 'a>;
+
+    /// Runs `cases` interleaved for `rounds` rounds (after one warm-up round); ns per element,
+    /// `[case][round]`.
+    fn interleave(cases: &mut [(&str, Run<'_>)], rounds: usize) -> Vec<Vec<f64>> {
+        if let Some(only) = only() {
+            for _ in 0..rounds {
+                for (name, run) in cases.iter_mut() {
+                    if name.contains(only.as_str()) {
+                        black_box(run());
+                    }
+                }
+            }
+            std::process::exit(0);
+        }
+        for (_, run) in cases.iter_mut() {
+            black_box(run());
+        }
+        let mut times = vec![Vec::with_capacity(rounds); cases.len()];
+        for round in 0..rounds {
+            for k in 0..cases.len() {
+                let c = (round + k) % cases.len();
+                let (ns, n) = (cases[c].1)();
+                times[c].push(ns / n as f64);
+            }
+        }
+        times
+    }
+
+    fn ratio_row(name: &str, t: &[f64], m: &[f64], target: Option<f64>) -> String {
+        let per_round: Vec<f64> = t.iter().zip(m).map(|(a, b)| a / b).collect();
+        let r = median(&per_round);
+        let (tgt, met) = match target {
+            Some(x) => (format!("<= {x:.2}x"), if r <= x { "yes" } else { "no" }),
+            None => ("-".to_owned(), "-"),
+        };
+        format!(
+            "| {name} | {:.1} | {:.1} | {r:.2}x | {tgt} | {met} |",
+            median(t),
+            median(m)
+        )
+    }
+
+    /// Put, get and 100-row range reads, the table against the map.
+    pub(super) fn ratios() {
+        let rounds = env_usize("PK_BENCH_ROUNDS", 21);
+        // Put: PUT_BATCHES fresh tables (maps) of PUT_ROWS rows each per pass; setup and drop
+        // are not timed.
+        const PUT_BATCHES: usize = 10;
+        let input = rows(0x5eed, PUT_ROWS);
+        assert!(distinct(&input));
+        {
+            let t = table(TableOptions::default());
+            let mut m = BTreeMap::new();
+            for row in input.iter().cloned() {
+                put_table(&t, row.clone());
+                put_map(&mut m, row);
+            }
+            same_rows(&t, &m);
+        }
+        let put_cases = |map: bool| -> Run<'_> {
+            let input = &input;
+            Box::new(move || {
+                let mut ns = 0.0;
+                for _ in 0..PUT_BATCHES {
+                    let rows = input.clone();
+                    if map {
+                        let mut m = BTreeMap::new();
+                        let start = Instant::now();
+                        for row in rows {
+                            put_map(&mut m, row);
+                        }
+                        ns += start.elapsed().as_nanos() as f64;
+                        black_box(&m);
+                    } else {
+                        let t = table(TableOptions::default());
+                        let start = Instant::now();
+                        for row in rows {
+                            put_table(&t, row);
+                        }
+                        ns += start.elapsed().as_nanos() as f64;
+                        black_box(&t);
+                    }
+                }
+                (ns, PUT_BATCHES * PUT_ROWS)
+            })
+        };
+
+        // Reads: 1,000,000 rows in a table pre-split into 16 partitions and in a map.
+        let data = rows(0xda7a, READ_ROWS);
+        assert!(distinct(&data));
+        let t = table(TableOptions::default().pre_split(split_points(&data, LOAD_PARTITIONS)));
+        let mut m = BTreeMap::new();
+        for row in &data {
+            put_table(&t, row.clone());
+            put_map(&mut m, row.clone());
+        }
+        assert_eq!(t.stored_rows(), READ_ROWS);
+        assert_eq!(m.len(), READ_ROWS);
+        let mut rng = Lcg(0x6e7);
+        let get_keys: Vec<String> = (0..GETS)
+            .map(|_| data[rng.below(READ_ROWS)].0.clone())
+            .collect();
+        let get_pks: Vec<PrimaryKey> = get_keys
+            .iter()
+            .map(|k| PrimaryKey::from(k.as_str()))
+            .collect();
+        let last_start = m.keys().nth_back(RANGE_ROWS - 1).unwrap().clone();
+        let mut starts: Vec<String> = Vec::with_capacity(RANGE_READS);
+        while starts.len() < RANGE_READS {
+            let k = &data[rng.below(READ_ROWS)].0;
+            if *k <= last_start {
+                starts.push(k.clone());
+            }
+        }
+        let requests: Vec<RangeRequest> = starts
+            .iter()
+            .map(|k| RangeRequest::forward(k.as_str(), PrimaryKey::inf_max(1)).limit(RANGE_ROWS))
+            .collect();
+        drop(data);
+        let options = ReadOptions::default();
+        // Same work: every get and every range read returns the map's rows.
+        for (pk, k) in get_pks.iter().zip(&get_keys) {
+            assert_eq!(t.get(pk, &options).unwrap().as_ref(), m.get(k.as_str()));
+        }
+        for (req, k) in requests.iter().zip(&starts) {
+            let want = map_rows(
+                m.range::<str, _>((Included(k.as_str()), Unbounded))
+                    .take(RANGE_ROWS)
+                    .map(|(_, r)| r),
+            );
+            assert_eq!(t.get_range(req).unwrap().rows, want);
+        }
+        const READ_REPEAT: usize = 10;
+        let (t, m) = (&t, &m);
+        let mut cases: Vec<(&str, Run<'_>)> = vec![
+            ("Table put", put_cases(false)),
+            ("BTreeMap insert", put_cases(true)),
+            (
+                "Table get",
+                Box::new(|| {
+                    let start = Instant::now();
+                    for _ in 0..READ_REPEAT {
+                        for k in &get_pks {
+                            black_box(t.get(k, &options).unwrap());
+                        }
+                    }
+                    (start.elapsed().as_nanos() as f64, READ_REPEAT * GETS)
+                }),
+            ),
+            (
+                "BTreeMap get",
+                Box::new(|| {
+                    let start = Instant::now();
+                    for _ in 0..READ_REPEAT {
+                        for k in &get_keys {
+                            black_box(m.get(k.as_str()).cloned());
+                        }
+                    }
+                    (start.elapsed().as_nanos() as f64, READ_REPEAT * GETS)
+                }),
+            ),
+            (
+                "Table range 100",
+                Box::new(|| {
+                    let start = Instant::now();
+                    for _ in 0..READ_REPEAT {
+                        for req in &requests {
+                            black_box(t.get_range(req).unwrap());
+                        }
+                    }
+                    let n = READ_REPEAT * RANGE_READS * RANGE_ROWS;
+                    (start.elapsed().as_nanos() as f64, n)
+                }),
+            ),
+            (
+                "BTreeMap range 100",
+                Box::new(|| {
+                    let start = Instant::now();
+                    for _ in 0..READ_REPEAT {
+                        for k in &starts {
+                            let rows: Vec<Row> = m
+                                .range::<str, _>((Included(k.as_str()), Unbounded))
+                                .take(RANGE_ROWS)
+                                .map(|(_, r)| r.clone())
+                                .collect();
+                            black_box(rows);
+                        }
+                    }
+                    let n = READ_REPEAT * RANGE_READS * RANGE_ROWS;
+                    (start.elapsed().as_nanos() as f64, n)
+                }),
+            ),
+        ];
+        let times = interleave(&mut cases, rounds);
+        println!(
+            "Table vs BTreeMap<String, Row>, interleaved: {rounds} rounds, every case once per \
+             round in a rotating order; medians over the rounds. Same rows checked before timing.\n\
+             Machine: {}\n",
+            machine()
+        );
+        println!(
+            "| case | table ns/row (median) | map ns/row (median) | table / map (median of per-round ratios) | target | met |"
+        );
+        println!("|---|---:|---:|---:|---:|---|");
+        println!(
+            "{}",
+            ratio_row(
+                "put (10,000 rows into an empty table / map)",
+                &times[0],
+                &times[1],
+                Some(1.1)
+            )
+        );
+        println!(
+            "{}",
+            ratio_row(
+                "get (1,000,000 rows, 16 partitions)",
+                &times[2],
+                &times[3],
+                None
+            )
+        );
+        println!(
+            "{}",
+            ratio_row(
+                "range read of 100 rows (1,000,000 rows, 16 partitions)",
+                &times[4],
+                &times[5],
+                Some(1.1)
+            )
+        );
+    }
+
+    /// Load of 1,000,000 and 5,000,000 rows (random order, default options) into a fresh table
+    /// and a fresh map: per-row time at each size, and its growth from the smallest size to the
+    /// largest.
+    pub(super) fn growth() {
+        let rounds = env_usize("PK_BENCH_ROUNDS", 5);
+        let sizes: Vec<usize> = std::env::var("PK_BENCH_SIZES")
+            .ok()
+            .map(|s| s.split(',').map(|x| x.trim().parse().unwrap()).collect())
+            .unwrap_or_else(|| vec![1_000_000, 5_000_000]);
+        let inputs: Vec<Rows> = sizes.iter().map(|&n| rows(0x9a0f + n as u64, n)).collect();
+        for input in &inputs {
+            assert!(distinct(input));
+        }
+        // Same work: the smallest load gives the same rows in both.
+        {
+            let small = &inputs[0][..inputs[0].len().min(200_000)];
+            let t = table(TableOptions::default());
+            let mut m = BTreeMap::new();
+            for row in small {
+                put_table(&t, row.clone());
+                put_map(&mut m, row.clone());
+            }
+            same_rows(&t, &m);
+        }
+        let mut cases: Vec<(String, Run<'_>)> = Vec::new();
+        for input in &inputs {
+            let n = input.len();
+            cases.push((
+                format!("Table load {n}"),
+                Box::new(move || {
+                    let rows = input.clone();
+                    let t = table(TableOptions::default());
+                    let start = Instant::now();
+                    for row in rows {
+                        put_table(&t, row);
+                    }
+                    let ns = start.elapsed().as_nanos() as f64;
+                    assert_eq!(t.stored_rows(), n);
+                    (ns, n)
+                }),
+            ));
+            cases.push((
+                format!("BTreeMap load {n}"),
+                Box::new(move || {
+                    let rows = input.clone();
+                    let mut m = BTreeMap::new();
+                    let start = Instant::now();
+                    for row in rows {
+                        put_map(&mut m, row);
+                    }
+                    let ns = start.elapsed().as_nanos() as f64;
+                    assert_eq!(m.len(), n);
+                    (ns, n)
+                }),
+            ));
+        }
+        let mut named: Vec<(&str, Run<'_>)> = cases
+            .iter_mut()
+            .map(|(n, r)| (n.as_str(), std::mem::replace(r, Box::new(|| (0.0, 1)))))
+            .collect();
+        let times = interleave(&mut named, rounds);
+        println!(
+            "Load of a fresh table / map (default options, rows in random order), interleaved: \
+             {rounds} rounds, every case once per round in a rotating order; medians over the \
+             rounds.\nMachine: {}\n",
+            machine()
+        );
+        println!("| rows | table ns/row | map ns/row | table / map (median of per-round ratios) |");
+        println!("|---:|---:|---:|---:|");
+        for (i, n) in sizes.iter().enumerate() {
+            let (t, m) = (&times[2 * i], &times[2 * i + 1]);
+            let r: Vec<f64> = t.iter().zip(m.iter()).map(|(a, b)| a / b).collect();
+            println!(
+                "| {n} | {:.1} | {:.1} | {:.2}x |",
+                median(t),
+                median(m),
+                median(&r)
+            );
+        }
+        let last = sizes.len() - 1;
+        let growth = |c: usize| {
+            let per_round: Vec<f64> = times[2 * last + c]
+                .iter()
+                .zip(&times[c])
+                .map(|(a, b)| a / b)
+                .collect();
+            median(&per_round)
+        };
+        let (tg, mg) = (growth(0), growth(1));
+        println!(
+            "\nper-row time growth {} -> {} rows (median of per-round ratios): table {tg:.2}x, \
+             map {mg:.2}x; table growth / map growth {:.2} (target <= 1.00: {})",
+            sizes[0],
+            sizes[last],
+            tg / mg,
+            if tg <= mg { "met" } else { "missed" }
+        );
+    }
+}

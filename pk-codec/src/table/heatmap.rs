@@ -8,7 +8,7 @@ use serde::Serialize;
 
 #[cfg(feature = "svg")]
 use super::error::TableError;
-use super::load::PartitionWindow;
+use super::load::WindowRecord;
 use super::schema::PkValue;
 use super::store::Table;
 
@@ -118,21 +118,23 @@ impl Table {
     /// The heatmap of this table's load so far.
     #[must_use]
     pub fn heatmap(&self, options: &HeatmapOptions) -> Heatmap {
-        let mut bounds: Vec<PkValue> = self.partition_bounds().into_iter().map(|b| b.0).collect();
-        let records = self.load_records();
-        bounds.extend(records.iter().map(|r| r.lower.clone()));
-        Heatmap::build(&records, bounds, self.load_window_ms(), options)
+        let lowers = self.partition_lowers();
+        self.with_records(|records, _| {
+            let mut bounds: Vec<&PkValue> = lowers.iter().collect();
+            bounds.extend(records.iter().map(|r| r.lower()));
+            Heatmap::build(records, bounds, self.load_window_ms(), options)
+        })
     }
 }
 
 impl Heatmap {
     fn build(
-        records: &[PartitionWindow],
-        mut bounds: Vec<PkValue>,
+        records: &[&WindowRecord],
+        mut bounds: Vec<&PkValue>,
         window_ms: i64,
         options: &HeatmapOptions,
     ) -> Self {
-        bounds.push(PkValue::InfMin);
+        bounds.push(&PkValue::InfMin);
         bounds.sort_unstable();
         bounds.dedup();
         let fine = bounds.len();
@@ -152,7 +154,7 @@ impl Heatmap {
         let mut cells = vec![vec![0.0f64; columns]; bands];
         let mut boundaries = vec![Vec::new(); columns];
         let mut first_key: Option<PkValue> = None;
-        let idx = |v: &PkValue| bounds.partition_point(|b| b <= v).saturating_sub(1);
+        let idx = |v: &PkValue| bounds.partition_point(|&b| b <= v).saturating_sub(1);
         for r in records {
             #[allow(clippy::cast_precision_loss)]
             let value = match options.metric {
@@ -163,7 +165,7 @@ impl Heatmap {
             } as f64;
             let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
                 .min(columns - 1);
-            let lo = idx(&r.lower);
+            let lo = idx(r.lower());
             if lo > 0 {
                 // A partition starting on a band's first key: the lower edge of the band above;
                 // one starting inside a band: that band's lower edge (the nearest drawn).
@@ -185,7 +187,7 @@ impl Heatmap {
                 continue;
             }
             // The finest ranges the partition covered, narrowed to the sampled keys if any.
-            let hi = bounds.partition_point(|b| *b < r.upper).max(lo + 1);
+            let hi = bounds.partition_point(|&b| b < r.upper()).max(lo + 1);
             let from = r.sampled_low.as_ref().map_or(lo, idx).clamp(lo, hi - 1);
             let to = r
                 .sampled_high

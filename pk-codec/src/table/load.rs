@@ -1,6 +1,7 @@
 //! Load accounting per partition and window, the skew report and the capacity model.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -51,6 +52,48 @@ pub struct PartitionWindow {
     pub rows: u64,
     /// Bytes it held at the end.
     pub bytes: u64,
+}
+
+/// A [`PartitionWindow`] as the table's log keeps it: the partition's bounds are shared by
+/// every record of the partition (and the partition itself) instead of copied into each.
+#[derive(Debug, Clone)]
+pub(crate) struct WindowRecord {
+    pub(crate) window: i64,
+    pub(crate) partition: u64,
+    /// `(lower, upper)`.
+    pub(crate) bounds: Arc<(PkValue, PkValue)>,
+    pub(crate) load: Load,
+    pub(crate) sampled_low: Option<PkValue>,
+    pub(crate) sampled_high: Option<PkValue>,
+    pub(crate) rows: u64,
+    pub(crate) bytes: u64,
+}
+
+impl WindowRecord {
+    /// The partition's lowest partition-key value.
+    pub(crate) fn lower(&self) -> &PkValue {
+        &self.bounds.0
+    }
+
+    /// The partition's upper bound.
+    pub(crate) fn upper(&self) -> &PkValue {
+        &self.bounds.1
+    }
+
+    /// The record as [`Table::load_records`](crate::table::Table::load_records) returns it.
+    pub(crate) fn to_public(&self) -> PartitionWindow {
+        PartitionWindow {
+            window: self.window,
+            partition: self.partition,
+            lower: self.lower().clone(),
+            upper: self.upper().clone(),
+            load: self.load,
+            sampled_low: self.sampled_low.clone(),
+            sampled_high: self.sampled_high.clone(),
+            rows: self.rows,
+            bytes: self.bytes,
+        }
+    }
 }
 
 /// One current partition in a report.
@@ -312,7 +355,7 @@ pub fn compare_designs(designs: &[(&str, &LoadReport)], ops_per_tick: u64) -> St
 
 /// Builds the per-window skew figures from partition-window records and partition counts.
 pub(crate) fn window_stats(
-    records: &[PartitionWindow],
+    records: &[&WindowRecord],
     partitions_at: impl Fn(i64) -> usize,
     window_ms: i64,
 ) -> Vec<WindowStats> {
@@ -320,7 +363,7 @@ pub(crate) fn window_stats(
     idx.sort_by_key(|&i| records[i].window);
     let mut out: Vec<WindowStats> = Vec::new();
     for i in idx {
-        let r = &records[i];
+        let r = records[i];
         let ops = r.load.ops();
         if ops == 0 {
             continue;
@@ -343,7 +386,7 @@ pub(crate) fn window_stats(
         }
         if ops > w.max_ops {
             w.max_ops = ops;
-            w.hottest_lower = Some(r.lower.clone());
+            w.hottest_lower = Some(r.lower().clone());
         }
     }
     out
@@ -378,12 +421,14 @@ pub(crate) fn skew(windows: &[WindowStats]) -> (f64, f64, f64) {
 mod tests {
     use super::*;
 
-    fn rec(window: i64, partition: u64, writes: u64) -> PartitionWindow {
-        PartitionWindow {
+    fn rec(window: i64, partition: u64, writes: u64) -> WindowRecord {
+        WindowRecord {
             window,
             partition,
-            lower: PkValue::Integer(i64::try_from(partition).unwrap()),
-            upper: PkValue::InfMax,
+            bounds: Arc::new((
+                PkValue::Integer(i64::try_from(partition).unwrap()),
+                PkValue::InfMax,
+            )),
             load: Load {
                 writes,
                 ..Load::default()
@@ -397,8 +442,8 @@ mod tests {
 
     #[test]
     fn skew_of_one_hot_partition_per_window() {
-        let records = vec![rec(0, 1, 10), rec(1, 2, 10), rec(1, 1, 0)];
-        let w = window_stats(&records, |_| 2, 1000);
+        let records = [rec(0, 1, 10), rec(1, 2, 10), rec(1, 1, 0)];
+        let w = window_stats(&records.iter().collect::<Vec<_>>(), |_| 2, 1000);
         assert_eq!(w.len(), 2);
         assert_eq!((w[1].ops, w[1].max_ops, w[1].start_ms), (10, 10, 1000));
         let (share, max_mean, written) = skew(&w);

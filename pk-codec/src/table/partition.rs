@@ -56,6 +56,8 @@ pub(crate) struct Partition {
     pub(crate) id: u64,
     pub(crate) lower: PkValue,
     pub(crate) upper: PkValue,
+    /// `(lower, upper)` again, shared with the partition's load records.
+    pub(crate) bounds: Arc<(PkValue, PkValue)>,
     pub(crate) data: RwLock<PartData>,
     /// Reads of the current window (readers hold only the read lock, so these are atomic).
     pub(crate) reads: AtomicU64,
@@ -77,6 +79,7 @@ impl Partition {
     pub(crate) fn new(id: u64, lower: PkValue, upper: PkValue, data: PartData) -> Self {
         Self {
             id,
+            bounds: Arc::new((lower.clone(), upper.clone())),
             lower,
             upper,
             data: RwLock::new(data),

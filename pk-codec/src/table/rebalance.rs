@@ -74,7 +74,7 @@ impl Table {
             return;
         };
         debug_assert!(part.lower < point && point < part.upper);
-        let rec = take_window(&part, &mut data, window);
+        let (_, rec) = take_window(&part, &mut data, window);
         let right_rows = data
             .rows
             .split_off(&bound_key(&point, self.schema.columns().len()));
@@ -98,7 +98,7 @@ impl Table {
         drop(data);
         drop(map);
         self.splits.fetch_add(1, Relaxed);
-        if rec.load.ops() > 0 {
+        if let Some(rec) = rec {
             lock(&self.log).records.push(rec);
         }
     }
@@ -129,10 +129,7 @@ impl Table {
                 continue;
             }
             for (p, d) in [(&a, &mut da), (&b, &mut db)] {
-                let rec = take_window(p, d, window);
-                if rec.load.ops() > 0 {
-                    records.push(rec);
-                }
+                records.extend(take_window(p, d, window).1);
             }
             let mut rows = std::mem::take(&mut da.rows);
             rows.append(&mut db.rows);

@@ -2,6 +2,7 @@
 //! get, update, delete, batches, range reads). Splits and merges are in `rebalance.rs`, load
 //! windows and reports in `window.rs`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Bound::{self, Excluded, Included};
@@ -210,6 +211,11 @@ impl Table {
             .collect()
     }
 
+    /// The partitions' lower bounds, in order.
+    pub(crate) fn partition_lowers(&self) -> Vec<PkValue> {
+        self.map.read().iter().map(|p| p.lower.clone()).collect()
+    }
+
     /// Rows stored (expired rows count until they are dropped by a write or [`Table::compact`]).
     #[must_use]
     pub fn stored_rows(&self) -> usize {
@@ -377,8 +383,8 @@ impl Table {
         key: impl Into<PrimaryKey>,
         options: &ReadOptions,
     ) -> Result<Option<Row>, TableError> {
-        let key = &key.into();
-        self.schema.check_row_key(key)?;
+        let key = key.into();
+        self.schema.check_row_key(&key)?;
         options.check()?;
         let now = self.tick();
         let live_from = self.policy.live_from_seconds(now);
@@ -386,23 +392,22 @@ impl Table {
         let p = &map[index_of(&map, key.partition_value())];
         let data = read(&p.data);
         self.admit(data.window.writes + p.reads.load(Relaxed))?;
-        let row = data.rows.get(key).and_then(|r| {
+        let reads = p.reads.fetch_add(1, Relaxed) + 1;
+        if self.sampled(reads) {
+            p.sample(key.partition_value());
+        }
+        let cells = data.rows.get(&key).and_then(|r| {
             visible(r, live_from).then(|| {
                 let mut cells = Vec::with_capacity(r.cells.len());
                 select_cells(&r.cells, options, live_from, &mut cells);
-                Row {
-                    key: key.clone(),
-                    cells,
-                }
+                cells
             })
         });
-        let reads = p.reads.fetch_add(1, Relaxed) + 1;
+        // The key read is the key returned: moved into the row, not copied.
+        let row = cells.map(|cells| Row { key, cells });
         if let Some(r) = &row {
             p.rows_read.fetch_add(1, Relaxed);
             p.bytes_read.fetch_add(r.size() as u64, Relaxed);
-        }
-        if self.sampled(reads) {
-            p.sample(key.partition_value());
         }
         let window_ops = reads + data.window.writes;
         drop(data);
@@ -639,6 +644,7 @@ impl Table {
             live_from: self.policy.live_from_seconds(now),
             options: &req.options,
             max_rows: req.limit.unwrap_or(usize::MAX).min(MAX_RANGE_ROWS),
+            // Room for a page of a limited read at once (a read without a limit grows).
             rows: Vec::new(),
             bytes: 0,
             next_start: None,
@@ -646,21 +652,27 @@ impl Table {
         let n = self.schema.columns().len();
         match req.direction {
             Direction::Forward => {
-                let mut lo = req.start.clone();
+                // The request's start, then each next partition's lowest key.
+                let mut lo = Cow::Borrowed(&req.start);
                 loop {
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
-                    let (stop, took) = scan.take(
-                        data.rows
-                            .range::<PrimaryKey, _>((Included(&lo), Excluded(&req.end))),
-                    );
+                    // When the end lies at or past the partition's upper bound, every row from
+                    // `lo` on is in range: no search for the end.
+                    let end = if *req.end.partition_value() >= p.upper {
+                        Bound::Unbounded
+                    } else {
+                        Excluded(&req.end)
+                    };
+                    let (stop, took) =
+                        scan.take(data.rows.range::<PrimaryKey, _>((Included(&*lo), end)));
                     count_read(p, took);
                     if stop || p.upper == PkValue::InfMax {
                         break;
                     }
-                    lo = bound_key(&p.upper, n);
-                    if lo >= req.end {
+                    lo = Cow::Owned(bound_key(&p.upper, n));
+                    if *lo >= req.end {
                         break;
                     }
                 }
@@ -809,23 +821,27 @@ impl Scan<'_> {
         rows: impl Iterator<Item = (&'r PrimaryKey, &'r StoredRow)>,
     ) -> (bool, (u64, u64)) {
         let (mut n, mut b) = (0u64, 0u64);
+        // Without a TTL every cell is live, and so every row visible.
+        let all_visible = self.live_from == i64::MIN;
         for (k, r) in rows {
-            if !visible(r, self.live_from) {
+            if !all_visible && !visible(r, self.live_from) {
                 continue;
+            }
+            if self.rows.len() >= self.max_rows {
+                self.next_start = Some(k.clone());
+                return (true, (n, b));
             }
             let mut cells = Vec::with_capacity(r.cells.len());
             select_cells(&r.cells, self.options, self.live_from, &mut cells);
+            let size = k.size() + cells.iter().map(Cell::size).sum::<usize>();
+            if !self.rows.is_empty() && self.bytes + size > MAX_RANGE_BYTES {
+                self.next_start = Some(k.clone());
+                return (true, (n, b));
+            }
             let row = Row {
                 key: k.clone(),
                 cells,
             };
-            let size = row.size();
-            if self.rows.len() >= self.max_rows
-                || (!self.rows.is_empty() && self.bytes + size > MAX_RANGE_BYTES)
-            {
-                self.next_start = Some(row.key);
-                return (true, (n, b));
-            }
             self.bytes += size;
             n += 1;
             b += size as u64;

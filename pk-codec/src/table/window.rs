@@ -6,16 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::{
-    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow, skew,
-    window_stats,
+    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
+    WindowRecord, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
+use super::schema::PkValue;
 use super::store::{Table, lock, read, write};
 
 /// Everything recorded about past windows.
 #[derive(Debug, Default)]
 pub(super) struct Log {
-    pub(super) records: Vec<PartitionWindow>,
+    pub(super) records: Vec<WindowRecord>,
     /// Partitions at the close of each window.
     pub(super) partitions_at: HashMap<i64, usize>,
     pub(super) hot: Vec<HotKeyValue>,
@@ -39,11 +40,9 @@ impl Table {
                 if data.retired {
                     continue;
                 }
-                let rec = take_window(p, &mut data, old);
-                p.last_window_ops.store(rec.load.ops(), Relaxed);
-                if rec.load.ops() > 0 {
-                    records.push(rec);
-                }
+                let (ops, rec) = take_window(p, &mut data, old);
+                p.last_window_ops.store(ops, Relaxed);
+                records.extend(rec);
             }
             self.current_window.store(w, Relaxed);
             self.next_window_ms
@@ -58,16 +57,28 @@ impl Table {
     /// Every partition-window record so far, the open window included (its counts so far).
     #[must_use]
     pub fn load_records(&self) -> Vec<PartitionWindow> {
-        let mut out = lock(&self.log).records.clone();
+        self.with_records(|records, _| records.iter().map(|r| r.to_public()).collect())
+    }
+
+    /// Runs `f` on every partition-window record so far, the open window's last, as
+    /// [`Table::load_records`] returns them but borrowed (a report does not copy the log), and
+    /// on the log.
+    pub(super) fn with_records<R>(&self, f: impl FnOnce(&[&WindowRecord], &Log) -> R) -> R {
+        // No one takes the log's lock while holding a partition's, so holding it while the
+        // open window's records are read keeps the log and the open window consistent.
+        let log = lock(&self.log);
         let window = self.current_window.load(Relaxed);
-        for p in self.map.read().iter() {
-            let data = read(&p.data);
-            let rec = window_record(p, &data, window);
-            if rec.load.ops() > 0 {
-                out.push(rec);
-            }
-        }
-        out
+        let open: Vec<WindowRecord> = self
+            .map
+            .read()
+            .iter()
+            .filter_map(|p| {
+                let data = read(&p.data);
+                (window_ops(p, &data) > 0).then(|| window_record(p, &data, window))
+            })
+            .collect();
+        let all: Vec<&WindowRecord> = log.records.iter().chain(&open).collect();
+        f(&all, &log)
     }
 
     /// The skew report: partitions, hottest share, max/mean, oversized and hot key values,
@@ -86,12 +97,18 @@ impl Table {
     /// ```
     #[must_use]
     pub fn report(&self) -> LoadReport {
-        let records = self.load_records();
+        let (windows, reads, writes, mut hot) = self.with_records(|records, log| {
+            let current = self.map.read().len();
+            let windows = window_stats(
+                records,
+                |w| log.partitions_at.get(&w).copied().unwrap_or(current),
+                self.window_ms,
+            );
+            let reads = records.iter().map(|r| r.load.reads).sum();
+            let writes = records.iter().map(|r| r.load.writes).sum();
+            (windows, reads, writes, log.hot.clone())
+        });
         let parts: Vec<Arc<Partition>> = self.map.read().clone();
-        let (partitions_at, mut hot) = {
-            let log = lock(&self.log);
-            (log.partitions_at.clone(), log.hot.clone())
-        };
         let mut stats = Vec::with_capacity(parts.len());
         let mut oversized = Vec::new();
         for p in &parts {
@@ -121,12 +138,6 @@ impl Table {
         }
         hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
         hot.dedup_by(|later, first| later.value == first.value);
-        let current = parts.len();
-        let windows = window_stats(
-            &records,
-            |w| partitions_at.get(&w).copied().unwrap_or(current),
-            self.window_ms,
-        );
         let (hottest_share, max_over_mean, mean_written) = skew(&windows);
         LoadReport {
             partitions: parts.len(),
@@ -134,8 +145,8 @@ impl Table {
             mean_partitions_written_per_window: mean_written,
             rows: stats.iter().map(|s| s.rows).sum(),
             bytes: stats.iter().map(|s| s.bytes).sum(),
-            reads: records.iter().map(|r| r.load.reads).sum(),
-            writes: records.iter().map(|r| r.load.writes).sum(),
+            reads,
+            writes,
             hottest_share,
             max_over_mean,
             splits: self.splits.load(Relaxed),
@@ -156,16 +167,25 @@ impl Table {
 }
 
 /// A record of a partition's open-window load, without resetting it.
-pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> PartitionWindow {
+pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
     let (low, high) = {
         let s = lock(&p.samples);
         (s.iter().min().cloned(), s.iter().max().cloned())
     };
-    PartitionWindow {
+    record(p, data, window, low, high)
+}
+
+fn record(
+    p: &Partition,
+    data: &PartData,
+    window: i64,
+    sampled_low: Option<PkValue>,
+    sampled_high: Option<PkValue>,
+) -> WindowRecord {
+    WindowRecord {
         window,
         partition: p.id,
-        lower: p.lower.clone(),
-        upper: p.upper.clone(),
+        bounds: Arc::clone(&p.bounds),
         load: Load {
             reads: p.reads.load(Relaxed),
             writes: data.window.writes,
@@ -173,23 +193,55 @@ pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> Part
             bytes_read: p.bytes_read.load(Relaxed),
             bytes_written: data.window.bytes_written,
         },
-        sampled_low: low,
-        sampled_high: high,
+        sampled_low,
+        sampled_high,
         rows: data.rows.len() as u64,
         bytes: data.bytes,
     }
 }
 
-/// Records a partition's window load and resets it (under the partition's write lock).
-pub(super) fn take_window(p: &Partition, data: &mut PartData, window: i64) -> PartitionWindow {
-    let rec = window_record(p, data, window);
+/// The lowest and highest of the samples, moved out (the samples are cleared next).
+fn take_extremes(samples: &mut [PkValue]) -> (Option<PkValue>, Option<PkValue>) {
+    let low = (0..samples.len()).min_by(|&a, &b| samples[a].cmp(&samples[b]));
+    let high = (0..samples.len()).max_by(|&a, &b| samples[a].cmp(&samples[b]));
+    match (low, high) {
+        (Some(l), Some(h)) if l != h => (
+            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
+            Some(std::mem::replace(&mut samples[h], PkValue::InfMin)),
+        ),
+        (Some(l), _) => (
+            Some(samples[l].clone()),
+            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
+        ),
+        _ => (None, None),
+    }
+}
+
+/// Operations of a partition's open window.
+fn window_ops(p: &Partition, data: &PartData) -> u64 {
+    p.reads.load(Relaxed) + data.window.writes
+}
+
+/// Resets a partition's window load (under the partition's write lock); returns its operations
+/// and, when there were any, its record (a window without operations leaves no record).
+pub(super) fn take_window(
+    p: &Partition,
+    data: &mut PartData,
+    window: i64,
+) -> (u64, Option<WindowRecord>) {
+    let reads = p.reads.load(Relaxed);
+    let ops = reads + data.window.writes;
+    let rec = (ops > 0).then(|| {
+        let (low, high) = take_extremes(&mut lock(&p.samples));
+        record(p, data, window, low, high)
+    });
     p.reads.store(0, Relaxed);
     p.rows_read.store(0, Relaxed);
     p.bytes_read.store(0, Relaxed);
-    p.total_reads.fetch_add(rec.load.reads, Relaxed);
+    p.total_reads.fetch_add(reads, Relaxed);
     data.total_writes += data.window.writes;
     data.window = WriteLoad::default();
     p.load_split_tried.store(false, Relaxed);
     lock(&p.samples).clear();
-    rec
+    (ops, rec)
 }
