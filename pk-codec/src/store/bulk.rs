@@ -313,6 +313,9 @@ impl Lane {
             Err(e) => vec![Err(e)],
         };
         let mut wait = Duration::ZERO;
+        // Counted once a batch: the producer bumps `added` for every row, and a counter the
+        // worker bumped per row too would bounce their shared cache line between the cores.
+        let mut written = 0u64;
         for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
@@ -325,7 +328,7 @@ impl Lane {
             };
             match result {
                 Ok(()) => {
-                    stats.written.fetch_add(1, Relaxed);
+                    written += 1;
                     report(RowOutcome {
                         key: row.key,
                         result: Ok(()),
@@ -353,6 +356,7 @@ impl Lane {
                 }
             }
         }
+        stats.written.fetch_add(written, Relaxed);
         stats
             .max_backoff_us
             .fetch_max(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX), Relaxed);
