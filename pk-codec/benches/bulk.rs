@@ -16,6 +16,10 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use pk_codec::store::{BulkOptions, BulkWriter, Dispatch, RangeStore, WriteOp};
 use pk_codec::table::{Table, TableOptions};
 
+mod harness;
+
+use harness::{env_usize, median};
+
 const ROWS: usize = 50_000;
 
 fn rows() -> Vec<(String, Vec<u8>)> {
@@ -74,10 +78,7 @@ fn writer_import(t: &Arc<Table>, rows: Vec<(String, Vec<u8>)>, workers: usize) {
 /// ratios are taken within each round and their medians printed, so that the cases meet the
 /// same neighbours (criterion runs one case after the other).
 fn ratios(input: &[(String, Vec<u8>)]) {
-    let rounds = std::env::var("PK_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(15usize);
+    let rounds = env_usize("PK_BENCH_ROUNDS", 15);
     let names = [
         "plain batch_write loop, 200 rows a call",
         "BulkWriter, 1 worker",
@@ -110,22 +111,17 @@ fn ratios(input: &[(String, Vec<u8>)]) {
     println!(
         "bulk import of {ROWS} rows into the table model, {rounds} interleaved rounds, medians:"
     );
-    for (name, all) in names.iter().zip(&mut ms) {
+    for (name, all) in names.iter().zip(&ms) {
         println!("{name:<42} {:7.1} ms", median(all));
     }
     println!(
         "BulkWriter 1 worker / plain loop           {:7.2}x  (target at most 1.2x)",
-        median(&mut overhead)
+        median(&overhead)
     );
     println!(
         "2 workers / 1 worker, pre-split table      {:7.2}x  (target below 1.0x)",
-        median(&mut scaling)
+        median(&scaling)
     );
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// The rows, after checking that both paths write them all, identically.

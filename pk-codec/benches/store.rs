@@ -15,6 +15,10 @@ use std::time::Instant;
 use pk_codec::Layout;
 use pk_codec::store::{RangeQuery, RangeStore, ReaderThreads, RedbStore, WriteOp, scan_ranges};
 
+mod harness;
+
+use harness::{env_usize, median};
+
 const ROWS: u64 = 100_000;
 const PAGE: usize = 1_000;
 
@@ -122,10 +126,7 @@ fn main() {
 
     // Interleaved: every round times every read, in a rotating order, and the ratios are taken
     // within the round, so a neighbour's load moves both sides of them alike.
-    let rounds = std::env::var("PK_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(31usize);
+    let rounds = env_usize("PK_BENCH_ROUNDS", 31);
     let (mut plains, mut mergeds, mut threadeds) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ratios, mut thread_ratios) = (Vec::new(), Vec::new());
     let reads: [&dyn Fn() -> u64; 3] = [&plain_once, &merged_read, &threaded_read];
@@ -149,17 +150,12 @@ fn main() {
          one unbucketed range                          {:7.1} ms\n\
          16 bucket ranges merged (redb: merging thread) {:6.1} ms   {:.2}x the plain read (target at most 1.5x)\n\
          16 bucket ranges merged, a reader thread each {:7.1} ms   {:.2}x the plain read",
-        median(&mut plains),
-        median(&mut mergeds),
-        median(&mut ratios),
-        median(&mut threadeds),
-        median(&mut thread_ratios),
+        median(&plains),
+        median(&mergeds),
+        median(&ratios),
+        median(&threadeds),
+        median(&thread_ratios),
     );
     drop((plain, bucketed));
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }

@@ -164,9 +164,20 @@ fn put(c: &mut Criterion) {
     g.finish();
 }
 
-/// Point gets and range reads over the same 1,000,000 rows, loaded once (in random order)
-/// into a table pre-split into 16 partitions and into a map.
-fn reads(c: &mut Criterion) {
+/// The data every read case reads: 1,000,000 rows loaded once (in random order) into a table
+/// pre-split into 16 partitions and into a map, the keys of the point gets, and the starts of the
+/// 100-row range reads with their requests (built outside any timed loop, as the map's bounds
+/// are).
+struct ReadData {
+    t: Table,
+    m: BTreeMap<String, Row>,
+    get_keys: Vec<String>,
+    get_pks: Vec<PrimaryKey>,
+    starts: Vec<String>,
+    requests: Vec<RangeRequest>,
+}
+
+fn read_data() -> ReadData {
     let data = rows(0xda7a, READ_ROWS);
     assert!(distinct(&data));
     let t = table(TableOptions::default().pre_split(split_points(&data, LOAD_PARTITIONS)));
@@ -196,12 +207,38 @@ fn reads(c: &mut Criterion) {
             starts.push(k.clone());
         }
     }
-    // Built outside the timed loop, as the map's bounds are.
     let requests: Vec<RangeRequest> = starts
         .iter()
         .map(|k| RangeRequest::forward(k.as_str(), PrimaryKey::inf_max(1)).limit(RANGE_ROWS))
         .collect();
-    drop(data);
+    ReadData {
+        t,
+        m,
+        get_keys,
+        get_pks,
+        starts,
+        requests,
+    }
+}
+
+/// The map's 100-row range read from `start`: owned rows, as the table returns them.
+fn map_range(m: &BTreeMap<String, Row>, start: &str) -> Vec<Row> {
+    m.range::<str, _>((Included(start), Unbounded))
+        .take(RANGE_ROWS)
+        .map(|(_, r)| r.clone())
+        .collect()
+}
+
+/// Point gets and range reads over the same 1,000,000 rows ([`read_data`]).
+fn reads(c: &mut Criterion) {
+    let ReadData {
+        t,
+        m,
+        get_keys,
+        get_pks,
+        starts,
+        requests,
+    } = read_data();
 
     let mut g = c.benchmark_group("table get");
     g.throughput(Throughput::Elements(GETS as u64));
@@ -238,11 +275,7 @@ fn reads(c: &mut Criterion) {
     g.bench_function("BTreeMap range", |b| {
         b.iter(|| {
             for k in &starts {
-                let rows: Vec<Row> = m
-                    .range::<str, _>((Included(k.as_str()), Unbounded))
-                    .take(RANGE_ROWS)
-                    .map(|(_, r)| r.clone())
-                    .collect();
+                let rows = map_range(&m, k);
                 debug_assert_eq!(rows.len(), RANGE_ROWS);
                 black_box(rows);
             }
@@ -324,54 +357,27 @@ fn main() {
     }
 }
 
+mod harness;
+
 /// The interleaved harnesses: the table and the map side by side, in one process.
 mod interleaved {
     use std::time::Instant;
 
+    use super::harness::{cpu_model, env_usize, median};
     use super::*;
-
-    fn env_usize(name: &str, default: usize) -> usize {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    }
-
-    fn median(v: &[f64]) -> f64 {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    }
 
     fn only() -> Option<String> {
         std::env::var("PK_BENCH_ONLY").ok()
     }
 
     fn machine() -> String {
-        let cpu = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-            })
-            .unwrap_or_default();
+        let cpu = cpu_model().unwrap_or_default();
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let load = load.split(' ').take(3).collect::<Vec<_>>().join(" ");
         format!(
             "{cpu}, {} cores, load average {load} at the end",
             std::thread::available_parallelism().map_or(0, usize::from)
         )
-    }
-
-    /// The map's rows as the table returns them.
-    fn map_rows<'a>(rows: impl Iterator<Item = &'a Row>) -> Vec<Row> {
-        rows.cloned().collect()
     }
 
     /// Checks that `t` and `m` hold the same rows (count, and every key's row).
@@ -473,49 +479,21 @@ mod interleaved {
         };
 
         // Reads: 1,000,000 rows in a table pre-split into 16 partitions and in a map.
-        let data = rows(0xda7a, READ_ROWS);
-        assert!(distinct(&data));
-        let t = table(TableOptions::default().pre_split(split_points(&data, LOAD_PARTITIONS)));
-        let mut m = BTreeMap::new();
-        for row in &data {
-            put_table(&t, row.clone());
-            put_map(&mut m, row.clone());
-        }
-        assert_eq!(t.stored_rows(), READ_ROWS);
-        assert_eq!(m.len(), READ_ROWS);
-        let mut rng = Lcg(0x6e7);
-        let get_keys: Vec<String> = (0..GETS)
-            .map(|_| data[rng.below(READ_ROWS)].0.clone())
-            .collect();
-        let get_pks: Vec<PrimaryKey> = get_keys
-            .iter()
-            .map(|k| PrimaryKey::from(k.as_str()))
-            .collect();
-        let last_start = m.keys().nth_back(RANGE_ROWS - 1).unwrap().clone();
-        let mut starts: Vec<String> = Vec::with_capacity(RANGE_READS);
-        while starts.len() < RANGE_READS {
-            let k = &data[rng.below(READ_ROWS)].0;
-            if *k <= last_start {
-                starts.push(k.clone());
-            }
-        }
-        let requests: Vec<RangeRequest> = starts
-            .iter()
-            .map(|k| RangeRequest::forward(k.as_str(), PrimaryKey::inf_max(1)).limit(RANGE_ROWS))
-            .collect();
-        drop(data);
+        let ReadData {
+            t,
+            m,
+            get_keys,
+            get_pks,
+            starts,
+            requests,
+        } = read_data();
         let options = ReadOptions::default();
         // Same work: every get and every range read returns the map's rows.
         for (pk, k) in get_pks.iter().zip(&get_keys) {
             assert_eq!(t.get(pk, &options).unwrap().as_ref(), m.get(k.as_str()));
         }
         for (req, k) in requests.iter().zip(&starts) {
-            let want = map_rows(
-                m.range::<str, _>((Included(k.as_str()), Unbounded))
-                    .take(RANGE_ROWS)
-                    .map(|(_, r)| r),
-            );
-            assert_eq!(t.get_range(req).unwrap().rows, want);
+            assert_eq!(t.get_range(req).unwrap().rows, map_range(&m, k));
         }
         const READ_REPEAT: usize = 10;
         let (t, m) = (&t, &m);
@@ -565,12 +543,7 @@ mod interleaved {
                     let start = Instant::now();
                     for _ in 0..READ_REPEAT {
                         for k in &starts {
-                            let rows: Vec<Row> = m
-                                .range::<str, _>((Included(k.as_str()), Unbounded))
-                                .take(RANGE_ROWS)
-                                .map(|(_, r)| r.clone())
-                                .collect();
-                            black_box(rows);
+                            black_box(map_range(m, k));
                         }
                     }
                     let n = READ_REPEAT * RANGE_READS * RANGE_ROWS;
