@@ -80,6 +80,21 @@ enum Source<'r> {
     Inline(&'r KeyRange),
 }
 
+/// The page of at most `limit` rows of `range` after `resume` (from its start without one):
+/// how a reader thread and the merging thread both read a range.
+fn read_page<S: RangeStore + ?Sized>(
+    store: &S,
+    range: &KeyRange,
+    limit: usize,
+    resume: Option<&str>,
+) -> Result<RangePage, StoreError> {
+    store.range(
+        &RangeQuery::new(&range.start, range.end.as_deref())
+            .limit(limit)
+            .resume(resume),
+    )
+}
+
 /// One range of the merge: its current page and how to get the next.
 ///
 /// The rows stay in their page until the whole page is used up and dropped at once, as a plain
@@ -117,13 +132,7 @@ impl Bucket<'_> {
             }
             let fetched = match &self.source {
                 Source::Thread(pages) => pages.recv().ok(),
-                Source::Inline(range) => Some(
-                    store.range(
-                        &RangeQuery::new(&range.start, range.end.as_deref())
-                            .limit(limit)
-                            .resume(self.next.as_deref()),
-                    ),
-                ),
+                Source::Inline(range) => Some(read_page(store, range, limit, self.next.as_deref())),
             };
             match fetched {
                 Some(result) => {
@@ -337,10 +346,7 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 scope.spawn(move || {
                     let mut resume = start.map(str::to_owned);
                     loop {
-                        let query = RangeQuery::new(&range.start, range.end.as_deref())
-                            .limit(page)
-                            .resume(resume.as_deref());
-                        let result = store.range(&query);
+                        let result = read_page(store, range, page, resume.as_deref());
                         let next = result.as_ref().ok().and_then(|p| p.next.clone());
                         let failed = result.is_err();
                         // The consumer stopped reading: stop fetching.
