@@ -7,7 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
 use pk_codec::{
-    Error, FieldSpec, HashAlg, IntBits, Kind, Layout, MAX_BUCKETS, Precision, Rule, Value,
+    Error, FieldSpec, HashAlg, IntBits, Kind, Layout, MAX_BUCKETS, Precision, Rule, Separator,
+    Value,
 };
 use proptest::prelude::*;
 
@@ -762,4 +763,87 @@ fn power_of_two_hash_buckets_stay_even_over_sequential_keys() {
         f64::from(*max) / f64::from(*min) < 1.1,
         "uneven buckets: {counts:?}"
     );
+}
+
+/// `10^digits - 1`, the largest value `digits` decimal digits hold (`u128::MAX` past it).
+fn width_max(digits: u8) -> u128 {
+    10u128
+        .checked_pow(u32::from(digits))
+        .map_or(u128::MAX, |p| p - 1)
+}
+
+/// How a layout may hold an integer field: its plain form, optional, or as the field a modulo
+/// bucket takes (each takes its own path through the encoder).
+fn integer_layout(spec: FieldSpec, path: u8) -> Layout {
+    let spec = if path == 1 { spec.optional() } else { spec };
+    let builder = Layout::builder().field("f", spec);
+    let builder = if path == 2 {
+        builder.buckets_by_modulo(7, "f", Separator::After)
+    } else {
+        builder
+    };
+    builder
+        .build()
+        .expect("every integer width from the narrowest to 40 is accepted")
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// An unsigned value encodes exactly when it fits its type and its width, as its zero-padded
+    /// decimal (the nines' complement when descending), on every path a layout takes; otherwise
+    /// the error says which limit it passes. Negative values are refused as out of range.
+    #[test]
+    fn unsigned_values_encode_exactly_when_they_fit(
+        bits in prop::sample::select(INT_BITS.to_vec()),
+        width in 1u8..=40,
+        desc in any::<bool>(),
+        path in 0u8..3,
+        pick in 0u8..7,
+        raw in any::<u128>(),
+    ) {
+        let type_max = if bits.get() == 128 { u128::MAX } else { (1u128 << bits.get()) - 1 };
+        let wmax = width_max(width);
+        let value = match pick {
+            0 => Value::Uint(raw),
+            1 => Value::Uint(raw % (wmax.min(type_max) / 2 + 1)),
+            2 => Value::Uint(wmax),
+            3 => Value::Uint(wmax.saturating_add(1)),
+            4 => Value::Uint(type_max),
+            5 => Value::Uint(type_max.saturating_add(1)),
+            _ => Value::Int(-1 - (raw % 1000) as i128),
+        };
+        let mut spec = FieldSpec::new(Kind::Uint { bits }).with_width(width);
+        if desc {
+            spec = spec.descending();
+        }
+        let layout = integer_layout(spec, path);
+        let encoded = layout.encode(std::slice::from_ref(&value));
+        match value {
+            Value::Uint(v) if v <= type_max && v <= wmax => {
+                let key = encoded.unwrap();
+                let digits = format!("{v:0w$}", w = usize::from(width));
+                let digits: String = if desc {
+                    digits.bytes().map(|d| char::from(b'9' - (d - b'0'))).collect()
+                } else {
+                    digits
+                };
+                // The optional form leads with its marker, the bucket prefix with its digits.
+                prop_assert!(key.ends_with(&digits), "{layout}: {v} gave {key:?}, want ..{digits:?}");
+                prop_assert_eq!(layout.decode(&key).unwrap(), vec![value]);
+            }
+            Value::Uint(v) if v > type_max => {
+                let refused = matches!(encoded, Err(Error::ValueOutOfRange { ref field, .. }) if field == "f");
+                prop_assert!(refused, "{layout}: {v} gave {encoded:?}");
+            }
+            Value::Uint(v) => {
+                let refused = matches!(encoded, Err(Error::ValueTooWide { ref field, width: w, .. }) if field == "f" && w == width);
+                prop_assert!(refused, "{layout}: {v} gave {encoded:?}");
+            }
+            _ => {
+                let refused = matches!(encoded, Err(Error::ValueOutOfRange { ref field, .. }) if field == "f");
+                prop_assert!(refused, "{layout}: {value:?} gave {encoded:?}");
+            }
+        }
+    }
 }

@@ -10,7 +10,9 @@
 //! ```
 //!
 //! `PK_BENCH_KEYS` (default 200,000 keys per pass) and `PK_BENCH_ROUNDS` (default 21) change the
-//! size of a run; `PK_BENCH_ONLY=<part of a name>` runs only the matching cases, for a profiler.
+//! size of a run; `PK_BENCH_ONLY=<part of a name>` runs only the matching cases, for a profiler;
+//! `PK_BENCH_CASES=<part>|<part>...` times only the matching cases and shows the comparisons
+//! among them.
 //! Every baseline is checked before timing (`cards::check_baselines`).
 
 #![allow(missing_docs)]
@@ -205,6 +207,25 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // What any decode that answers a `Vec<Value>` pays at least: the derive's borrowing
+            // read, then the vector and the seller's `String` (the floor of `Layout::decode`).
+            name: "decode floor for Vec<Value> (borrowed read + Vec + String)",
+            run: |i| {
+                let mut n = 0;
+                for k in &i.keys {
+                    let c = decode_borrowed(black_box(k)).unwrap();
+                    let v = vec![
+                        Value::Uint(c.device_id.into()),
+                        Value::Str(c.seller_id.to_owned()),
+                        Value::Uint(c.card_id.into()),
+                        Value::Uint(c.order_number.into()),
+                    ];
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "decode Layout decode_into (one Vec reused)",
             run: |i| {
                 let mut values = Vec::with_capacity(8);
@@ -365,6 +386,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
         Compare::Ratio("decode Layout", "decode derive (owned)", 1.3),
     ),
     (
+        "floor of a Vec<Value> decode / derive decode",
+        Compare::Ratio(
+            "decode floor for Vec<Value> (borrowed read + Vec + String)",
+            "decode derive (owned)",
+            f64::NAN,
+        ),
+    ),
+    (
         "Layout decode_into (reused Vec) / derive decode",
         Compare::Ratio(
             "decode Layout decode_into (one Vec reused)",
@@ -422,6 +451,11 @@ fn main() {
         }
         return;
     }
+    // `PK_BENCH_CASES=<part>|<part>...`: time only the cases matching one of the parts (and show
+    // only the comparisons among them), for a quicker before/after of a few cases.
+    if let Ok(parts) = std::env::var("PK_BENCH_CASES") {
+        cases.retain(|c| parts.split('|').any(|p| c.name.contains(p)));
+    }
     // times[case][round], ns per key.
     let mut times = vec![Vec::with_capacity(rounds); cases.len()];
     // One warm-up pass of every case, then the rounds, each starting at the next case.
@@ -436,12 +470,7 @@ fn main() {
             times[c].push(start.elapsed().as_nanos() as f64 / n as f64);
         }
     }
-    let index = |name: &str| {
-        cases
-            .iter()
-            .position(|c| c.name == name)
-            .unwrap_or_else(|| panic!("no case {name}"))
-    };
+    let position = |name: &str| cases.iter().position(|c| c.name == name);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -470,6 +499,14 @@ fn main() {
         "\n| target | measured (median of per-round values) | target | met |\n|---|---:|---:|---|"
     );
     for (label, cmp) in COMPARISONS {
+        let named = match *cmp {
+            Compare::Ratio(a, b, _) | Compare::Diff(a, b, _) => vec![a, b],
+            Compare::DiffOver(a, b, c, _) => vec![a, b, c],
+        };
+        if named.iter().any(|n| position(n).is_none()) {
+            continue;
+        }
+        let index = |name: &str| position(name).expect("checked above");
         let per_round: Vec<f64> = (0..rounds)
             .map(|r| match *cmp {
                 Compare::Ratio(a, b, _) => times[index(a)][r] / times[index(b)][r],

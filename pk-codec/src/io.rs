@@ -91,15 +91,11 @@ impl<'a> KeyWriter<'a> {
         num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
-    /// [`KeyWriter::uint64`] for runtime layouts, whose widths are not constants: a call of the
-    /// writer compiled for the spec's width and order (so the digits are straight-line code, as in
-    /// a derived key), or for widths above 20, the general writer.
-    #[inline]
-    pub(crate) fn uint64_runtime(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
-        match UINT_AT.get(usize::from(spec.width()).wrapping_sub(1)) {
-            Some(by_order) => by_order[usize::from(spec.is_descending())](self, field, v),
-            None => num::write_u64_runtime(self.out, v, spec.width(), spec.is_descending(), field),
-        }
+    /// Appends the digits of `v` with a writer from [`uint_digits_writer`]; `v` must fit its width
+    /// (runtime layouts check it against the limit they planned).
+    #[inline(always)]
+    pub(crate) fn uint_digits(&mut self, write: UintDigitsAt, v: u64) {
+        write(self.out, v);
     }
 
     /// Writes an unsigned 128-bit integer.
@@ -141,7 +137,12 @@ impl<'a> KeyWriter<'a> {
             self.str_encoded(spec, s);
             return Ok(());
         }
-        // The plain form, inlined: one scan checks the bytes, one copy writes them.
+        self.plain_str(field, s)
+    }
+
+    /// The plain ascending string form, inlined: one scan checks the bytes, one copy writes them.
+    #[inline(always)]
+    pub(crate) fn plain_str(&mut self, field: &str, s: &str) -> Result<()> {
         let len = text::plain_len(s.as_bytes(), self.delimiter);
         if len != s.len() {
             return Err(self.below_delimiter(field, s, len));
@@ -289,31 +290,39 @@ fn not_borrowable(field: &str) -> Error {
     )
 }
 
-/// A writer of an unsigned integer at one constant width and order.
-type UintAt = fn(&mut KeyWriter<'_>, &str, u64) -> Result<()>;
+/// A writer of the digits of an unsigned integer at one constant width and order, for a value
+/// known to fit that width.
+pub(crate) type UintDigitsAt = fn(&mut String, u64);
 
-fn uint_at<const WIDTH: u8, const DESC: bool>(
-    w: &mut KeyWriter<'_>,
-    field: &str,
-    v: u64,
-) -> Result<()> {
-    num::write_u64(w.out, v, WIDTH, DESC, field)
+fn uint_digits_at<const WIDTH: u8, const DESC: bool>(out: &mut String, v: u64) {
+    num::push_u64_fitting(out, v, WIDTH, DESC);
 }
 
-macro_rules! uint_at_table {
+macro_rules! uint_digits_at_table {
     ($($width:literal)*) => {
-        [$([uint_at::<$width, false> as UintAt, uint_at::<$width, true> as UintAt]),*]
+        [$([
+            uint_digits_at::<$width, false> as UintDigitsAt,
+            uint_digits_at::<$width, true> as UintDigitsAt,
+        ]),*]
     };
 }
 
-/// The writers of widths 1 to 20 (index `width - 1`), ascending then descending.
-static UINT_AT: [[UintAt; 2]; 20] =
-    uint_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+/// The digit writers of widths 1 to 20 (index `width - 1`), ascending then descending.
+static UINT_DIGITS_AT: [[UintDigitsAt; 2]; 20] =
+    uint_digits_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+
+/// The digit writer compiled for a width and order (straight-line code, as in a derived key),
+/// for runtime layouts to pick once per field; `None` above width 20.
+pub(crate) fn uint_digits_writer(width: u8, order: Order) -> Option<UintDigitsAt> {
+    UINT_DIGITS_AT
+        .get(usize::from(width).wrapping_sub(1))
+        .map(|by_order| by_order[usize::from(order == Order::Desc)])
+}
 
 /// A reader of an unsigned integer at one constant width and order, at most `max`: `None`,
 /// consuming nothing, for anything else (the general reader then says what is wrong). Its
 /// answer fits registers, where a `Result` would be returned through memory.
-type UintReadAt = fn(&mut KeyReader<'_>, u64) -> Option<u64>;
+pub(crate) type UintReadAt = fn(&mut KeyReader<'_>, u64) -> Option<u64>;
 
 fn uint_read_at<const WIDTH: u8, const DESC: bool>(r: &mut KeyReader<'_>, max: u64) -> Option<u64> {
     r.uint64_fast(max, WIDTH, DESC)
@@ -331,6 +340,14 @@ macro_rules! uint_read_at_table {
 /// The readers of widths 1 to 20 (index `width - 1`), ascending then descending.
 static UINT_READ_AT: [[UintReadAt; 2]; 20] =
     uint_read_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+
+/// The reader compiled for a width and order, for runtime layouts to pick once per field; `None`
+/// above width 20.
+pub(crate) fn uint_reader(width: u8, order: Order) -> Option<UintReadAt> {
+    UINT_READ_AT
+        .get(usize::from(width).wrapping_sub(1))
+        .map(|by_order| by_order[usize::from(order == Order::Desc)])
+}
 
 /// Reads the fields of one key, in order, checking every byte.
 ///
@@ -586,24 +603,6 @@ impl<'a> KeyReader<'a> {
         Some(v)
     }
 
-    /// [`KeyReader::uint64`] for runtime layouts: a call of the reader compiled for the spec's
-    /// width and order (straight-line, as in a derived key), or the general one above width 20.
-    #[inline]
-    pub(crate) fn uint64_runtime(
-        &mut self,
-        spec: &FieldSpec,
-        field: &str,
-        max: u64,
-    ) -> Result<u64> {
-        let read = UINT_READ_AT
-            .get(usize::from(spec.width()).wrapping_sub(1))
-            .and_then(|by_order| by_order[usize::from(spec.is_descending())](self, max));
-        match read {
-            Some(v) => Ok(v),
-            None => self.uint64(spec, field, max),
-        }
-    }
-
     #[cold]
     #[inline(never)]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
@@ -790,7 +789,7 @@ impl<'a> KeyReader<'a> {
     /// the end and checks the bytes: the first byte at or below the delimiter must be the
     /// delimiter (or the key must end there).
     #[inline(always)]
-    fn plain_str(&mut self, field: &str) -> Result<&'a str> {
+    pub(crate) fn plain_str(&mut self, field: &str) -> Result<&'a str> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];
         let len = text::plain_len(rest, self.delimiter);

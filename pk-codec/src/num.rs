@@ -53,7 +53,17 @@ pub(crate) const fn int_default_width(bits: IntBits) -> u8 {
 /// Whether `v` has at most `digits` decimal digits.
 #[inline]
 fn fits_u64(v: u64, digits: u8) -> bool {
-    digits >= 20 || v < POW10[digits as usize]
+    v <= u64_limit(digits)
+}
+
+/// The largest `u64` that `digits` decimal digits hold.
+#[inline]
+pub(crate) const fn u64_limit(digits: u8) -> u64 {
+    if digits >= 20 {
+        u64::MAX
+    } else {
+        POW10[digits as usize] - 1
+    }
 }
 
 #[inline]
@@ -193,47 +203,6 @@ fn push_digits(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
     }
 }
 
-/// [`push_digits`] for widths that are not constants (runtime layouts): the words are stored whole
-/// into 24 bytes appended at once and the surplus is cut, so no copy of a run-time length (a
-/// `memcpy` call, 18% of a runtime layout's encoding) is made. With a constant width,
-/// [`push_digits`]'s one copy of a constant length is cheaper.
-#[inline(always)]
-fn push_digits_stored(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
-    const E8: u64 = 100_000_000;
-    debug_assert!(digits >= 20 || v < POW10[digits]);
-    if digits == 0 || digits > 24 {
-        push_digits(bytes, v, digits, complement);
-        return;
-    }
-    // words[0] holds the lowest eight digits.
-    let count = digits.div_ceil(8);
-    let mut words = [0u64; 3];
-    words[0] = eight_ascii(v % E8);
-    if count >= 2 {
-        words[1] = eight_ascii((v / E8) % E8);
-    }
-    if count >= 3 {
-        words[2] = eight_ascii(v / (E8 * E8));
-    }
-    if complement {
-        for w in &mut words {
-            *w = complement_word(*w);
-        }
-    }
-    let start = bytes.len();
-    bytes.extend_from_slice(&[b'0'; 24]);
-    let out = &mut bytes[start..];
-    // The top word keeps its last `top` digits, moved to its front; the others follow whole.
-    let top = digits - 8 * (count - 1);
-    out[..8].copy_from_slice(&(words[count - 1] >> (8 * (8 - top))).to_le_bytes());
-    let mut at = top;
-    for w in words[..count - 1].iter().rev() {
-        out[at..at + 8].copy_from_slice(&w.to_le_bytes());
-        at += 8;
-    }
-    bytes.truncate(start + digits);
-}
-
 /// Appends a fixed-width decimal field to `out`: `sign` (if any), then `v` in `digits` digits
 /// (nines' complement when `complement`).
 ///
@@ -242,14 +211,7 @@ fn push_digits_stored(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bo
 /// which measured 25% of a student-card key's encoding time.
 #[inline(always)]
 #[allow(unsafe_code)]
-fn push_decimal(
-    out: &mut String,
-    sign: Option<u8>,
-    v: u64,
-    digits: usize,
-    complement: bool,
-    stored: bool,
-) {
+fn push_decimal(out: &mut String, sign: Option<u8>, v: u64, digits: usize, complement: bool) {
     // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it. Every byte appended
     // below is an ASCII digit (from `eight_ascii`, its nines' complement, or the `0`/`9` fill
     // and scratch) or the ASCII sign, so the string stays valid UTF-8 at every point, panics included (no code
@@ -259,11 +221,7 @@ fn push_decimal(
         debug_assert!(sign.is_ascii());
         bytes.push(sign);
     }
-    if stored {
-        push_digits_stored(bytes, v, digits, complement);
-    } else {
-        push_digits(bytes, v, digits, complement);
-    }
+    push_digits(bytes, v, digits, complement);
 }
 
 /// Overwrites `out[at..at + bytes.len()]` with `bytes`, both ASCII: how a key's prefix replaces
@@ -300,24 +258,16 @@ pub(crate) fn write_u64(
     if !fits_u64(v, width) {
         return Err(too_wide(field, v, width));
     }
-    push_decimal(out, None, v, usize::from(width), desc, false);
+    push_decimal(out, None, v, usize::from(width), desc);
     Ok(())
 }
 
-/// [`write_u64`] for a width known only at run time (see [`push_digits_stored`]).
+/// Appends `v`, which must fit `width` digits (see [`u64_limit`]), at that width: the writer a
+/// runtime layout calls once it has checked the value against its planned limit.
 #[inline(always)]
-pub(crate) fn write_u64_runtime(
-    out: &mut String,
-    v: u64,
-    width: u8,
-    desc: bool,
-    field: &str,
-) -> Result<()> {
-    if !fits_u64(v, width) {
-        return Err(too_wide(field, v, width));
-    }
-    push_decimal(out, None, v, usize::from(width), desc, true);
-    Ok(())
+pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) {
+    debug_assert!(fits_u64(v, width));
+    push_decimal(out, None, v, usize::from(width), desc);
 }
 
 /// Writes an unsigned 128-bit integer.
@@ -366,7 +316,6 @@ pub(crate) fn write_i64(
         magnitude,
         usize::from(digits),
         sign == b'-',
-        false,
     );
     Ok(())
 }
@@ -570,6 +519,7 @@ pub(crate) fn read_int(text: &[u8], desc: bool, min: i128, max: i128) -> IntPars
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field_spec::Order;
 
     fn u(v: u64, w: u8, desc: bool) -> String {
         let mut s = String::new();
@@ -676,10 +626,12 @@ mod tests {
                     .map(|d| char::from(b'9' - (d - b'0')))
                     .collect();
                 assert_eq!(u(v, width, true), nines, "{v} at {width}, descending");
-                for desc in [false, true] {
-                    let mut s = String::from("x");
-                    write_u64_runtime(&mut s, v, width, desc, "f").unwrap();
-                    assert_eq!(s[1..], u(v, width, desc), "{v} at {width} (runtime)");
+                for (desc, order) in [(false, Order::Asc), (true, Order::Desc)] {
+                    if let Some(write) = crate::io::uint_digits_writer(width, order) {
+                        let mut s = String::from("x");
+                        write(&mut s, v);
+                        assert_eq!(s[1..], u(v, width, desc), "{v} at {width} (runtime)");
+                    }
                 }
             }
         }

@@ -12,7 +12,7 @@ use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
 
-use super::plan::FieldPlan;
+use super::plan::Plan;
 use super::{BucketFields, FieldDef, Layout};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,11 +299,7 @@ impl TryFrom<LayoutConfig> for Layout {
         for def in &fields {
             shape.check_field(&def.name, &def.spec)?;
         }
-        let plan = fields
-            .iter()
-            .enumerate()
-            .map(|(i, def)| FieldPlan::new(i, &def.spec, &bucket))
-            .collect();
+        let plan = Plan::new(&fields, &bucket);
         Ok(Self {
             fields,
             shape,

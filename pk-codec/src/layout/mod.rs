@@ -20,7 +20,7 @@ mod text;
 pub use builder::LayoutBuilder;
 #[cfg(feature = "serde")]
 use config::LayoutConfig;
-use plan::{FieldOp, FieldPlan, FieldRole, bucket_value, read_value, write_value};
+use plan::{FieldOp, FieldRole, Plan, bucket_value, read_field, write_field, write_value};
 
 /// One named field of a [`Layout`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -113,7 +113,7 @@ pub struct Layout {
     bucket: BucketFields,
     /// How each field is written and read, decided once when the layout is built (derived from
     /// `fields` and `bucket`, so it adds nothing to equality or hashing).
-    plan: Vec<FieldPlan>,
+    plan: Plan,
 }
 
 impl Layout {
@@ -160,41 +160,39 @@ impl Layout {
             });
         }
         self.shape.encode_with(out, |w| {
-            for ((def, plan), value) in self.fields.iter().zip(&self.plan).zip(values) {
+            for ((def, op), value) in self.fields.iter().zip(self.plan.ops()).zip(values) {
                 w.begin_field();
-                let start = w.position();
-                match (plan.op, value) {
-                    (FieldOp::Uint64 { max }, &Value::Uint(v)) if v <= u128::from(max) => {
-                        w.uint64_runtime(&def.spec, &def.name, v as u64)?;
+                match (*op, value) {
+                    (
+                        FieldOp::Uint64 {
+                            write_limit, write, ..
+                        },
+                        &Value::Uint(v),
+                    ) if v <= u128::from(write_limit) => {
+                        w.uint_digits(write, v as u64);
                     }
                     (FieldOp::Int64 { min, max }, &Value::Int(v))
                         if v >= i128::from(min) && v <= i128::from(max) =>
                     {
                         w.int64(&def.spec, &def.name, v as i64)?;
                     }
-                    (FieldOp::Str, Value::Str(s)) => w.str(&def.spec, &def.name, s)?,
-                    _ => write_value(w, def, value)?,
-                }
-                match plan.role {
-                    FieldRole::None => {}
-                    FieldRole::Modulo => {
-                        if let Some(v) = bucket_value(value) {
-                            w.bucket_value(v);
-                        }
-                    }
-                    FieldRole::Hashed => w.bucket_span(start),
+                    (FieldOp::Str, Value::Str(s)) => w.plain_str(&def.name, s)?,
+                    (FieldOp::General(role), _) => write_field(w, def, role, value)?,
+                    // A value of another kind, or out of range: the general path says which.
+                    _ => write_field(w, def, FieldRole::None, value)?,
                 }
             }
             Ok(())
         })
     }
 
-    /// What field `index`, holding `value`, contributes to the bucket.
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
-        match self.plan[index].role {
-            FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
-            FieldRole::Hashed => BucketRole::Span,
-            FieldRole::None => BucketRole::None,
+        match self.plan.ops()[index] {
+            FieldOp::General(FieldRole::Modulo) => {
+                bucket_value(value).map_or(BucketRole::None, BucketRole::Value)
+            }
+            FieldOp::General(FieldRole::Hashed) => BucketRole::Span,
+            _ => BucketRole::None,
         }
     }
 
@@ -240,29 +238,21 @@ impl Layout {
         let base = values.len();
         values.reserve(self.fields.len());
         let decoded = self.shape.decode_with(key, |r| {
-            for (def, plan) in self.fields.iter().zip(&self.plan) {
+            for (def, op) in self.fields.iter().zip(self.plan.ops()) {
                 r.begin_field(&def.name)?;
-                let start = r.position();
-                let value = match plan.op {
-                    FieldOp::Uint64 { max } => {
-                        Value::Uint(u128::from(r.uint64_runtime(&def.spec, &def.name, max)?))
-                    }
+                let value = match *op {
+                    FieldOp::Uint64 { read_max, read, .. } => match read(r, read_max) {
+                        Some(v) => Value::Uint(u128::from(v)),
+                        // Anything but the digits of a value in range: the general path says what.
+                        None => read_field(r, def, FieldRole::None)?,
+                    },
                     FieldOp::Int64 { min, max } => {
                         let (min, max) = (i128::from(min), i128::from(max));
                         Value::Int(r.int128(&def.spec, &def.name, min, max)?)
                     }
-                    FieldOp::Str => Value::Str(r.str(&def.spec, &def.name)?),
-                    FieldOp::General => read_value(r, def)?,
+                    FieldOp::Str => Value::Str(r.plain_str(&def.name)?.to_owned()),
+                    FieldOp::General(role) => read_field(r, def, role)?,
                 };
-                match plan.role {
-                    FieldRole::None => {}
-                    FieldRole::Modulo => {
-                        if let Some(v) = bucket_value(&value) {
-                            r.bucket_value(v);
-                        }
-                    }
-                    FieldRole::Hashed => r.bucket_span(start),
-                }
                 values.push(value);
             }
             Ok(())

@@ -1,65 +1,119 @@
 //! How a [`Layout`](super::Layout) writes and reads each field: the dispatch from [`Value`]s to
 //! the [`KeyWriter`] and [`KeyReader`] methods, planned once per field when the layout is built.
 
+use std::hash::{Hash, Hasher};
+
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, IntBits, Kind};
-use crate::io::{KeyReader, KeyWriter};
+use crate::io::{KeyReader, KeyWriter, UintDigitsAt, UintReadAt, uint_digits_writer, uint_reader};
+use crate::num;
 use crate::prefix::BucketValue;
 use crate::value::Value;
 
 use super::{BucketFields, FieldDef};
 
-/// The precomputed dispatch of one field: its common forms get a direct call, every other form
-/// (and every value of an unexpected kind) the general [`write_value`] / [`read_value`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct FieldPlan {
-    pub(super) op: FieldOp,
-    pub(super) role: FieldRole,
+/// The precomputed dispatch of every field of a layout, made when it is built.
+///
+/// It is a function of the layout's fields and bucket, so it takes no part in comparing or
+/// hashing layouts (and holds function pointers, which do not compare reliably).
+#[derive(Debug, Clone)]
+pub(super) struct Plan(Vec<FieldOp>);
+
+impl Plan {
+    pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields) -> Self {
+        Self(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, def)| FieldOp::new(i, &def.spec, bucket))
+                .collect(),
+        )
+    }
+
+    pub(super) fn ops(&self) -> &[FieldOp] {
+        &self.0
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+impl PartialEq for Plan {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Plan {}
+
+impl Hash for Plan {
+    fn hash<H: Hasher>(&self, _: &mut H) {}
+}
+
+/// How one field is written and read: its common forms get a direct path, every other form, every
+/// field with a part in the bucket, and every value of an unexpected kind the general one
+/// ([`write_field`] / [`read_field`]).
+#[derive(Debug, Clone, Copy)]
 pub(super) enum FieldOp {
-    /// A required unsigned integer of up to 64 bits, at most `max`.
-    Uint64 { max: u64 },
+    /// A required unsigned integer of up to 64 bits at a width of at most 20: written by `write`
+    /// when at most `write_limit` (the kind's maximum and the width's), read by `read` up to
+    /// `read_max` (the kind's maximum).
+    Uint64 {
+        write_limit: u64,
+        read_max: u64,
+        write: UintDigitsAt,
+        read: UintReadAt,
+    },
     /// A required signed integer of up to 64 bits, within `[min, max]`.
     Int64 { min: i64, max: i64 },
-    /// A required string (any form: [`KeyWriter::str`] picks it).
+    /// A required plain ascending string.
     Str,
     /// Anything else.
-    General,
+    General(FieldRole),
 }
 
 /// What a field contributes to the bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum FieldRole {
     None,
     Modulo,
     Hashed,
 }
 
-impl FieldPlan {
-    pub(super) fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
-        let op = match spec.kind() {
-            _ if spec.is_optional() => FieldOp::General,
-            Kind::Uint { bits } if bits <= IntBits::B64 => FieldOp::Uint64 {
-                max: uint_max(bits) as u64,
-            },
-            Kind::Int { bits } if bits <= IntBits::B64 => {
-                let (min, max) = int_bounds(bits);
-                FieldOp::Int64 {
-                    min: min as i64,
-                    max: max as i64,
-                }
-            }
-            Kind::Str => FieldOp::Str,
-            _ => FieldOp::General,
-        };
+impl FieldOp {
+    fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
         let role = match bucket {
             BucketFields::Modulo(i) if *i == index => FieldRole::Modulo,
             BucketFields::Hash(fields) if fields.contains(&index) => FieldRole::Hashed,
             _ => FieldRole::None,
         };
-        Self { op, role }
+        if role != FieldRole::None || spec.is_optional() {
+            return Self::General(role);
+        }
+        match spec.kind() {
+            Kind::Uint { bits } if bits <= IntBits::B64 => {
+                let read_max = uint_max(bits) as u64;
+                let writers = (
+                    uint_digits_writer(spec.width(), spec.order()),
+                    uint_reader(spec.width(), spec.order()),
+                );
+                match writers {
+                    (Some(write), Some(read)) => Self::Uint64 {
+                        write_limit: read_max.min(num::u64_limit(spec.width())),
+                        read_max,
+                        write,
+                        read,
+                    },
+                    _ => Self::General(role),
+                }
+            }
+            Kind::Int { bits } if bits <= IntBits::B64 => {
+                let (min, max) = int_bounds(bits);
+                Self::Int64 {
+                    min: min as i64,
+                    max: max as i64,
+                }
+            }
+            Kind::Str if !spec.is_escaped() && !spec.is_descending() => Self::Str,
+            _ => Self::General(role),
+        }
     }
 }
 
@@ -187,6 +241,45 @@ pub(super) fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) 
         (Kind::Timestamp, Value::Timestamp(v)) => w.timestamp(spec, name, *v),
         _ => Err(mismatch(def, value)),
     }
+}
+
+/// Writes a field by the general path, with its part in the bucket.
+#[inline(never)]
+pub(super) fn write_field(
+    w: &mut KeyWriter<'_>,
+    def: &FieldDef,
+    role: FieldRole,
+    value: &Value,
+) -> Result<()> {
+    let start = w.position();
+    write_value(w, def, value)?;
+    match role {
+        FieldRole::None => {}
+        FieldRole::Modulo => {
+            if let Some(v) = bucket_value(value) {
+                w.bucket_value(v);
+            }
+        }
+        FieldRole::Hashed => w.bucket_span(start),
+    }
+    Ok(())
+}
+
+/// Reads a field by the general path, with its part in the bucket.
+#[inline(never)]
+pub(super) fn read_field(r: &mut KeyReader<'_>, def: &FieldDef, role: FieldRole) -> Result<Value> {
+    let start = r.position();
+    let value = read_value(r, def)?;
+    match role {
+        FieldRole::None => {}
+        FieldRole::Modulo => {
+            if let Some(v) = bucket_value(&value) {
+                r.bucket_value(v);
+            }
+        }
+        FieldRole::Hashed => r.bucket_span(start),
+    }
+    Ok(value)
 }
 
 pub(super) fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value> {
