@@ -17,7 +17,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The baseline each group is compared with: what users would do without pk-codec.
+/// The groups of the criterion benches `codec` and `table`, each with the baseline it is compared
+/// with (what users would do without pk-codec). Only these groups are reported: `target/criterion`
+/// also keeps the groups of other benches and of older runs, which are not this report's.
 const BASELINES: &[(&str, &str)] = &[
     ("encode", "tight hand-written (same bytes, no checks)"),
     ("decode", "memcomparable (binary)"),
@@ -110,13 +112,35 @@ fn main() -> Result<(), Box<dyn Error>> {
     let root = target.join("criterion");
     let cases = collect(&root).map_err(|e| {
         format!(
-            "cannot read {}: {e}; run `cargo bench -p pk-codec --features table,store` first",
+            "cannot read {}: {e}; run `cargo bench -p pk-codec --features table --bench codec \
+             --bench table` first",
             root.display()
         )
     })?;
     let mut groups: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
+    let mut skipped = std::collections::BTreeSet::new();
     for case in &cases {
-        groups.entry(case.group.as_str()).or_default().push(case);
+        if BASELINES.iter().any(|(g, _)| *g == case.group) {
+            groups.entry(case.group.as_str()).or_default().push(case);
+        } else {
+            skipped.insert(case.group.as_str());
+        }
+    }
+    for group in &skipped {
+        eprintln!("skipped group {group:?}: not one of the codec and table benches");
+    }
+    let missing: Vec<&str> = BASELINES
+        .iter()
+        .map(|(g, _)| *g)
+        .filter(|g| !groups.contains_key(g))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "no results for the groups {missing:?} under {}; run `cargo bench -p pk-codec \
+             --features table --bench codec --bench table` first",
+            root.display()
+        )
+        .into());
     }
     let mut out = String::new();
     writeln!(
