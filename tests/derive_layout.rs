@@ -3,6 +3,8 @@
 
 use pk_codec::{DecodeKey, Error, Layout, PartitionKey, Value};
 
+mod support;
+
 /// The values of a derived key in `Layout` order (nested keys flattened).
 trait Values {
     fn values(&self) -> Vec<Value>;
@@ -783,4 +785,82 @@ fn type_parameters_bounded_by_key_field_are_scalars() {
         Tagged::<u8, Order>::ranges_tag(1..).unwrap()[0].start,
         "001"
     );
+}
+
+mod damaged_keys {
+    //! A runtime layout reads its common fields by direct readers, and anything they decline by
+    //! the general path; the derive reads every field by the general one. On any text, even
+    //! damaged, both must give the same values or the same error.
+
+    use pk_codec::{DecodeKey, PartitionKey, Value};
+    use proptest::prelude::*;
+
+    use super::support;
+
+    #[derive(PartitionKey, Debug, Clone, PartialEq)]
+    struct Mixed {
+        #[pk(width = 6)]
+        device_id: u32,
+        seller_id: String,
+        #[pk(width = 5)]
+        delta: i16,
+        #[pk(desc)]
+        order_number: u64,
+        #[pk(width = 3, desc)]
+        shelf: u8,
+    }
+
+    fn values(m: &Mixed) -> Vec<Value> {
+        vec![
+            m.device_id.into(),
+            m.seller_id.as_str().into(),
+            m.delta.into(),
+            m.order_number.into(),
+            m.shelf.into(),
+        ]
+    }
+
+    fn mixed() -> impl Strategy<Value = Mixed> {
+        (
+            0u32..1_000_000,
+            "[a-z0-9]{0,6}",
+            -9999i16..=9999,
+            any::<u64>(),
+            0u8..=255,
+        )
+            .prop_map(|(device_id, seller_id, delta, order_number, shelf)| Mixed {
+                device_id,
+                seller_id,
+                delta,
+                order_number,
+                shelf,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: support::cases(512), ..ProptestConfig::default() })]
+
+        #[test]
+        fn layout_and_derive_read_any_text_alike(
+            m in mixed(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(b",-0159az:+\x7f".to_vec()), 0u8..3), 0..3),
+        ) {
+            let layout = Mixed::layout();
+            let key = m.encode().unwrap();
+            prop_assert_eq!(layout.encode(&values(&m)).unwrap(), key.clone());
+            let mut bytes = key.into_bytes();
+            for (at, b, op) in &edits {
+                let i = at.index(bytes.len().max(1)).min(bytes.len());
+                match op {
+                    0 if i < bytes.len() => { bytes.remove(i); }
+                    1 => bytes.insert(i, *b),
+                    _ if i < bytes.len() => bytes[i] = *b,
+                    _ => {}
+                }
+            }
+            let text = String::from_utf8(bytes).unwrap();
+            let derived = Mixed::decode(&text).map(|m| values(&m));
+            prop_assert_eq!(layout.decode(&text), derived, "text {:?}", text);
+        }
+    }
 }

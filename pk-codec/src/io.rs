@@ -91,11 +91,40 @@ impl<'a> KeyWriter<'a> {
         num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
     }
 
-    /// Appends the digits of `v` with a writer from [`uint_digits_writer`]; `v` must fit its width
-    /// (runtime layouts check it against the limit they planned).
+    /// Appends the delimiter, for a caller that tracks the fields itself (a runtime layout,
+    /// whose plan knows which fields follow another), in place of [`KeyWriter::begin_field`].
     #[inline(always)]
-    pub(crate) fn uint_digits(&mut self, write: UintDigitsAt, v: u64) {
-        write(self.out, v);
+    pub(crate) fn delimiter(&mut self) {
+        let d = self.delimiter;
+        // Every layout's delimiter is ASCII (rule `delimiter-ascii`): then the push is one byte's
+        // store, where a byte only known at run time would pay for a character's length.
+        if d.is_ascii() {
+            self.out.push(char::from(d));
+        } else {
+            self.push_wide_delimiter();
+        }
+    }
+
+    #[cold]
+    fn push_wide_delimiter(&mut self) {
+        self.out.push(char::from(self.delimiter));
+    }
+
+    /// Appends `v`, which must fit `WIDTH` digits, at that width and order.
+    #[inline(always)]
+    pub(crate) fn uint_digits_fixed<const WIDTH: u8, const DESC: bool>(&mut self, v: u64) {
+        num::push_u64_fitting(self.out, v, WIDTH, DESC);
+    }
+
+    /// Writes `s` in the plain ascending string form, answering whether it could: nothing is
+    /// written for a string with a byte at or below the delimiter.
+    #[inline(always)]
+    pub(crate) fn try_plain_str(&mut self, s: &str) -> bool {
+        if text::plain_len(s.as_bytes(), self.delimiter) != s.len() {
+            return false;
+        }
+        self.out.push_str(s);
+        true
     }
 
     /// Writes an unsigned 128-bit integer.
@@ -137,15 +166,10 @@ impl<'a> KeyWriter<'a> {
             self.str_encoded(spec, s);
             return Ok(());
         }
-        self.plain_str(field, s)
-    }
-
-    /// The plain ascending string form, inlined: one scan checks the bytes, one copy writes them.
-    #[inline(always)]
-    pub(crate) fn plain_str(&mut self, field: &str, s: &str) -> Result<()> {
+        // The plain form, inlined: one scan checks the bytes, one copy writes them.
         let len = text::plain_len(s.as_bytes(), self.delimiter);
         if len != s.len() {
-            return Err(self.below_delimiter(field, s, len));
+            return Err(self.below_delimiter(field, s));
         }
         self.out.push_str(s);
         Ok(())
@@ -163,7 +187,8 @@ impl<'a> KeyWriter<'a> {
 
     #[cold]
     #[inline(never)]
-    fn below_delimiter(&self, field: &str, s: &str, offset: usize) -> Error {
+    fn below_delimiter(&self, field: &str, s: &str) -> Error {
+        let offset = text::plain_len(s.as_bytes(), self.delimiter);
         Error::CharBelowDelimiter {
             field: field.to_owned(),
             // At or below an ASCII delimiter: an ASCII byte, a whole character.
@@ -288,65 +313,6 @@ fn not_borrowable(field: &str) -> Error {
         "only a plain ascending string can be borrowed from the key: its escaped or descending \
          text is not the string's bytes (read it as a `String` or a `Cow<str>`)",
     )
-}
-
-/// A writer of the digits of an unsigned integer at one constant width and order, for a value
-/// known to fit that width.
-pub(crate) type UintDigitsAt = fn(&mut String, u64);
-
-fn uint_digits_at<const WIDTH: u8, const DESC: bool>(out: &mut String, v: u64) {
-    num::push_u64_fitting(out, v, WIDTH, DESC);
-}
-
-macro_rules! uint_digits_at_table {
-    ($($width:literal)*) => {
-        [$([
-            uint_digits_at::<$width, false> as UintDigitsAt,
-            uint_digits_at::<$width, true> as UintDigitsAt,
-        ]),*]
-    };
-}
-
-/// The digit writers of widths 1 to 20 (index `width - 1`), ascending then descending.
-static UINT_DIGITS_AT: [[UintDigitsAt; 2]; 20] =
-    uint_digits_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
-
-/// The digit writer compiled for a width and order (straight-line code, as in a derived key),
-/// for runtime layouts to pick once per field; `None` above width 20.
-pub(crate) fn uint_digits_writer(width: u8, order: Order) -> Option<UintDigitsAt> {
-    UINT_DIGITS_AT
-        .get(usize::from(width).wrapping_sub(1))
-        .map(|by_order| by_order[usize::from(order == Order::Desc)])
-}
-
-/// A reader of an unsigned integer at one constant width and order, at most `max`: `None`,
-/// consuming nothing, for anything else (the general reader then says what is wrong). Its
-/// answer fits registers, where a `Result` would be returned through memory.
-pub(crate) type UintReadAt = fn(&mut KeyReader<'_>, u64) -> Option<u64>;
-
-fn uint_read_at<const WIDTH: u8, const DESC: bool>(r: &mut KeyReader<'_>, max: u64) -> Option<u64> {
-    r.uint64_fast(max, WIDTH, DESC)
-}
-
-macro_rules! uint_read_at_table {
-    ($($width:literal)*) => {
-        [$([
-            uint_read_at::<$width, false> as UintReadAt,
-            uint_read_at::<$width, true> as UintReadAt,
-        ]),*]
-    };
-}
-
-/// The readers of widths 1 to 20 (index `width - 1`), ascending then descending.
-static UINT_READ_AT: [[UintReadAt; 2]; 20] =
-    uint_read_at_table!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
-
-/// The reader compiled for a width and order, for runtime layouts to pick once per field; `None`
-/// above width 20.
-pub(crate) fn uint_reader(width: u8, order: Order) -> Option<UintReadAt> {
-    UINT_READ_AT
-        .get(usize::from(width).wrapping_sub(1))
-        .map(|by_order| by_order[usize::from(order == Order::Desc)])
 }
 
 /// Reads the fields of one key, in order, checking every byte.
@@ -594,7 +560,7 @@ impl<'a> KeyReader<'a> {
     /// The fast path of [`KeyReader::uint64_as`]: the value when the next `width` bytes are
     /// its digits and it is at most `max`, consuming them; `None`, consuming nothing, otherwise.
     #[inline(always)]
-    fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
+    pub(crate) fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
         let start = self.pos;
         let width = usize::from(width);
         let text = self.key.as_bytes().get(start..start + width)?;
@@ -790,17 +756,42 @@ impl<'a> KeyReader<'a> {
     /// delimiter (or the key must end there).
     #[inline(always)]
     pub(crate) fn plain_str(&mut self, field: &str) -> Result<&'a str> {
+        match self.try_plain_str() {
+            Some(s) => Ok(s),
+            None => Err(self.not_plain(field)),
+        }
+    }
+
+    /// [`KeyReader::plain_str`] answering `None`, consuming nothing, for a byte a plain string
+    /// cannot hold (the caller's general path then says what is wrong).
+    #[inline(always)]
+    pub(crate) fn try_plain_str(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];
         let len = text::plain_len(rest, self.delimiter);
-        if let Some(&b) = rest.get(len)
-            && b != self.delimiter
-        {
-            return Err(self.below_delimiter(field, start + len, b));
+        if rest.get(len).is_some_and(|&b| b != self.delimiter) {
+            return None;
         }
         self.pos += len;
         // The byte after the text is the ASCII delimiter or the end: a character boundary.
-        Ok(&self.key[start..start + len])
+        Some(&self.key[start..start + len])
+    }
+
+    /// What [`KeyReader::try_plain_str`] declined: the first byte a plain string cannot hold.
+    #[cold]
+    #[inline(never)]
+    fn not_plain(&self, field: &str) -> Error {
+        let rest = &self.key.as_bytes()[self.pos..];
+        let len = text::plain_len(rest, self.delimiter);
+        match rest.get(len) {
+            Some(&b) => self.below_delimiter(field, self.pos + len, b),
+            None => self.fault(field, self.pos, "a plain string was expected"),
+        }
+    }
+
+    /// Takes the read position back to `at` (a position this reader reported).
+    pub(crate) fn rewind(&mut self, at: usize) {
+        self.pos = at;
     }
 
     #[cold]

@@ -519,7 +519,6 @@ pub(crate) fn read_int(text: &[u8], desc: bool, min: i128, max: i128) -> IntPars
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field_spec::Order;
 
     fn u(v: u64, w: u8, desc: bool) -> String {
         let mut s = String::new();
@@ -626,13 +625,6 @@ mod tests {
                     .map(|d| char::from(b'9' - (d - b'0')))
                     .collect();
                 assert_eq!(u(v, width, true), nines, "{v} at {width}, descending");
-                for (desc, order) in [(false, Order::Asc), (true, Order::Desc)] {
-                    if let Some(write) = crate::io::uint_digits_writer(width, order) {
-                        let mut s = String::from("x");
-                        write(&mut s, v);
-                        assert_eq!(s[1..], u(v, width, desc), "{v} at {width} (runtime)");
-                    }
-                }
             }
         }
     }

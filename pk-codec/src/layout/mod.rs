@@ -20,7 +20,7 @@ mod text;
 pub use builder::LayoutBuilder;
 #[cfg(feature = "serde")]
 use config::LayoutConfig;
-use plan::{FieldOp, FieldRole, Plan, bucket_value, read_field, write_field, write_value};
+use plan::{FieldRole, Plan, bucket_value, write_value};
 
 /// One named field of a [`Layout`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -160,38 +160,21 @@ impl Layout {
             });
         }
         self.shape.encode_with(out, |w| {
-            for ((def, op), value) in self.fields.iter().zip(self.plan.ops()).zip(values) {
-                w.begin_field();
-                match (*op, value) {
-                    (
-                        FieldOp::Uint64 {
-                            write_limit, write, ..
-                        },
-                        &Value::Uint(v),
-                    ) if v <= u128::from(write_limit) => {
-                        w.uint_digits(write, v as u64);
-                    }
-                    (FieldOp::Int64 { min, max }, &Value::Int(v))
-                        if v >= i128::from(min) && v <= i128::from(max) =>
-                    {
-                        w.int64(&def.spec, &def.name, v as i64)?;
-                    }
-                    (FieldOp::Str, Value::Str(s)) => w.plain_str(&def.name, s)?,
-                    (FieldOp::General(role), _) => write_field(w, def, role, value)?,
-                    // A value of another kind, or out of range: the general path says which.
-                    _ => write_field(w, def, FieldRole::None, value)?,
+            let steps = self.plan.steps().iter();
+            for (i, ((def, step), value)) in self.fields.iter().zip(steps).zip(values).enumerate() {
+                if i > 0 {
+                    w.delimiter();
                 }
+                step.write(w, def, value)?;
             }
             Ok(())
         })
     }
 
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
-        match self.plan.ops()[index] {
-            FieldOp::General(FieldRole::Modulo) => {
-                bucket_value(value).map_or(BucketRole::None, BucketRole::Value)
-            }
-            FieldOp::General(FieldRole::Hashed) => BucketRole::Span,
+        match self.plan.steps()[index].role {
+            FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
+            FieldRole::Hashed => BucketRole::Span,
             _ => BucketRole::None,
         }
     }
@@ -238,22 +221,9 @@ impl Layout {
         let base = values.len();
         values.reserve(self.fields.len());
         let decoded = self.shape.decode_with(key, |r| {
-            for (def, op) in self.fields.iter().zip(self.plan.ops()) {
+            for (def, step) in self.fields.iter().zip(self.plan.steps()) {
                 r.begin_field(&def.name)?;
-                let value = match *op {
-                    FieldOp::Uint64 { read_max, read, .. } => match read(r, read_max) {
-                        Some(v) => Value::Uint(u128::from(v)),
-                        // Anything but the digits of a value in range: the general path says what.
-                        None => read_field(r, def, FieldRole::None)?,
-                    },
-                    FieldOp::Int64 { min, max } => {
-                        let (min, max) = (i128::from(min), i128::from(max));
-                        Value::Int(r.int128(&def.spec, &def.name, min, max)?)
-                    }
-                    FieldOp::Str => Value::Str(r.plain_str(&def.name)?.to_owned()),
-                    FieldOp::General(role) => read_field(r, def, role)?,
-                };
-                values.push(value);
+                step.read(r, def, values)?;
             }
             Ok(())
         });

@@ -1,23 +1,25 @@
-//! How a [`Layout`](super::Layout) writes and reads each field: the dispatch from [`Value`]s to
-//! the [`KeyWriter`] and [`KeyReader`] methods, planned once per field when the layout is built.
+//! How a [`Layout`](super::Layout) writes and reads each field: a direct writer and reader per
+//! field, chosen once when the layout is built, and the general dispatch from [`Value`]s to the
+//! [`KeyWriter`] and [`KeyReader`] methods for every other form, every field with a part in the
+//! bucket, and every value the direct path declines.
 
 use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, IntBits, Kind};
-use crate::io::{KeyReader, KeyWriter, UintDigitsAt, UintReadAt, uint_digits_writer, uint_reader};
+use crate::io::{KeyReader, KeyWriter};
 use crate::num;
 use crate::prefix::BucketValue;
 use crate::value::Value;
 
 use super::{BucketFields, FieldDef};
 
-/// The precomputed dispatch of every field of a layout, made when it is built.
+/// The steps of a layout, one per field, made when it is built.
 ///
 /// It is a function of the layout's fields and bucket, so it takes no part in comparing or
 /// hashing layouts (and holds function pointers, which do not compare reliably).
 #[derive(Debug, Clone)]
-pub(super) struct Plan(Vec<FieldOp>);
+pub(super) struct Plan(Vec<Step>);
 
 impl Plan {
     pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields) -> Self {
@@ -25,12 +27,12 @@ impl Plan {
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, def)| FieldOp::new(i, &def.spec, bucket))
+                .map(|(i, def)| Step::new(i, &def.spec, bucket))
                 .collect(),
         )
     }
 
-    pub(super) fn ops(&self) -> &[FieldOp] {
+    pub(super) fn steps(&self) -> &[Step] {
         &self.0
     }
 }
@@ -47,26 +49,28 @@ impl Hash for Plan {
     fn hash<H: Hasher>(&self, _: &mut H) {}
 }
 
-/// How one field is written and read: its common forms get a direct path, every other form, every
-/// field with a part in the bucket, and every value of an unexpected kind the general one
-/// ([`write_field`] / [`read_field`]).
+/// Writes a field whose value takes the direct path (after its delimiter, which the caller
+/// writes), answering whether it did; when it did not, it wrote nothing, and the general path
+/// ([`write_field`]) writes the field or says what is wrong. Called through a pointer chosen for
+/// the field's form, so a layout's loop pays one indirect call per field and nothing else.
+type FieldWriter = fn(&mut KeyWriter<'_>, &FieldDef, &Value, u64) -> bool;
+
+/// Reads a field whose text takes the direct path and appends its value, answering whether it
+/// did; when it did not, it consumed nothing, and the general path ([`read_field`]) reads the
+/// field or says what is wrong.
+type FieldReader = fn(&mut KeyReader<'_>, &FieldDef, u64, &mut Vec<Value>) -> bool;
+
+/// How one field is written and read.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum FieldOp {
-    /// A required unsigned integer of up to 64 bits at a width of at most 20: written by `write`
-    /// when at most `write_limit` (the kind's maximum and the width's), read by `read` up to
-    /// `read_max` (the kind's maximum).
-    Uint64 {
-        write_limit: u64,
-        read_max: u64,
-        write: UintDigitsAt,
-        read: UintReadAt,
-    },
-    /// A required signed integer of up to 64 bits, within `[min, max]`.
-    Int64 { min: i64, max: i64 },
-    /// A required plain ascending string.
-    Str,
-    /// Anything else.
-    General(FieldRole),
+pub(super) struct Step {
+    write: FieldWriter,
+    read: FieldReader,
+    /// The largest value written: the kind's maximum and the width's (unsigned integers only).
+    write_limit: u64,
+    /// The largest value read: the kind's maximum (unsigned integers only).
+    read_max: u64,
+    /// The field's part in the bucket (only fields on the general path have one).
+    pub(super) role: FieldRole,
 }
 
 /// What a field contributes to the bucket.
@@ -77,44 +81,177 @@ pub(super) enum FieldRole {
     Hashed,
 }
 
-impl FieldOp {
+impl Step {
     fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
         let role = match bucket {
             BucketFields::Modulo(i) if *i == index => FieldRole::Modulo,
             BucketFields::Hash(fields) if fields.contains(&index) => FieldRole::Hashed,
             _ => FieldRole::None,
         };
+        let general = Self {
+            write: general_writer,
+            read: general_reader,
+            write_limit: 0,
+            read_max: 0,
+            role,
+        };
         if role != FieldRole::None || spec.is_optional() {
-            return Self::General(role);
+            return general;
         }
         match spec.kind() {
             Kind::Uint { bits } if bits <= IntBits::B64 => {
                 let read_max = uint_max(bits) as u64;
-                let writers = (
-                    uint_digits_writer(spec.width(), spec.order()),
-                    uint_reader(spec.width(), spec.order()),
-                );
-                match writers {
-                    (Some(write), Some(read)) => Self::Uint64 {
+                let at = usize::from(spec.width()).wrapping_sub(1);
+                let order = usize::from(spec.is_descending());
+                match (UINT_WRITERS.get(at), UINT_READERS.get(at)) {
+                    (Some(writers), Some(readers)) => Self {
+                        write: writers[order],
+                        read: readers[order],
                         write_limit: read_max.min(num::u64_limit(spec.width())),
                         read_max,
-                        write,
-                        read,
+                        role,
                     },
-                    _ => Self::General(role),
+                    // Above width 20.
+                    _ => general,
                 }
             }
-            Kind::Int { bits } if bits <= IntBits::B64 => {
-                let (min, max) = int_bounds(bits);
-                Self::Int64 {
-                    min: min as i64,
-                    max: max as i64,
-                }
-            }
-            Kind::Str if !spec.is_escaped() && !spec.is_descending() => Self::Str,
-            _ => Self::General(role),
+            Kind::Int { bits } if bits <= IntBits::B64 => Self {
+                write: int_writer,
+                read: int_reader,
+                ..general
+            },
+            Kind::Str if !spec.is_escaped() && !spec.is_descending() => Self {
+                write: str_writer,
+                read: str_reader,
+                ..general
+            },
+            _ => general,
         }
     }
+
+    /// Writes the field by its direct path or, declined, the general one.
+    #[inline(always)]
+    pub(super) fn write(&self, w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
+        if (self.write)(w, def, value, self.write_limit) {
+            Ok(())
+        } else {
+            write_field(w, def, self.role, value)
+        }
+    }
+
+    /// Reads the field by its direct path or, declined, the general one, appending its value.
+    #[inline(always)]
+    pub(super) fn read(
+        &self,
+        r: &mut KeyReader<'_>,
+        def: &FieldDef,
+        values: &mut Vec<Value>,
+    ) -> Result<()> {
+        if !(self.read)(r, def, self.read_max, values) {
+            values.push(read_field(r, def, self.role)?);
+        }
+        Ok(())
+    }
+}
+
+fn uint_writer<const WIDTH: u8, const DESC: bool>(
+    w: &mut KeyWriter<'_>,
+    _: &FieldDef,
+    value: &Value,
+    limit: u64,
+) -> bool {
+    match *value {
+        Value::Uint(v) if v <= u128::from(limit) => {
+            w.uint_digits_fixed::<WIDTH, DESC>(v as u64);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn uint_reader<const WIDTH: u8, const DESC: bool>(
+    r: &mut KeyReader<'_>,
+    _: &FieldDef,
+    max: u64,
+    values: &mut Vec<Value>,
+) -> bool {
+    match r.uint64_fast(max, WIDTH, DESC) {
+        Some(v) => {
+            values.push(Value::Uint(u128::from(v)));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The direct writers and readers of unsigned integers, compiled for each width (1 to 20, index
+/// `width - 1`) and order (ascending, then descending): the digits are the straight-line code of
+/// a derived key.
+macro_rules! uint_tables {
+    ($($width:literal)*) => {
+        static UINT_WRITERS: [[FieldWriter; 2]; 20] = [$([
+            uint_writer::<$width, false> as FieldWriter,
+            uint_writer::<$width, true> as FieldWriter,
+        ]),*];
+        static UINT_READERS: [[FieldReader; 2]; 20] = [$([
+            uint_reader::<$width, false> as FieldReader,
+            uint_reader::<$width, true> as FieldReader,
+        ]),*];
+    };
+}
+
+uint_tables!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
+
+fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value, _: u64) -> bool {
+    let (&Value::Int(v), Kind::Int { bits }) = (value, def.spec.kind()) else {
+        return false;
+    };
+    let (min, max) = int_bounds(bits);
+    // Too wide for the field's width: `int64` fails before it writes anything.
+    v >= min && v <= max && w.int64(&def.spec, &def.name, v as i64).is_ok()
+}
+
+fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, _: u64, values: &mut Vec<Value>) -> bool {
+    let Kind::Int { bits } = def.spec.kind() else {
+        return false;
+    };
+    let (min, max) = int_bounds(bits);
+    let at = r.position();
+    match r.int128(&def.spec, &def.name, min, max) {
+        Ok(v) => {
+            values.push(Value::Int(v));
+            true
+        }
+        Err(_) => {
+            r.rewind(at);
+            false
+        }
+    }
+}
+
+fn str_writer(w: &mut KeyWriter<'_>, _: &FieldDef, value: &Value, _: u64) -> bool {
+    match value {
+        Value::Str(s) => w.try_plain_str(s),
+        _ => false,
+    }
+}
+
+fn str_reader(r: &mut KeyReader<'_>, _: &FieldDef, _: u64, values: &mut Vec<Value>) -> bool {
+    match r.try_plain_str() {
+        Some(s) => {
+            values.push(Value::Str(s.to_owned()));
+            true
+        }
+        None => false,
+    }
+}
+
+fn general_writer(_: &mut KeyWriter<'_>, _: &FieldDef, _: &Value, _: u64) -> bool {
+    false
+}
+
+fn general_reader(_: &mut KeyReader<'_>, _: &FieldDef, _: u64, _: &mut Vec<Value>) -> bool {
+    false
 }
 
 /// The integer a modulo bucket takes of a value (a type mismatch is reported when it is written).
