@@ -2,22 +2,15 @@
 //! computation for a sample of keys (pre-splitting before an import).
 
 use std::cell::Cell as StdCell;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::TableError;
-use super::schema::{Cell, PkValue, PrimaryKey};
-
-/// A stored row: cells ordered by (name, newest first), and its accounted size.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredRow {
-    pub(crate) cells: Vec<Cell>,
-    /// Key + cells, in bytes.
-    pub(crate) size: u64,
-}
+use super::row::{StoredRow, decode_partition_value};
+use super::schema::PkValue;
 
 /// Writes of the current load window, kept under the partition's write lock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,7 +24,8 @@ pub(crate) struct WriteLoad {
 pub(crate) struct PartData {
     /// Set when the partition was split or merged away: the caller must look it up again.
     pub(crate) retired: bool,
-    pub(crate) rows: BTreeMap<PrimaryKey, StoredRow>,
+    /// The rows, in key order (searched by encoded key).
+    pub(crate) rows: BTreeSet<StoredRow>,
     pub(crate) bytes: u64,
     pub(crate) window: WriteLoad,
     pub(crate) total_writes: u64,
@@ -40,8 +34,8 @@ pub(crate) struct PartData {
 impl PartData {
     /// Whether every row shares one partition-key value (such a partition cannot split).
     pub(crate) fn single_value(&self) -> bool {
-        match (self.rows.first_key_value(), self.rows.last_key_value()) {
-            (Some((a, _)), Some((b, _))) => a.partition_value() == b.partition_value(),
+        match (self.rows.first(), self.rows.last()) {
+            (Some(a), Some(b)) => a.partition_bytes() == b.partition_bytes(),
             _ => true,
         }
     }
@@ -199,9 +193,9 @@ impl MapWrite<'_> {
 
 /// Where a size split should cut a partition's rows: the partition-key value that makes both
 /// sides' bytes closest, never inside one value. `None` when the rows hold a single value.
-pub(crate) fn size_split_point(rows: &BTreeMap<PrimaryKey, StoredRow>) -> Option<PkValue> {
-    let groups = group_by_value(rows.iter().map(|(k, r)| (k.partition_value(), r.size)));
-    balanced_point(&groups).cloned()
+pub(crate) fn size_split_point(rows: &BTreeSet<StoredRow>) -> Option<PkValue> {
+    let groups = group_by_value(rows.iter().map(|r| (r.partition_bytes(), r.size())));
+    balanced_point(&groups).map(decode_partition_value)
 }
 
 /// Where a load split should cut, from sampled partition-key values, and the largest share one
@@ -225,8 +219,10 @@ pub(crate) fn load_split_point(
 }
 
 /// Consecutive equal values merged, with their summed weights.
-fn group_by_value<'a>(items: impl Iterator<Item = (&'a PkValue, u64)>) -> Vec<(&'a PkValue, u64)> {
-    let mut groups: Vec<(&PkValue, u64)> = Vec::new();
+fn group_by_value<'a, T: PartialEq + ?Sized>(
+    items: impl Iterator<Item = (&'a T, u64)>,
+) -> Vec<(&'a T, u64)> {
+    let mut groups: Vec<(&T, u64)> = Vec::new();
     for (v, w) in items {
         match groups.last_mut() {
             Some(last) if last.0 == v => last.1 += w,
@@ -237,13 +233,13 @@ fn group_by_value<'a>(items: impl Iterator<Item = (&'a PkValue, u64)>) -> Vec<(&
 }
 
 /// The group value at which the weights on both sides are closest (never the first group).
-fn balanced_point<'a>(groups: &[(&'a PkValue, u64)]) -> Option<&'a PkValue> {
+fn balanced_point<'a, T: ?Sized>(groups: &[(&'a T, u64)]) -> Option<&'a T> {
     if groups.len() < 2 {
         return None;
     }
     let total: u64 = groups.iter().map(|g| g.1).sum();
     let mut left = 0u64;
-    let mut best: Option<(u64, &PkValue)> = None;
+    let mut best: Option<(u64, &T)> = None;
     for g in groups {
         if left > 0 {
             let diff = (2 * left).abs_diff(total);

@@ -476,6 +476,32 @@ impl PrimaryKey {
     pub fn size(&self) -> usize {
         self.values().iter().map(PkValue::size).sum()
     }
+
+    /// The key as one byte string that sorts bytewise as the keys sort (the form the table
+    /// stores rows under): per value a type tag (INF_MIN, Integer, String, Binary, INF_MAX in
+    /// rank order), then an Integer as 8 big-endian bytes with the sign bit flipped, a String or
+    /// Binary with each `00` byte written `00 FF` and ended by `00 01`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{PkValue, PrimaryKey};
+    ///
+    /// let a = PrimaryKey::new(vec!["dev\0".into(), (-5).into()]);
+    /// let b = PrimaryKey::new(vec!["dev\0".into(), PkValue::InfMax]);
+    /// assert!(a < b && a.to_sortable_bytes() < b.to_sortable_bytes());
+    /// assert_eq!(PrimaryKey::from_sortable_bytes(&a.to_sortable_bytes()), Some(a));
+    /// ```
+    #[must_use]
+    pub fn to_sortable_bytes(&self) -> Vec<u8> {
+        super::row::key_bytes(self)
+    }
+
+    /// The key of bytes made by [`PrimaryKey::to_sortable_bytes`]; `None` for any other bytes.
+    #[must_use]
+    pub fn from_sortable_bytes(bytes: &[u8]) -> Option<Self> {
+        super::row::decode_key(bytes)
+    }
 }
 
 impl fmt::Display for PrimaryKey {

@@ -127,10 +127,10 @@ impl Table {
                 .split_size_bytes
                 .is_some_and(|s| data.bytes > s)
                 && data.single_value()
-                && let Some((k, _)) = data.rows.first_key_value()
+                && let Some(first) = data.rows.first()
             {
                 oversized.push(OversizedKeyValue {
-                    value: k.partition_value().clone(),
+                    value: first.partition_value(),
                     bytes: data.bytes,
                     rows: data.rows.len() as u64,
                 });
