@@ -26,7 +26,6 @@
 //! Binary. A stored row thus costs one allocation, and the row map compares keys with one
 //! `memcmp` behind one pointer.
 
-use std::borrow::Borrow;
 use std::cmp::Ordering;
 
 use super::schema::{AttributeValue, Cell, PkValue, PrimaryKey};
@@ -202,12 +201,20 @@ const VALUE_DOUBLE: u8 = 2;
 const VALUE_BOOLEAN: u8 = 3;
 const VALUE_BINARY: u8 = 4;
 
-/// A stored row: key, accounted size and cells (ordered by name, newest first) in one block.
+/// A stored row: key, accounted size and cells (ordered by name, newest first) in one block,
+/// and the key's first 8 bytes again, inline.
 ///
-/// Rows order by their encoded keys, and borrow as them, so a `BTreeSet<StoredRow>` is the
-/// row map, searched with a key's bytes.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct StoredRow(Box<[u8]>);
+/// Rows order by their encoded keys, so a `BTreeSet<StoredRow>` is the row map, searched with
+/// a key-only row ([`StoredRow::query`]). Most comparisons of a search are decided by the inline
+/// bytes, without a visit to the row's block.
+#[derive(Clone)]
+pub(crate) struct StoredRow {
+    /// The key's first 8 bytes, big-endian, zero-padded: when two heads differ they order the
+    /// keys (a zero of padding is below any byte the longer key has there, and the shorter key
+    /// is then a prefix of the longer); when they are equal the keys decide.
+    head: u64,
+    block: Box<[u8]>,
+}
 
 impl std::fmt::Debug for StoredRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -237,18 +244,29 @@ impl StoredRow {
             encode_cell(c, &mut b);
         }
         debug_assert_eq!(b.len(), b.capacity());
-        Self(b.into_boxed_slice())
+        let mut head = [0u8; 8];
+        let n = key_len.min(8);
+        head[..n].copy_from_slice(&b[2..2 + n]);
+        Self {
+            head: u64::from_be_bytes(head),
+            block: b.into_boxed_slice(),
+        }
+    }
+
+    /// A row of `key` without cells: what the row map is searched with.
+    pub(crate) fn query(key: &PrimaryKey) -> Self {
+        Self::new(key, &[], 0)
     }
 
     #[inline]
     fn key_len(&self) -> usize {
-        usize::from(u16::from_le_bytes([self.0[0], self.0[1]]))
+        usize::from(u16::from_le_bytes([self.block[0], self.block[1]]))
     }
 
     /// The encoded key.
     #[inline]
     pub(crate) fn key(&self) -> &[u8] {
-        &self.0[2..2 + self.key_len()]
+        &self.block[2..2 + self.key_len()]
     }
 
     /// The encoded partition-key value (the key's first value).
@@ -271,7 +289,7 @@ impl StoredRow {
     #[inline]
     pub(crate) fn size(&self) -> u64 {
         let at = 2 + self.key_len();
-        self.0
+        self.block
             .get(at..at + 8)
             .and_then(|s| s.try_into().ok())
             .map_or(0, u64::from_le_bytes)
@@ -280,13 +298,13 @@ impl StoredRow {
     /// The cells, in order, borrowed.
     #[inline]
     pub(crate) fn cells(&self) -> Cells<'_> {
-        Cells(&self.0[2 + self.key_len() + 8..])
+        Cells(&self.block[2 + self.key_len() + 8..])
     }
 
     /// Whether the row has no cells (a key-only row).
     #[inline]
     pub(crate) fn has_no_cells(&self) -> bool {
-        self.0.len() == 2 + self.key_len() + 8
+        self.block.len() == 2 + self.key_len() + 8
     }
 }
 
@@ -304,21 +322,25 @@ pub(crate) fn decode_partition_value(b: &[u8]) -> PkValue {
 impl Ord for StoredRow {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(other.key())
+        self.head
+            .cmp(&other.head)
+            .then_with(|| self.key().cmp(other.key()))
     }
 }
+
+impl PartialEq for StoredRow {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for StoredRow {}
 
 impl PartialOrd for StoredRow {
     #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
-    }
-}
-
-impl Borrow<[u8]> for StoredRow {
-    #[inline]
-    fn borrow(&self) -> &[u8] {
-        self.key()
     }
 }
 
@@ -489,8 +511,10 @@ mod tests {
         for a in &keys {
             let ea = key_bytes(a);
             assert_eq!(decode_key(&ea).as_ref(), Some(a));
+            let ra = StoredRow::query(a);
             for b in &keys {
                 assert_eq!(ea.cmp(&key_bytes(b)), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(ra.cmp(&StoredRow::query(b)), a.cmp(b), "{a:?} {b:?}");
             }
         }
     }
@@ -531,7 +555,7 @@ mod tests {
         assert_eq!(row.cells().map(|c| c.to_cell()).collect::<Vec<_>>(), cells);
         assert_eq!(row.partition_value(), PkValue::from("k\0"));
         assert!(!row.has_no_cells());
-        assert!(StoredRow::new(&key, &[], 0).has_no_cells());
+        assert!(StoredRow::query(&key).has_no_cells());
     }
 
     #[test]

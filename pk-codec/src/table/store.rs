@@ -17,7 +17,7 @@ use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
-use super::row::{StoredRow, key_bytes};
+use super::row::StoredRow;
 use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
@@ -396,7 +396,7 @@ impl Table {
         if self.sampled(reads) {
             p.sample(key.partition_value());
         }
-        let cells = data.rows.get(key_bytes(&key).as_slice()).and_then(|r| {
+        let cells = data.rows.get(&StoredRow::query(&key)).and_then(|r| {
             visible(r, live_from).then(|| {
                 let mut cells = Vec::with_capacity(r.cells().count());
                 select_cells(r.cells(), options, live_from, &mut cells);
@@ -462,10 +462,10 @@ impl Table {
             }
         }
         let max_versions = self.policy.max_versions;
-        let (key, bytes) = (&key, key_bytes(&key));
+        let (key, query) = (&key, StoredRow::query(&key));
         self.write_with(key.partition_value(), move |data| {
             let key_size = key.size() as u64;
-            let (mut cells, old_size, existed) = match data.rows.take(bytes.as_slice()) {
+            let (mut cells, old_size, existed) = match data.rows.take(&query) {
                 Some(old) => {
                     let live = visible(&old, live_from);
                     let cells = if live {
@@ -525,9 +525,9 @@ impl Table {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         self.tick();
-        let bytes = key_bytes(&key);
+        let query = StoredRow::query(&key);
         self.write_with(key.partition_value(), |data| {
-            if let Some(old) = data.rows.take(bytes.as_slice()) {
+            if let Some(old) = data.rows.take(&query) {
                 data.bytes -= old.size();
             }
         })
@@ -657,9 +657,9 @@ impl Table {
             Direction::Forward => {
                 // The request's start, then each next partition's lowest key.
                 let mut lo = Cow::Borrowed(&req.start);
-                let end_bytes = key_bytes(&req.end);
+                let end_row = StoredRow::query(&req.end);
                 loop {
-                    let lo_bytes = key_bytes(&lo);
+                    let lo_row = StoredRow::query(&lo);
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
@@ -668,12 +668,9 @@ impl Table {
                     let end = if *req.end.partition_value() >= p.upper {
                         Bound::Unbounded
                     } else {
-                        Excluded(end_bytes.as_slice())
+                        Excluded(&end_row)
                     };
-                    let (stop, took) = scan.take(
-                        data.rows
-                            .range::<[u8], _>((Included(lo_bytes.as_slice()), end)),
-                    );
+                    let (stop, took) = scan.take(data.rows.range((Included(&lo_row), end)));
                     count_read(p, took);
                     if stop || p.upper == PkValue::InfMax {
                         break;
@@ -686,9 +683,9 @@ impl Table {
             }
             Direction::Backward => {
                 let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
-                let end_bytes = key_bytes(&req.end);
+                let end_row = StoredRow::query(&req.end);
                 loop {
-                    let hi_bytes = hi.as_ref().map(key_bytes);
+                    let hi_row = hi.as_ref().map(StoredRow::query);
                     let map = self.map.read();
                     let i = match &hi {
                         Included(k) => index_of(&map, k.partition_value()),
@@ -699,14 +696,8 @@ impl Table {
                     };
                     let p = &map[i];
                     let data = read(&p.data);
-                    let (stop, took) = scan.take(
-                        data.rows
-                            .range::<[u8], _>((
-                                Excluded(end_bytes.as_slice()),
-                                hi_bytes.as_ref().map(Vec::as_slice),
-                            ))
-                            .rev(),
-                    );
+                    let (stop, took) =
+                        scan.take(data.rows.range((Excluded(&end_row), hi_row.as_ref())).rev());
                     count_read(p, took);
                     if stop || p.lower == PkValue::InfMin {
                         break;
