@@ -79,8 +79,9 @@ pub(crate) fn key_bytes(key: &PrimaryKey) -> Vec<u8> {
     out
 }
 
+/// Appends the order-preserving encoding of one value to `out`.
 #[inline]
-fn encode_value(v: &PkValue, out: &mut Vec<u8>) {
+pub(crate) fn encode_value(v: &PkValue, out: &mut Vec<u8>) {
     match v {
         PkValue::InfMin => out.push(TAG_INF_MIN),
         PkValue::InfMax => out.push(TAG_INF_MAX),
@@ -201,18 +202,23 @@ const VALUE_DOUBLE: u8 = 2;
 const VALUE_BOOLEAN: u8 = 3;
 const VALUE_BINARY: u8 = 4;
 
+/// Key bytes a stored row keeps inline, besides its block.
+const HEAD: usize = 24;
+
 /// A stored row: key, accounted size and cells (ordered by name, newest first) in one block,
-/// and the key's first 8 bytes again, inline.
+/// and the key's first [`HEAD`] bytes again, inline.
 ///
 /// Rows order by their encoded keys, so a `BTreeSet<StoredRow>` is the row map, searched with
-/// a key-only row ([`StoredRow::query`]). Most comparisons of a search are decided by the inline
-/// bytes, without a visit to the row's block.
+/// a key-only row ([`StoredRow::query`]). The comparisons of a search are decided by the
+/// inline bytes, without a visit to the rows' blocks, unless two keys share their first
+/// [`HEAD`] bytes.
 #[derive(Clone)]
 pub(crate) struct StoredRow {
-    /// The key's first 8 bytes, big-endian, zero-padded: when two heads differ they order the
-    /// keys (a zero of padding is below any byte the longer key has there, and the shorter key
-    /// is then a prefix of the longer); when they are equal the keys decide.
-    head: u64,
+    /// The key's first [`HEAD`] bytes, zero-padded, as big-endian words. When two heads differ
+    /// they order the keys as the bytes do (a zero of padding is below the byte the longer key
+    /// has there: a value's encoding starts with a nonzero tag). When they are equal, either
+    /// both keys are longer than the head, and the rest of each decides, or they are equal.
+    head: [u64; HEAD / 8],
     block: Box<[u8]>,
 }
 
@@ -244,11 +250,17 @@ impl StoredRow {
             encode_cell(c, &mut b);
         }
         debug_assert_eq!(b.len(), b.capacity());
-        let mut head = [0u8; 8];
-        let n = key_len.min(8);
-        head[..n].copy_from_slice(&b[2..2 + n]);
+        let mut bytes = [0u8; HEAD];
+        let n = key_len.min(HEAD);
+        bytes[..n].copy_from_slice(&b[2..2 + n]);
+        let mut head = [0u64; HEAD / 8];
+        for (w, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            *w = u64::from_be_bytes(word);
+        }
         Self {
-            head: u64::from_be_bytes(head),
+            head,
             block: b.into_boxed_slice(),
         }
     }
@@ -267,6 +279,12 @@ impl StoredRow {
     #[inline]
     pub(crate) fn key(&self) -> &[u8] {
         &self.block[2..2 + self.key_len()]
+    }
+
+    /// The key after its first [`HEAD`] bytes.
+    #[inline]
+    fn key_tail(&self) -> &[u8] {
+        self.key().get(HEAD..).unwrap_or_default()
     }
 
     /// The encoded partition-key value (the key's first value).
@@ -324,7 +342,7 @@ impl Ord for StoredRow {
     fn cmp(&self, other: &Self) -> Ordering {
         self.head
             .cmp(&other.head)
-            .then_with(|| self.key().cmp(other.key()))
+            .then_with(|| self.key_tail().cmp(other.key_tail()))
     }
 }
 
@@ -491,6 +509,10 @@ mod tests {
             "a".into(),
             "a\0".into(),
             "\u{7f}".into(),
+            "x".repeat(30).into(),
+            format!("{}\0", "x".repeat(30)).into(),
+            format!("{}\0y", "x".repeat(21)).into(),
+            format!("{}y", "x".repeat(21)).into(),
             PkValue::Binary(vec![]),
             PkValue::Binary(vec![0]),
             PkValue::Binary(vec![0, 0xFF]),
