@@ -134,8 +134,10 @@ impl HotspotMeter {
         if self.previous_high.as_ref().is_some_and(|h| key > h) {
             w.above_previous_high += 1;
         }
-        if self.high.as_ref().is_none_or(|h| key > h) {
-            self.high = Some(key.clone());
+        match &mut self.high {
+            Some(h) if key > h => h.clone_from(key),
+            Some(_) => {}
+            None => self.high = Some(key.clone()),
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::TableError;
-use super::row::{StoredRow, decode_partition_value};
+use super::row::{StoredRow, decode_partition_value, encode_value};
 use super::schema::PkValue;
 
 /// Writes of the current load window, kept under the partition's write lock.
@@ -63,7 +63,7 @@ pub(crate) struct Partition {
     /// A load split was tried in this window: do not try again until the next one.
     pub(crate) load_split_tried: AtomicBool,
     /// Partition-key values of sampled operations in this window.
-    pub(crate) samples: Mutex<Vec<PkValue>>,
+    pub(crate) samples: Mutex<Samples>,
 }
 
 /// Most samples a partition keeps per window; past it every other one is dropped.
@@ -83,7 +83,7 @@ impl Partition {
             total_reads: AtomicU64::new(0),
             last_window_ops: AtomicU64::new(0),
             load_split_tried: AtomicBool::new(false),
-            samples: Mutex::new(Vec::new()),
+            samples: Mutex::new(Samples::default()),
         }
     }
 
@@ -96,14 +96,62 @@ impl Partition {
     #[cold]
     pub(crate) fn sample(&self, v: &PkValue) {
         let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
-        if s.len() >= MAX_SAMPLES {
-            let mut i = 0;
-            s.retain(|_| {
-                i += 1;
-                i % 2 == 0
-            });
+        s.push(v);
+    }
+}
+
+/// Sampled partition-key values, encoded ([`encode_value`]: bytes order as the values do) one
+/// after another in one buffer, so that a sample costs no allocation of its own.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Samples {
+    bytes: Vec<u8>,
+    /// Where each value ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Samples {
+    /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
+    pub(crate) fn push(&mut self, v: &PkValue) {
+        if self.ends.len() >= MAX_SAMPLES {
+            self.keep_every_other();
         }
-        s.push(v.clone());
+        encode_value(v, &mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Keeps the second, fourth, ... values.
+    fn keep_every_other(&mut self) {
+        let (mut to, mut kept) = (0, 0);
+        for i in (1..self.ends.len()).step_by(2) {
+            let (start, end) = (self.ends[i - 1], self.ends[i]);
+            self.bytes.copy_within(start..end, to);
+            to += end - start;
+            self.ends[kept] = to;
+            kept += 1;
+        }
+        self.bytes.truncate(to);
+        self.ends.truncate(kept);
+    }
+
+    /// The encoded values, in sampling order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.bytes[start..end])
+    }
+
+    /// The lowest and the highest value.
+    pub(crate) fn extremes(&self) -> (Option<PkValue>, Option<PkValue>) {
+        (
+            self.iter().min().map(decode_partition_value),
+            self.iter().max().map(decode_partition_value),
+        )
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
     }
 }
 
@@ -201,11 +249,10 @@ pub(crate) fn size_split_point(rows: &BTreeSet<StoredRow>) -> Option<PkValue> {
 /// Where a load split should cut, from sampled partition-key values, and the largest share one
 /// value holds. The point is `None` when one value takes over half of the load (no split can
 /// help) or fewer than two values were sampled.
-pub(crate) fn load_split_point(
-    samples: &mut [PkValue],
-) -> (Option<PkValue>, Option<(PkValue, f64)>) {
+pub(crate) fn load_split_point(samples: &Samples) -> (Option<PkValue>, Option<(PkValue, f64)>) {
+    let mut samples: Vec<&[u8]> = samples.iter().collect();
     samples.sort_unstable();
-    let groups = group_by_value(samples.iter().map(|v| (v, 1)));
+    let groups = group_by_value(samples.iter().map(|v| (*v, 1)));
     let total: u64 = groups.iter().map(|g| g.1).sum();
     if let Some(top) = groups.iter().max_by_key(|g| g.1)
         && total > 0
@@ -213,9 +260,9 @@ pub(crate) fn load_split_point(
     {
         #[allow(clippy::cast_precision_loss)]
         let share = top.1 as f64 / total as f64;
-        return (None, Some((top.0.clone(), share)));
+        return (None, Some((decode_partition_value(top.0), share)));
     }
-    (balanced_point(&groups).cloned(), None)
+    (balanced_point(&groups).map(decode_partition_value), None)
 }
 
 /// Consecutive equal values merged, with their summed weights.
@@ -361,14 +408,39 @@ mod tests {
         assert_eq!(balanced_point(&[(&a, 1), (&b, 1), (&c, 2)]), Some(&c));
     }
 
+    fn samples(values: &[&str]) -> Samples {
+        let mut s = Samples::default();
+        for x in values {
+            s.push(&v(x));
+        }
+        s
+    }
+
     #[test]
     fn load_point_reports_a_dominant_value() {
-        let mut s = vec![v("a"), v("b"), v("b"), v("b")];
-        let (p, hot) = load_split_point(&mut s);
+        let (p, hot) = load_split_point(&samples(&["a", "b", "b", "b"]));
         assert_eq!(p, None);
         assert_eq!(hot, Some((v("b"), 0.75)));
-        let mut s = vec![v("a"), v("b"), v("c"), v("d")];
-        assert_eq!(load_split_point(&mut s), (Some(v("c")), None));
+        let s = samples(&["d", "a", "c", "b"]);
+        assert_eq!(load_split_point(&s), (Some(v("c")), None));
+        assert_eq!(s.extremes(), (Some(v("a")), Some(v("d"))));
+        assert_eq!(Samples::default().extremes(), (None, None));
+    }
+
+    #[test]
+    fn full_samples_keep_every_other_value() {
+        let mut s = Samples::default();
+        for i in 0..MAX_SAMPLES {
+            s.push(&PkValue::Integer(i as i64));
+        }
+        s.push(&v("last"));
+        let mut expected: Vec<PkValue> = (0..MAX_SAMPLES as i64)
+            .filter(|i| i % 2 == 1)
+            .map(PkValue::Integer)
+            .collect();
+        expected.push(v("last"));
+        let got: Vec<PkValue> = s.iter().map(decode_partition_value).collect();
+        assert_eq!(got, expected);
     }
 
     #[test]

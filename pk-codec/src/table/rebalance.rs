@@ -51,8 +51,7 @@ impl Table {
                 }
             }
             SplitKind::Load => {
-                let mut samples = lock(&part.samples).clone();
-                let (point, h) = load_split_point(&mut samples);
+                let (point, h) = load_split_point(&lock(&part.samples));
                 hot = h;
                 match (point, &hot) {
                     (Some(p), _) => Some(p),

@@ -241,7 +241,7 @@ pub fn check_column_name(name: &str) -> Result<(), TableError> {
 /// assert!(PkValue::InfMin < PkValue::from(i64::MIN));
 /// assert!(PkValue::from("\u{10FFFF}") < PkValue::InfMax);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum PkValue {
     /// Lower than any value (range bounds only).
     InfMin,
@@ -253,6 +253,27 @@ pub enum PkValue {
     Binary(Vec<u8>),
     /// Higher than any value (range bounds only).
     InfMax,
+}
+
+impl Clone for PkValue {
+    fn clone(&self) -> Self {
+        match self {
+            Self::InfMin => Self::InfMin,
+            Self::Integer(i) => Self::Integer(*i),
+            Self::String(s) => Self::String(s.clone()),
+            Self::Binary(b) => Self::Binary(b.clone()),
+            Self::InfMax => Self::InfMax,
+        }
+    }
+
+    /// Reuses the buffer of a String or Binary when `source` is of the same type.
+    fn clone_from(&mut self, source: &Self) {
+        match (self, source) {
+            (Self::String(a), Self::String(b)) => a.clone_from(b),
+            (Self::Binary(a), Self::Binary(b)) => a.clone_from(b),
+            (me, _) => *me = source.clone(),
+        }
+    }
 }
 
 impl Ord for PkValue {

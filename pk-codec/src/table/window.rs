@@ -168,10 +168,7 @@ impl Table {
 
 /// A record of a partition's open-window load, without resetting it.
 pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
-    let (low, high) = {
-        let s = lock(&p.samples);
-        (s.iter().min().cloned(), s.iter().max().cloned())
-    };
+    let (low, high) = lock(&p.samples).extremes();
     record(p, data, window, low, high)
 }
 
@@ -200,23 +197,6 @@ fn record(
     }
 }
 
-/// The lowest and highest of the samples, moved out (the samples are cleared next).
-fn take_extremes(samples: &mut [PkValue]) -> (Option<PkValue>, Option<PkValue>) {
-    let low = (0..samples.len()).min_by(|&a, &b| samples[a].cmp(&samples[b]));
-    let high = (0..samples.len()).max_by(|&a, &b| samples[a].cmp(&samples[b]));
-    match (low, high) {
-        (Some(l), Some(h)) if l != h => (
-            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
-            Some(std::mem::replace(&mut samples[h], PkValue::InfMin)),
-        ),
-        (Some(l), _) => (
-            Some(samples[l].clone()),
-            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
-        ),
-        _ => (None, None),
-    }
-}
-
 /// Operations of a partition's open window.
 fn window_ops(p: &Partition, data: &PartData) -> u64 {
     p.reads.load(Relaxed) + data.window.writes
@@ -232,7 +212,7 @@ pub(super) fn take_window(
     let reads = p.reads.load(Relaxed);
     let ops = reads + data.window.writes;
     let rec = (ops > 0).then(|| {
-        let (low, high) = take_extremes(&mut lock(&p.samples));
+        let (low, high) = lock(&p.samples).extremes();
         record(p, data, window, low, high)
     });
     p.reads.store(0, Relaxed);
