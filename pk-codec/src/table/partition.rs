@@ -39,6 +39,18 @@ impl PartData {
             _ => true,
         }
     }
+
+    /// Where a size split should cut the rows: the partition-key value that makes both sides'
+    /// bytes closest, never inside one value. `None` when the rows hold a single value. Reads
+    /// the rows only up to the middle of the bytes.
+    pub(crate) fn size_split_point(&self) -> Option<PkValue> {
+        debug_assert_eq!(
+            self.bytes,
+            self.rows.iter().map(StoredRow::size).sum::<u64>()
+        );
+        let rows = self.rows.iter().map(|r| (r.partition_bytes(), r.size()));
+        balanced_point(rows, self.bytes).map(decode_partition_value)
+    }
 }
 
 /// One range `[lower, upper)` of the partition key, with its rows and load counters.
@@ -239,13 +251,6 @@ impl MapWrite<'_> {
     }
 }
 
-/// Where a size split should cut a partition's rows: the partition-key value that makes both
-/// sides' bytes closest, never inside one value. `None` when the rows hold a single value.
-pub(crate) fn size_split_point(rows: &BTreeSet<StoredRow>) -> Option<PkValue> {
-    let groups = group_by_value(rows.iter().map(|r| (r.partition_bytes(), r.size())));
-    balanced_point(&groups).map(decode_partition_value)
-}
-
 /// Where a load split should cut, from sampled partition-key values, and the largest share one
 /// value holds. The point is `None` when one value takes over half of the load (no split can
 /// help) or fewer than two values were sampled.
@@ -262,7 +267,10 @@ pub(crate) fn load_split_point(samples: &Samples) -> (Option<PkValue>, Option<(P
         let share = top.1 as f64 / total as f64;
         return (None, Some((decode_partition_value(top.0), share)));
     }
-    (balanced_point(&groups).map(decode_partition_value), None)
+    (
+        balanced_point(groups.iter().copied(), total).map(decode_partition_value),
+        None,
+    )
 }
 
 /// Consecutive equal values merged, with their summed weights.
@@ -279,22 +287,29 @@ fn group_by_value<'a, T: PartialEq + ?Sized>(
     groups
 }
 
-/// The group value at which the weights on both sides are closest (never the first group).
-fn balanced_point<'a, T: ?Sized>(groups: &[(&'a T, u64)]) -> Option<&'a T> {
-    if groups.len() < 2 {
-        return None;
-    }
-    let total: u64 = groups.iter().map(|g| g.1).sum();
+/// Of weighted values in order (equal values adjacent) weighing `total` in all, the value
+/// starting the run at which the weights on both sides are closest (the first such; never a
+/// run with no weight before it). Stops reading at the first run past the middle: the sides
+/// only grow apart from there.
+fn balanced_point<'a, T: PartialEq + ?Sized>(
+    items: impl IntoIterator<Item = (&'a T, u64)>,
+    total: u64,
+) -> Option<&'a T> {
     let mut left = 0u64;
+    let mut previous: Option<&T> = None;
     let mut best: Option<(u64, &T)> = None;
-    for g in groups {
-        if left > 0 {
+    for (v, w) in items {
+        if left > 0 && previous != Some(v) {
             let diff = (2 * left).abs_diff(total);
             if best.is_none_or(|b| diff < b.0) {
-                best = Some((diff, g.0));
+                best = Some((diff, v));
+            }
+            if 2 * left >= total {
+                break;
             }
         }
-        left += g.1;
+        previous = Some(v);
+        left += w;
     }
     best.map(|b| b.1)
 }
@@ -403,9 +418,15 @@ mod tests {
     #[test]
     fn balanced_point_never_cuts_first_group() {
         let (a, b, c) = (v("a"), v("b"), v("c"));
-        assert_eq!(balanced_point(&[(&a, 100)]), None);
-        assert_eq!(balanced_point(&[(&a, 100), (&b, 1)]), Some(&b));
-        assert_eq!(balanced_point(&[(&a, 1), (&b, 1), (&c, 2)]), Some(&c));
+        assert_eq!(balanced_point([(&a, 100)], 100), None);
+        assert_eq!(balanced_point([(&a, 60), (&a, 40)], 100), None);
+        assert_eq!(balanced_point([(&a, 100), (&b, 1)], 101), Some(&b));
+        assert_eq!(balanced_point([(&a, 1), (&b, 1), (&c, 2)], 4), Some(&c));
+        // Runs: a 1, b 2, c 1: cutting at b leaves 1 | 3, at c 3 | 1: the first wins.
+        let items = [(&a, 1), (&b, 1), (&b, 1), (&c, 1)];
+        assert_eq!(balanced_point(items, 4), Some(&b));
+        // No weight before a run: not a cut.
+        assert_eq!(balanced_point([(&a, 0), (&b, 5), (&c, 5)], 10), Some(&c));
     }
 
     fn samples(values: &[&str]) -> Samples {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::HotKeyValue;
-use super::partition::{PartData, Partition, load_split_point, size_split_point};
+use super::partition::{PartData, Partition, load_split_point};
 use super::row::StoredRow;
 use super::schema::PkValue;
 use super::store::{Table, bound_key, index_of, lock, write};
@@ -45,7 +45,7 @@ impl Table {
                     .split_size_bytes
                     .is_some_and(|s| data.bytes > s)
                 {
-                    size_split_point(&data.rows)
+                    data.size_split_point()
                 } else {
                     None
                 }
@@ -56,7 +56,7 @@ impl Table {
                 match (point, &hot) {
                     (Some(p), _) => Some(p),
                     (None, Some(_)) => None,
-                    (None, None) => size_split_point(&data.rows),
+                    (None, None) => data.size_split_point(),
                 }
             }
         };
