@@ -153,12 +153,11 @@ impl Samples {
             .map(|(start, &end)| &self.bytes[start..end])
     }
 
-    /// The lowest and the highest value.
-    pub(crate) fn extremes(&self) -> (Option<PkValue>, Option<PkValue>) {
-        (
-            self.iter().min().map(decode_partition_value),
-            self.iter().max().map(decode_partition_value),
-        )
+    /// The lowest and the highest value, encoded one after the other in one block (as a
+    /// load record keeps them); `None` without samples.
+    pub(crate) fn extremes(&self) -> Option<Box<[u8]>> {
+        let (low, high) = (self.iter().min()?, self.iter().max()?);
+        Some([low, high].concat().into_boxed_slice())
     }
 
     pub(crate) fn clear(&mut self) {
@@ -444,8 +443,10 @@ mod tests {
         assert_eq!(hot, Some((v("b"), 0.75)));
         let s = samples(&["d", "a", "c", "b"]);
         assert_eq!(load_split_point(&s), (Some(v("c")), None));
-        assert_eq!(s.extremes(), (Some(v("a")), Some(v("d"))));
-        assert_eq!(Samples::default().extremes(), (None, None));
+        let mut both = super::super::row::value_bytes(&v("a"));
+        both.extend(super::super::row::value_bytes(&v("d")));
+        assert_eq!(s.extremes().as_deref(), Some(both.as_slice()));
+        assert_eq!(Samples::default().extremes(), None);
     }
 
     #[test]

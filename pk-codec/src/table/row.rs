@@ -156,7 +156,7 @@ fn unescape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
 
 /// Bytes the first value of an encoded key takes (its partition-key value), without decoding it.
 #[inline]
-fn first_value_len(b: &[u8]) -> Option<usize> {
+pub(crate) fn first_value_len(b: &[u8]) -> Option<usize> {
     match *b.first()? {
         TAG_INF_MIN | TAG_INF_MAX => Some(1),
         TAG_INTEGER => (b.len() >= 9).then_some(9),
@@ -324,6 +324,13 @@ impl StoredRow {
     pub(crate) fn has_no_cells(&self) -> bool {
         self.block.len() == 2 + self.key_len() + 8
     }
+}
+
+/// The order-preserving encoding of one value, in a buffer of its own.
+pub(crate) fn value_bytes(v: &PkValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_value_len(v));
+    encode_value(v, &mut out);
+    out
 }
 
 /// Decodes an encoded partition-key value that the table encoded itself.

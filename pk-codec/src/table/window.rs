@@ -10,7 +10,6 @@ use super::load::{
     WindowRecord, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
-use super::schema::PkValue;
 use super::store::{Table, lock, read, write};
 
 /// Everything recorded about past windows.
@@ -168,17 +167,11 @@ impl Table {
 
 /// A record of a partition's open-window load, without resetting it.
 pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
-    let (low, high) = lock(&p.samples).extremes();
-    record(p, data, window, low, high)
+    let sampled = lock(&p.samples).extremes();
+    record(p, data, window, sampled)
 }
 
-fn record(
-    p: &Partition,
-    data: &PartData,
-    window: i64,
-    sampled_low: Option<PkValue>,
-    sampled_high: Option<PkValue>,
-) -> WindowRecord {
+fn record(p: &Partition, data: &PartData, window: i64, sampled: Option<Box<[u8]>>) -> WindowRecord {
     WindowRecord {
         window,
         partition: p.id,
@@ -190,8 +183,7 @@ fn record(
             bytes_read: p.bytes_read.load(Relaxed),
             bytes_written: data.window.bytes_written,
         },
-        sampled_low,
-        sampled_high,
+        sampled,
         rows: data.rows.len() as u64,
         bytes: data.bytes,
     }
@@ -212,8 +204,8 @@ pub(super) fn take_window(
     let reads = p.reads.load(Relaxed);
     let ops = reads + data.window.writes;
     let rec = (ops > 0).then(|| {
-        let (low, high) = lock(&p.samples).extremes();
-        record(p, data, window, low, high)
+        let sampled = lock(&p.samples).extremes();
+        record(p, data, window, sampled)
     });
     p.reads.store(0, Relaxed);
     p.rows_read.store(0, Relaxed);
