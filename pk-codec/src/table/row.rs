@@ -421,7 +421,7 @@ pub(crate) struct CellRef<'a> {
 
 impl CellRef<'_> {
     /// The owned cell.
-    pub(crate) fn to_cell(&self) -> Cell {
+    pub(crate) fn to_cell(self) -> Cell {
         let eight = || {
             let b: [u8; 8] = self.value.try_into().unwrap_or_default();
             b
