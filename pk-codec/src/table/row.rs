@@ -40,26 +40,21 @@ const TAG_INF_MAX: u8 = 0x05;
 const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
 const TERMINATOR: [u8; 2] = [0x00, 0x01];
 
-/// Bytes [`encode_value`] writes for `v`.
+/// Bytes [`encode_value`] writes for `v` when a String or Binary holds no `00` (each `00`
+/// takes one more): a buffer's capacity, not a length.
 #[inline]
 fn encoded_value_len(v: &PkValue) -> usize {
     match v {
         PkValue::InfMin | PkValue::InfMax => 1,
         PkValue::Integer(_) => 9,
-        PkValue::String(s) => escaped_len(s.as_bytes()),
-        PkValue::Binary(b) => escaped_len(b),
+        PkValue::String(s) => 3 + s.len(),
+        PkValue::Binary(b) => 3 + b.len(),
     }
 }
 
-/// Tag, payload with every `00` doubled, terminator.
+/// [`encoded_value_len`] of a whole key.
 #[inline]
-fn escaped_len(b: &[u8]) -> usize {
-    3 + b.len() + b.iter().filter(|&&x| x == 0).count()
-}
-
-/// Bytes [`encode_key`] writes for `values`.
-#[inline]
-pub(crate) fn encoded_key_len(values: &[PkValue]) -> usize {
+fn encoded_key_len(values: &[PkValue]) -> usize {
     values.iter().map(encoded_value_len).sum()
 }
 
@@ -97,6 +92,12 @@ pub(crate) fn encode_value(v: &PkValue, out: &mut Vec<u8>) {
 #[inline]
 fn encode_escaped(tag: u8, mut b: &[u8], out: &mut Vec<u8>) {
     out.push(tag);
+    // `contains` on bytes is a memchr.
+    if !b.contains(&0) {
+        out.extend_from_slice(b);
+        out.extend_from_slice(&TERMINATOR);
+        return;
+    }
     while let Some(i) = b.iter().position(|&x| x == 0) {
         out.extend_from_slice(&b[..i]);
         out.extend_from_slice(&ESCAPED_ZERO);
@@ -176,8 +177,18 @@ pub(crate) fn first_value_len(b: &[u8]) -> Option<usize> {
 }
 
 /// Decodes a whole key. `None` for bytes that [`encode_key`] does not write.
-pub(crate) fn decode_key(mut b: &[u8]) -> Option<PrimaryKey> {
+pub(crate) fn decode_key(b: &[u8]) -> Option<PrimaryKey> {
+    if b.is_empty() {
+        return Some(PrimaryKey::new(Vec::new()));
+    }
+    let (first, used) = decode_value(b)?;
+    let mut b = &b[used..];
+    if b.is_empty() {
+        // One column: no vector.
+        return Some(PrimaryKey::from(first));
+    }
     let mut values = Vec::with_capacity(2);
+    values.push(first);
     while !b.is_empty() {
         let (v, used) = decode_value(b)?;
         values.push(v);
@@ -239,17 +250,18 @@ impl StoredRow {
     /// The row of `key` holding `cells` (ordered), accounted as `size` bytes.
     pub(crate) fn new(key: &PrimaryKey, cells: &[Cell], size: u64) -> Self {
         let values = key.values();
-        let key_len = encoded_key_len(values);
         let cells_len: usize = cells.iter().map(encoded_cell_len).sum();
-        let mut b = Vec::with_capacity(2 + key_len + 8 + cells_len);
-        // Keys are at most 4 values of at most 1 KB (checked before), so 2 bytes hold the length.
-        b.extend_from_slice(&u16::try_from(key_len).unwrap_or(u16::MAX).to_le_bytes());
+        // Exact unless the key holds `00` bytes (then the buffer grows, and is shrunk below).
+        let mut b = Vec::with_capacity(2 + encoded_key_len(values) + 8 + cells_len);
+        b.extend_from_slice(&[0, 0]);
         encode_key(values, &mut b);
+        let key_len = b.len() - 2;
+        // Keys are at most 4 values of at most 1 KB (checked before), so 2 bytes hold the length.
+        b[..2].copy_from_slice(&u16::try_from(key_len).unwrap_or(u16::MAX).to_le_bytes());
         b.extend_from_slice(&size.to_le_bytes());
         for c in cells {
             encode_cell(c, &mut b);
         }
-        debug_assert_eq!(b.len(), b.capacity());
         let mut bytes = [0u8; HEAD];
         let n = key_len.min(HEAD);
         bytes[..n].copy_from_slice(&b[2..2 + n]);
@@ -279,6 +291,12 @@ impl StoredRow {
     #[inline]
     pub(crate) fn key(&self) -> &[u8] {
         &self.block[2..2 + self.key_len()]
+    }
+
+    /// Order of two rows whose heads are equal.
+    #[inline(never)]
+    fn cmp_tails(&self, other: &Self) -> Ordering {
+        self.key_tail().cmp(other.key_tail())
     }
 
     /// The key after its first [`HEAD`] bytes.
@@ -347,9 +365,12 @@ pub(crate) fn decode_partition_value(b: &[u8]) -> PkValue {
 impl Ord for StoredRow {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.head
-            .cmp(&other.head)
-            .then_with(|| self.key_tail().cmp(other.key_tail()))
+        for (a, b) in self.head.iter().zip(&other.head) {
+            if a != b {
+                return a.cmp(b);
+            }
+        }
+        self.cmp_tails(other)
     }
 }
 
