@@ -110,7 +110,7 @@ impl HotspotMeter {
         let window = time_ms.div_euclid(self.window_ms);
         if self.current.as_ref().is_none_or(|w| w.window != window) {
             self.close();
-            self.bounds = table.partition_lowers();
+            table.partition_lowers_into(&mut self.bounds);
             self.counts.clear();
             self.counts.resize(self.bounds.len().max(1), 0);
             self.previous_high = self.high.clone();

@@ -214,7 +214,21 @@ impl Table {
 
     /// The partitions' lower bounds, in order.
     pub(crate) fn partition_lowers(&self) -> Vec<PkValue> {
-        self.map.read().iter().map(|p| p.lower.clone()).collect()
+        let mut lowers = Vec::new();
+        self.partition_lowers_into(&mut lowers);
+        lowers
+    }
+
+    /// The partitions' lower bounds, in order, into `out` (reusing its values' buffers).
+    pub(crate) fn partition_lowers_into(&self, out: &mut Vec<PkValue>) {
+        let map = self.map.read();
+        out.truncate(map.len());
+        for (i, p) in map.iter().enumerate() {
+            match out.get_mut(i) {
+                Some(v) => v.clone_from(&p.lower),
+                None => out.push(p.lower.clone()),
+            }
+        }
     }
 
     /// Rows stored (expired rows count until they are dropped by a write or [`Table::compact`]).

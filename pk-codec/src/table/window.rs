@@ -203,10 +203,18 @@ pub(super) fn take_window(
 ) -> (u64, Option<WindowRecord>) {
     let reads = p.reads.load(Relaxed);
     let ops = reads + data.window.writes;
-    let rec = (ops > 0).then(|| {
-        let sampled = lock(&p.samples).extremes();
-        record(p, data, window, sampled)
-    });
+    if ops == 0 {
+        // Nothing was counted or sampled (every count and sample comes with an operation,
+        // under the partition's lock, which the caller holds for writing): nothing to reset.
+        return (0, None);
+    }
+    let sampled = {
+        let mut samples = lock(&p.samples);
+        let sampled = samples.extremes();
+        samples.clear();
+        sampled
+    };
+    let rec = Some(record(p, data, window, sampled));
     p.reads.store(0, Relaxed);
     p.rows_read.store(0, Relaxed);
     p.bytes_read.store(0, Relaxed);
@@ -214,6 +222,5 @@ pub(super) fn take_window(
     data.total_writes += data.window.writes;
     data.window = WriteLoad::default();
     p.load_split_tried.store(false, Relaxed);
-    lock(&p.samples).clear();
     (ops, rec)
 }
