@@ -1,6 +1,8 @@
 //! A picture of load over key space and time, like the key visualizers of managed stores.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 #[cfg(feature = "svg")]
 use plotters::prelude::*;
@@ -9,6 +11,7 @@ use serde::Serialize;
 #[cfg(feature = "svg")]
 use super::error::TableError;
 use super::load::WindowRecord;
+use super::row::{decode_partition_value, value_bytes};
 use super::schema::PkValue;
 use super::store::Table;
 
@@ -153,8 +156,18 @@ impl Heatmap {
         let columns = windows.div_ceil(per_column).max(1);
         let mut cells = vec![vec![0.0f64; columns]; bands];
         let mut boundaries = vec![Vec::new(); columns];
-        let mut first_key: Option<PkValue> = None;
+        // The lowest sampled key, encoded.
+        let mut first_key: Option<&[u8]> = None;
         let idx = |v: &PkValue| bounds.partition_point(|&b| b <= v).saturating_sub(1);
+        // The bounds encoded, to place the records' (encoded) sampled keys.
+        let encoded: Vec<Vec<u8>> = bounds.iter().map(|b| value_bytes(b)).collect();
+        let idx_encoded = |v: &[u8]| {
+            encoded
+                .partition_point(|b| b.as_slice() <= v)
+                .saturating_sub(1)
+        };
+        // Per partition (records of one partition share its bounds): its finest ranges.
+        let mut ranges: HashMap<*const (PkValue, PkValue), (usize, usize)> = HashMap::new();
         for r in records {
             #[allow(clippy::cast_precision_loss)]
             let value = match options.metric {
@@ -165,7 +178,11 @@ impl Heatmap {
             } as f64;
             let col = (usize::try_from(r.window.saturating_sub(w0)).unwrap_or(0) / per_column)
                 .min(columns - 1);
-            let lo = idx(r.lower());
+            let (lo, hi) = *ranges.entry(Arc::as_ptr(&r.bounds)).or_insert_with(|| {
+                let lo = idx(r.lower());
+                (lo, bounds.partition_point(|&b| b < r.upper()).max(lo + 1))
+            });
+            let sampled = r.sampled();
             if lo > 0 {
                 // A partition starting on a band's first key: the lower edge of the band above;
                 // one starting inside a band: that band's lower edge (the nearest drawn).
@@ -178,21 +195,20 @@ impl Heatmap {
                     boundaries[col].push(edge);
                 }
             }
-            if let Some(low) = &r.sampled_low
-                && first_key.as_ref().is_none_or(|f| low < f)
+            if let Some((low, _)) = sampled
+                && first_key.is_none_or(|f| low < f)
             {
-                first_key = Some(low.clone());
+                first_key = Some(low);
             }
             if value == 0.0 {
                 continue;
             }
             // The finest ranges the partition covered, narrowed to the sampled keys if any.
-            let hi = bounds.partition_point(|&b| b < r.upper()).max(lo + 1);
-            let from = r.sampled_low.as_ref().map_or(lo, idx).clamp(lo, hi - 1);
-            let to = r
-                .sampled_high
-                .as_ref()
-                .map_or(hi, |v| idx(v) + 1)
+            let from = sampled
+                .map_or(lo, |(low, _)| idx_encoded(low))
+                .clamp(lo, hi - 1);
+            let to = sampled
+                .map_or(hi, |(_, high)| idx_encoded(high) + 1)
                 .clamp(from + 1, hi);
             #[allow(clippy::cast_precision_loss)]
             let share = value / (to - from) as f64;
@@ -223,7 +239,7 @@ impl Heatmap {
             metric,
             log_scale: options.log_scale,
             bands: band_starts,
-            first_key,
+            first_key: first_key.map(decode_partition_value),
             columns_ms: (0..columns)
                 .map(|c| {
                     let offset = i64::try_from(c * per_column).unwrap_or(i64::MAX);

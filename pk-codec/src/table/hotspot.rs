@@ -110,7 +110,7 @@ impl HotspotMeter {
         let window = time_ms.div_euclid(self.window_ms);
         if self.current.as_ref().is_none_or(|w| w.window != window) {
             self.close();
-            self.bounds = table.partition_lowers();
+            table.partition_lowers_into(&mut self.bounds);
             self.counts.clear();
             self.counts.resize(self.bounds.len().max(1), 0);
             self.previous_high = self.high.clone();
@@ -134,8 +134,10 @@ impl HotspotMeter {
         if self.previous_high.as_ref().is_some_and(|h| key > h) {
             w.above_previous_high += 1;
         }
-        if self.high.as_ref().is_none_or(|h| key > h) {
-            self.high = Some(key.clone());
+        match &mut self.high {
+            Some(h) if key > h => h.clone_from(key),
+            Some(_) => {}
+            None => self.high = Some(key.clone()),
         }
     }
 

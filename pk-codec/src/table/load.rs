@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::row::{decode_partition_value, first_value_len};
 use super::schema::PkValue;
 
 /// Operations and volume one partition served in one window.
@@ -63,8 +64,9 @@ pub(crate) struct WindowRecord {
     /// `(lower, upper)`.
     pub(crate) bounds: Arc<(PkValue, PkValue)>,
     pub(crate) load: Load,
-    pub(crate) sampled_low: Option<PkValue>,
-    pub(crate) sampled_high: Option<PkValue>,
+    /// The lowest and highest sampled partition-key values, encoded one after the other (one
+    /// allocation for both).
+    pub(crate) sampled: Option<Box<[u8]>>,
     pub(crate) rows: u64,
     pub(crate) bytes: u64,
 }
@@ -80,6 +82,12 @@ impl WindowRecord {
         &self.bounds.1
     }
 
+    /// The lowest and highest sampled partition-key values, encoded.
+    pub(crate) fn sampled(&self) -> Option<(&[u8], &[u8])> {
+        let s = self.sampled.as_deref()?;
+        Some(s.split_at(first_value_len(s).unwrap_or(s.len())))
+    }
+
     /// The record as [`Table::load_records`](crate::table::Table::load_records) returns it.
     pub(crate) fn to_public(&self) -> PartitionWindow {
         PartitionWindow {
@@ -88,8 +96,8 @@ impl WindowRecord {
             lower: self.lower().clone(),
             upper: self.upper().clone(),
             load: self.load,
-            sampled_low: self.sampled_low.clone(),
-            sampled_high: self.sampled_high.clone(),
+            sampled_low: self.sampled().map(|s| decode_partition_value(s.0)),
+            sampled_high: self.sampled().map(|s| decode_partition_value(s.1)),
             rows: self.rows,
             bytes: self.bytes,
         }
@@ -433,8 +441,7 @@ mod tests {
                 writes,
                 ..Load::default()
             },
-            sampled_low: None,
-            sampled_high: None,
+            sampled: None,
             rows: 0,
             bytes: 0,
         }

@@ -124,6 +124,7 @@ mod options;
 mod partition;
 mod rebalance;
 mod request;
+mod row;
 mod schema;
 mod store;
 mod version;

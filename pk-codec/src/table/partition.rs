@@ -2,22 +2,15 @@
 //! computation for a sample of keys (pre-splitting before an import).
 
 use std::cell::Cell as StdCell;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::TableError;
-use super::schema::{Cell, PkValue, PrimaryKey};
-
-/// A stored row: cells ordered by (name, newest first), and its accounted size.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredRow {
-    pub(crate) cells: Vec<Cell>,
-    /// Key + cells, in bytes.
-    pub(crate) size: u64,
-}
+use super::row::{StoredRow, decode_partition_value, encode_value};
+use super::schema::PkValue;
 
 /// Writes of the current load window, kept under the partition's write lock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,7 +24,8 @@ pub(crate) struct WriteLoad {
 pub(crate) struct PartData {
     /// Set when the partition was split or merged away: the caller must look it up again.
     pub(crate) retired: bool,
-    pub(crate) rows: BTreeMap<PrimaryKey, StoredRow>,
+    /// The rows, in key order (searched by encoded key).
+    pub(crate) rows: BTreeSet<StoredRow>,
     pub(crate) bytes: u64,
     pub(crate) window: WriteLoad,
     pub(crate) total_writes: u64,
@@ -40,10 +34,22 @@ pub(crate) struct PartData {
 impl PartData {
     /// Whether every row shares one partition-key value (such a partition cannot split).
     pub(crate) fn single_value(&self) -> bool {
-        match (self.rows.first_key_value(), self.rows.last_key_value()) {
-            (Some((a, _)), Some((b, _))) => a.partition_value() == b.partition_value(),
+        match (self.rows.first(), self.rows.last()) {
+            (Some(a), Some(b)) => a.partition_bytes() == b.partition_bytes(),
             _ => true,
         }
+    }
+
+    /// Where a size split should cut the rows: the partition-key value that makes both sides'
+    /// bytes closest, never inside one value. `None` when the rows hold a single value. Reads
+    /// the rows only up to the middle of the bytes.
+    pub(crate) fn size_split_point(&self) -> Option<PkValue> {
+        debug_assert_eq!(
+            self.bytes,
+            self.rows.iter().map(StoredRow::size).sum::<u64>()
+        );
+        let rows = self.rows.iter().map(|r| (r.partition_bytes(), r.size()));
+        balanced_point(rows, self.bytes).map(decode_partition_value)
     }
 }
 
@@ -69,7 +75,7 @@ pub(crate) struct Partition {
     /// A load split was tried in this window: do not try again until the next one.
     pub(crate) load_split_tried: AtomicBool,
     /// Partition-key values of sampled operations in this window.
-    pub(crate) samples: Mutex<Vec<PkValue>>,
+    pub(crate) samples: Mutex<Samples>,
 }
 
 /// Most samples a partition keeps per window; past it every other one is dropped.
@@ -89,7 +95,7 @@ impl Partition {
             total_reads: AtomicU64::new(0),
             last_window_ops: AtomicU64::new(0),
             load_split_tried: AtomicBool::new(false),
-            samples: Mutex::new(Vec::new()),
+            samples: Mutex::new(Samples::default()),
         }
     }
 
@@ -102,14 +108,61 @@ impl Partition {
     #[cold]
     pub(crate) fn sample(&self, v: &PkValue) {
         let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
-        if s.len() >= MAX_SAMPLES {
-            let mut i = 0;
-            s.retain(|_| {
-                i += 1;
-                i % 2 == 0
-            });
+        s.push(v);
+    }
+}
+
+/// Sampled partition-key values, encoded ([`encode_value`]: bytes order as the values do) one
+/// after another in one buffer, so that a sample costs no allocation of its own.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Samples {
+    bytes: Vec<u8>,
+    /// Where each value ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Samples {
+    /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
+    pub(crate) fn push(&mut self, v: &PkValue) {
+        if self.ends.len() >= MAX_SAMPLES {
+            self.keep_every_other();
         }
-        s.push(v.clone());
+        encode_value(v, &mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Keeps the second, fourth, ... values.
+    fn keep_every_other(&mut self) {
+        let (mut to, mut kept) = (0, 0);
+        for i in (1..self.ends.len()).step_by(2) {
+            let (start, end) = (self.ends[i - 1], self.ends[i]);
+            self.bytes.copy_within(start..end, to);
+            to += end - start;
+            self.ends[kept] = to;
+            kept += 1;
+        }
+        self.bytes.truncate(to);
+        self.ends.truncate(kept);
+    }
+
+    /// The encoded values, in sampling order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.bytes[start..end])
+    }
+
+    /// The lowest and the highest value, encoded one after the other in one block (as a
+    /// load record keeps them); `None` without samples.
+    pub(crate) fn extremes(&self) -> Option<Box<[u8]>> {
+        let (low, high) = (self.iter().min()?, self.iter().max()?);
+        Some([low, high].concat().into_boxed_slice())
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
     }
 }
 
@@ -197,21 +250,13 @@ impl MapWrite<'_> {
     }
 }
 
-/// Where a size split should cut a partition's rows: the partition-key value that makes both
-/// sides' bytes closest, never inside one value. `None` when the rows hold a single value.
-pub(crate) fn size_split_point(rows: &BTreeMap<PrimaryKey, StoredRow>) -> Option<PkValue> {
-    let groups = group_by_value(rows.iter().map(|(k, r)| (k.partition_value(), r.size)));
-    balanced_point(&groups).cloned()
-}
-
 /// Where a load split should cut, from sampled partition-key values, and the largest share one
 /// value holds. The point is `None` when one value takes over half of the load (no split can
 /// help) or fewer than two values were sampled.
-pub(crate) fn load_split_point(
-    samples: &mut [PkValue],
-) -> (Option<PkValue>, Option<(PkValue, f64)>) {
+pub(crate) fn load_split_point(samples: &Samples) -> (Option<PkValue>, Option<(PkValue, f64)>) {
+    let mut samples: Vec<&[u8]> = samples.iter().collect();
     samples.sort_unstable();
-    let groups = group_by_value(samples.iter().map(|v| (v, 1)));
+    let groups = group_by_value(samples.iter().map(|v| (*v, 1)));
     let total: u64 = groups.iter().map(|g| g.1).sum();
     if let Some(top) = groups.iter().max_by_key(|g| g.1)
         && total > 0
@@ -219,14 +264,19 @@ pub(crate) fn load_split_point(
     {
         #[allow(clippy::cast_precision_loss)]
         let share = top.1 as f64 / total as f64;
-        return (None, Some((top.0.clone(), share)));
+        return (None, Some((decode_partition_value(top.0), share)));
     }
-    (balanced_point(&groups).cloned(), None)
+    (
+        balanced_point(groups.iter().copied(), total).map(decode_partition_value),
+        None,
+    )
 }
 
 /// Consecutive equal values merged, with their summed weights.
-fn group_by_value<'a>(items: impl Iterator<Item = (&'a PkValue, u64)>) -> Vec<(&'a PkValue, u64)> {
-    let mut groups: Vec<(&PkValue, u64)> = Vec::new();
+fn group_by_value<'a, T: PartialEq + ?Sized>(
+    items: impl Iterator<Item = (&'a T, u64)>,
+) -> Vec<(&'a T, u64)> {
+    let mut groups: Vec<(&T, u64)> = Vec::new();
     for (v, w) in items {
         match groups.last_mut() {
             Some(last) if last.0 == v => last.1 += w,
@@ -236,22 +286,29 @@ fn group_by_value<'a>(items: impl Iterator<Item = (&'a PkValue, u64)>) -> Vec<(&
     groups
 }
 
-/// The group value at which the weights on both sides are closest (never the first group).
-fn balanced_point<'a>(groups: &[(&'a PkValue, u64)]) -> Option<&'a PkValue> {
-    if groups.len() < 2 {
-        return None;
-    }
-    let total: u64 = groups.iter().map(|g| g.1).sum();
+/// Of weighted values in order (equal values adjacent) weighing `total` in all, the value
+/// starting the run at which the weights on both sides are closest (the first such; never a
+/// run with no weight before it). Stops reading at the first run past the middle: the sides
+/// only grow apart from there.
+fn balanced_point<'a, T: PartialEq + ?Sized>(
+    items: impl IntoIterator<Item = (&'a T, u64)>,
+    total: u64,
+) -> Option<&'a T> {
     let mut left = 0u64;
-    let mut best: Option<(u64, &PkValue)> = None;
-    for g in groups {
-        if left > 0 {
+    let mut previous: Option<&T> = None;
+    let mut best: Option<(u64, &T)> = None;
+    for (v, w) in items {
+        if left > 0 && previous != Some(v) {
             let diff = (2 * left).abs_diff(total);
             if best.is_none_or(|b| diff < b.0) {
-                best = Some((diff, g.0));
+                best = Some((diff, v));
+            }
+            if 2 * left >= total {
+                break;
             }
         }
-        left += g.1;
+        previous = Some(v);
+        left += w;
     }
     best.map(|b| b.1)
 }
@@ -360,19 +417,52 @@ mod tests {
     #[test]
     fn balanced_point_never_cuts_first_group() {
         let (a, b, c) = (v("a"), v("b"), v("c"));
-        assert_eq!(balanced_point(&[(&a, 100)]), None);
-        assert_eq!(balanced_point(&[(&a, 100), (&b, 1)]), Some(&b));
-        assert_eq!(balanced_point(&[(&a, 1), (&b, 1), (&c, 2)]), Some(&c));
+        assert_eq!(balanced_point([(&a, 100)], 100), None);
+        assert_eq!(balanced_point([(&a, 60), (&a, 40)], 100), None);
+        assert_eq!(balanced_point([(&a, 100), (&b, 1)], 101), Some(&b));
+        assert_eq!(balanced_point([(&a, 1), (&b, 1), (&c, 2)], 4), Some(&c));
+        // Runs: a 1, b 2, c 1: cutting at b leaves 1 | 3, at c 3 | 1: the first wins.
+        let items = [(&a, 1), (&b, 1), (&b, 1), (&c, 1)];
+        assert_eq!(balanced_point(items, 4), Some(&b));
+        // No weight before a run: not a cut.
+        assert_eq!(balanced_point([(&a, 0), (&b, 5), (&c, 5)], 10), Some(&c));
+    }
+
+    fn samples(values: &[&str]) -> Samples {
+        let mut s = Samples::default();
+        for x in values {
+            s.push(&v(x));
+        }
+        s
     }
 
     #[test]
     fn load_point_reports_a_dominant_value() {
-        let mut s = vec![v("a"), v("b"), v("b"), v("b")];
-        let (p, hot) = load_split_point(&mut s);
+        let (p, hot) = load_split_point(&samples(&["a", "b", "b", "b"]));
         assert_eq!(p, None);
         assert_eq!(hot, Some((v("b"), 0.75)));
-        let mut s = vec![v("a"), v("b"), v("c"), v("d")];
-        assert_eq!(load_split_point(&mut s), (Some(v("c")), None));
+        let s = samples(&["d", "a", "c", "b"]);
+        assert_eq!(load_split_point(&s), (Some(v("c")), None));
+        let mut both = super::super::row::value_bytes(&v("a"));
+        both.extend(super::super::row::value_bytes(&v("d")));
+        assert_eq!(s.extremes().as_deref(), Some(both.as_slice()));
+        assert_eq!(Samples::default().extremes(), None);
+    }
+
+    #[test]
+    fn full_samples_keep_every_other_value() {
+        let mut s = Samples::default();
+        for i in 0..MAX_SAMPLES {
+            s.push(&PkValue::Integer(i as i64));
+        }
+        s.push(&v("last"));
+        let mut expected: Vec<PkValue> = (0..MAX_SAMPLES as i64)
+            .filter(|i| i % 2 == 1)
+            .map(PkValue::Integer)
+            .collect();
+        expected.push(v("last"));
+        let got: Vec<PkValue> = s.iter().map(decode_partition_value).collect();
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::HotKeyValue;
-use super::partition::{PartData, Partition, load_split_point, size_split_point};
+use super::partition::{PartData, Partition, load_split_point};
+use super::row::StoredRow;
 use super::schema::PkValue;
 use super::store::{Table, bound_key, index_of, lock, write};
 use super::window::take_window;
@@ -44,19 +45,18 @@ impl Table {
                     .split_size_bytes
                     .is_some_and(|s| data.bytes > s)
                 {
-                    size_split_point(&data.rows)
+                    data.size_split_point()
                 } else {
                     None
                 }
             }
             SplitKind::Load => {
-                let mut samples = lock(&part.samples).clone();
-                let (point, h) = load_split_point(&mut samples);
+                let (point, h) = load_split_point(&lock(&part.samples));
                 hot = h;
                 match (point, &hot) {
                     (Some(p), _) => Some(p),
                     (None, Some(_)) => None,
-                    (None, None) => size_split_point(&data.rows),
+                    (None, None) => data.size_split_point(),
                 }
             }
         };
@@ -75,10 +75,11 @@ impl Table {
         };
         debug_assert!(part.lower < point && point < part.upper);
         let (_, rec) = take_window(&part, &mut data, window);
-        let right_rows = data
-            .rows
-            .split_off(&bound_key(&point, self.schema.columns().len()));
-        let right_bytes: u64 = right_rows.values().map(|r| r.size).sum();
+        let right_rows = data.rows.split_off(&StoredRow::query(&bound_key(
+            &point,
+            self.schema.columns().len(),
+        )));
+        let right_bytes: u64 = right_rows.iter().map(StoredRow::size).sum();
         let left = PartData {
             rows: std::mem::take(&mut data.rows),
             bytes: data.bytes - right_bytes,

@@ -241,7 +241,7 @@ pub fn check_column_name(name: &str) -> Result<(), TableError> {
 /// assert!(PkValue::InfMin < PkValue::from(i64::MIN));
 /// assert!(PkValue::from("\u{10FFFF}") < PkValue::InfMax);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum PkValue {
     /// Lower than any value (range bounds only).
     InfMin,
@@ -253,6 +253,27 @@ pub enum PkValue {
     Binary(Vec<u8>),
     /// Higher than any value (range bounds only).
     InfMax,
+}
+
+impl Clone for PkValue {
+    fn clone(&self) -> Self {
+        match self {
+            Self::InfMin => Self::InfMin,
+            Self::Integer(i) => Self::Integer(*i),
+            Self::String(s) => Self::String(s.clone()),
+            Self::Binary(b) => Self::Binary(b.clone()),
+            Self::InfMax => Self::InfMax,
+        }
+    }
+
+    /// Reuses the buffer of a String or Binary when `source` is of the same type.
+    fn clone_from(&mut self, source: &Self) {
+        match (self, source) {
+            (Self::String(a), Self::String(b)) => a.clone_from(b),
+            (Self::Binary(a), Self::Binary(b)) => a.clone_from(b),
+            (me, _) => *me = source.clone(),
+        }
+    }
 }
 
 impl Ord for PkValue {
@@ -475,6 +496,32 @@ impl PrimaryKey {
     #[inline]
     pub fn size(&self) -> usize {
         self.values().iter().map(PkValue::size).sum()
+    }
+
+    /// The key as one byte string that sorts bytewise as the keys sort (the form the table
+    /// stores rows under): per value a type tag (INF_MIN, Integer, String, Binary, INF_MAX in
+    /// rank order), then an Integer as 8 big-endian bytes with the sign bit flipped, a String or
+    /// Binary with each `00` byte written `00 FF` and ended by `00 01`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{PkValue, PrimaryKey};
+    ///
+    /// let a = PrimaryKey::new(vec!["dev\0".into(), (-5).into()]);
+    /// let b = PrimaryKey::new(vec!["dev\0".into(), PkValue::InfMax]);
+    /// assert!(a < b && a.to_sortable_bytes() < b.to_sortable_bytes());
+    /// assert_eq!(PrimaryKey::from_sortable_bytes(&a.to_sortable_bytes()), Some(a));
+    /// ```
+    #[must_use]
+    pub fn to_sortable_bytes(&self) -> Vec<u8> {
+        super::row::key_bytes(self)
+    }
+
+    /// The key of bytes made by [`PrimaryKey::to_sortable_bytes`]; `None` for any other bytes.
+    #[must_use]
+    pub fn from_sortable_bytes(bytes: &[u8]) -> Option<Self> {
+        super::row::decode_key(bytes)
     }
 }
 

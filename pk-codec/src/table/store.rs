@@ -11,12 +11,13 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 
 use super::error::TableError;
 use super::options::TableOptions;
-use super::partition::{PartData, Partition, PartitionMap, StoredRow};
+use super::partition::{PartData, Partition, PartitionMap};
 use super::rebalance::SplitKind;
 use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
+use super::row::StoredRow;
 use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
@@ -213,7 +214,21 @@ impl Table {
 
     /// The partitions' lower bounds, in order.
     pub(crate) fn partition_lowers(&self) -> Vec<PkValue> {
-        self.map.read().iter().map(|p| p.lower.clone()).collect()
+        let mut lowers = Vec::new();
+        self.partition_lowers_into(&mut lowers);
+        lowers
+    }
+
+    /// The partitions' lower bounds, in order, into `out` (reusing its values' buffers).
+    pub(crate) fn partition_lowers_into(&self, out: &mut Vec<PkValue>) {
+        let map = self.map.read();
+        out.truncate(map.len());
+        for (i, p) in map.iter().enumerate() {
+            match out.get_mut(i) {
+                Some(v) => v.clone_from(&p.lower),
+                None => out.push(p.lower.clone()),
+            }
+        }
     }
 
     /// Rows stored (expired rows count until they are dropped by a write or [`Table::compact`]).
@@ -265,22 +280,21 @@ impl Table {
         self.schema.check_row_key(&key)?;
         let now = self.tick();
         let cells = self.policy.cells_from_attributes(attributes, now)?;
-        self.put_cells(key, cells)
-    }
-
-    fn put_cells(&self, key: PrimaryKey, cells: Vec<Cell>) -> Result<(), TableError> {
         let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
-        self.write_with(key, move |data, key| {
-            if let Some(old) = data.rows.insert(key, StoredRow { cells, size }) {
-                data.bytes -= old.size;
+        // Encoded before the partition is locked.
+        let row = StoredRow::new(&key, &cells, size);
+        self.write_with(key.partition_value(), move |data| {
+            if let Some(old) = data.rows.replace(row) {
+                data.bytes -= old.size();
             }
             data.bytes += size;
             data.window.bytes_written += size;
         })
     }
 
-    /// Runs `f` on the partition holding `key` under its write lock, counts the write, samples
-    /// it, and splits the partition afterwards when it crossed a threshold.
+    /// Runs `f` on the partition holding partition-key value `value` under its write lock,
+    /// counts the write, samples it, and splits the partition afterwards when it crossed a
+    /// threshold.
     ///
     /// # Errors
     ///
@@ -289,20 +303,20 @@ impl Table {
     #[inline]
     fn write_with<R>(
         &self,
-        key: PrimaryKey,
-        f: impl FnOnce(&mut PartData, PrimaryKey) -> R,
+        value: &PkValue,
+        f: impl FnOnce(&mut PartData) -> R,
     ) -> Result<R, TableError> {
         let map = self.map.read();
-        let p = &map[index_of(&map, key.partition_value())];
+        let p = &map[index_of(&map, value)];
         let mut data = write(&p.data);
-        debug_assert!(!data.retired && p.contains(key.partition_value()));
+        debug_assert!(!data.retired && p.contains(value));
         self.admit(data.window.writes + p.reads.load(Relaxed))?;
         data.window.writes += 1;
         let writes = data.window.writes;
         if self.sampled(writes) {
-            p.sample(key.partition_value());
+            p.sample(value);
         }
-        let r = f(&mut data, key);
+        let r = f(&mut data);
         let size_split = self
             .options
             .split_size_bytes
@@ -396,10 +410,10 @@ impl Table {
         if self.sampled(reads) {
             p.sample(key.partition_value());
         }
-        let cells = data.rows.get(&key).and_then(|r| {
+        let cells = data.rows.get(&StoredRow::query(&key)).and_then(|r| {
             visible(r, live_from).then(|| {
-                let mut cells = Vec::with_capacity(r.cells.len());
-                select_cells(&r.cells, options, live_from, &mut cells);
+                let mut cells = Vec::with_capacity(r.cells().count());
+                select_cells(r.cells(), options, live_from, &mut cells);
                 cells
             })
         });
@@ -462,18 +476,21 @@ impl Table {
             }
         }
         let max_versions = self.policy.max_versions;
-        self.write_with(key, move |data, key| {
+        let (key, query) = (&key, StoredRow::query(&key));
+        self.write_with(key.partition_value(), move |data| {
             let key_size = key.size() as u64;
-            let (mut cells, old_size, existed) = match data.rows.remove(&key) {
+            let (mut cells, old_size, existed) = match data.rows.take(&query) {
                 Some(old) => {
                     let live = visible(&old, live_from);
-                    let mut cells = old.cells;
-                    if live {
-                        cells.retain(|c| VersionPolicy::is_live(c.version, live_from));
+                    let cells = if live {
+                        old.cells()
+                            .filter(|c| VersionPolicy::is_live(c.version, live_from))
+                            .map(|c| c.to_cell())
+                            .collect()
                     } else {
-                        cells.clear();
-                    }
-                    (cells, old.size, live)
+                        Vec::new()
+                    };
+                    (cells, old.size(), live)
                 }
                 None => (Vec::new(), 0, false),
             };
@@ -492,7 +509,7 @@ impl Table {
             let size = key_size + cells.iter().map(|c| c.size() as u64).sum::<u64>();
             data.bytes += size;
             data.window.bytes_written += size;
-            data.rows.insert(key, StoredRow { cells, size });
+            data.rows.insert(StoredRow::new(key, &cells, size));
         })
     }
 }
@@ -507,9 +524,8 @@ enum Change {
 /// A stored row is visible when it has no columns (a key-only row) or a live cell.
 #[inline]
 fn visible(r: &StoredRow, live_from: i64) -> bool {
-    r.cells.is_empty()
-        || r.cells
-            .iter()
+    r.has_no_cells()
+        || r.cells()
             .any(|c| VersionPolicy::is_live(c.version, live_from))
 }
 
@@ -523,9 +539,10 @@ impl Table {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         self.tick();
-        self.write_with(key, |data, key| {
-            if let Some(old) = data.rows.remove(&key) {
-                data.bytes -= old.size;
+        let query = StoredRow::query(&key);
+        self.write_with(key.partition_value(), |data| {
+            if let Some(old) = data.rows.take(&query) {
+                data.bytes -= old.size();
             }
         })
     }
@@ -654,7 +671,9 @@ impl Table {
             Direction::Forward => {
                 // The request's start, then each next partition's lowest key.
                 let mut lo = Cow::Borrowed(&req.start);
+                let end_row = StoredRow::query(&req.end);
                 loop {
+                    let lo_row = StoredRow::query(&lo);
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
@@ -663,10 +682,9 @@ impl Table {
                     let end = if *req.end.partition_value() >= p.upper {
                         Bound::Unbounded
                     } else {
-                        Excluded(&req.end)
+                        Excluded(&end_row)
                     };
-                    let (stop, took) =
-                        scan.take(data.rows.range::<PrimaryKey, _>((Included(&*lo), end)));
+                    let (stop, took) = scan.take(data.rows.range((Included(&lo_row), end)));
                     count_read(p, took);
                     if stop || p.upper == PkValue::InfMax {
                         break;
@@ -679,7 +697,9 @@ impl Table {
             }
             Direction::Backward => {
                 let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
+                let end_row = StoredRow::query(&req.end);
                 loop {
+                    let hi_row = hi.as_ref().map(StoredRow::query);
                     let map = self.map.read();
                     let i = match &hi {
                         Included(k) => index_of(&map, k.partition_value()),
@@ -690,11 +710,8 @@ impl Table {
                     };
                     let p = &map[i];
                     let data = read(&p.data);
-                    let (stop, took) = scan.take(
-                        data.rows
-                            .range::<PrimaryKey, _>((Excluded(&req.end), hi.as_ref()))
-                            .rev(),
-                    );
+                    let (stop, took) =
+                        scan.take(data.rows.range((Excluded(&end_row), hi_row.as_ref())).rev());
                     count_read(p, took);
                     if stop || p.lower == PkValue::InfMin {
                         break;
@@ -766,25 +783,31 @@ impl Table {
         for p in map.iter() {
             let mut data = write(&p.data);
             let mut freed = 0u64;
-            data.rows.retain(|k, r| {
-                if r.cells.is_empty() {
-                    return true;
-                }
-                let before = r.cells.len();
-                r.cells
-                    .retain(|c| VersionPolicy::is_live(c.version, live_from));
-                if r.cells.is_empty() {
-                    freed += r.size;
-                    return false;
-                }
-                if r.cells.len() != before {
+            let rows = std::mem::take(&mut data.rows);
+            data.rows = rows
+                .into_iter()
+                .filter_map(|r| {
+                    if r.cells()
+                        .all(|c| VersionPolicy::is_live(c.version, live_from))
+                    {
+                        return Some(r);
+                    }
+                    let cells: Vec<Cell> = r
+                        .cells()
+                        .filter(|c| VersionPolicy::is_live(c.version, live_from))
+                        .map(|c| c.to_cell())
+                        .collect();
+                    if cells.is_empty() {
+                        freed += r.size();
+                        return None;
+                    }
+                    let key = r.decode_key();
                     let size =
-                        k.size() as u64 + r.cells.iter().map(|c| c.size() as u64).sum::<u64>();
-                    freed += r.size - size;
-                    r.size = size;
-                }
-                true
-            });
+                        key.size() as u64 + cells.iter().map(|c| c.size() as u64).sum::<u64>();
+                    freed += r.size() - size;
+                    Some(StoredRow::new(&key, &cells, size))
+                })
+                .collect();
             data.bytes -= freed;
         }
     }
@@ -816,32 +839,27 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     /// Takes rows in order; returns whether the read must stop, and (rows, bytes) taken.
-    fn take<'r>(
-        &mut self,
-        rows: impl Iterator<Item = (&'r PrimaryKey, &'r StoredRow)>,
-    ) -> (bool, (u64, u64)) {
+    fn take<'r>(&mut self, rows: impl Iterator<Item = &'r StoredRow>) -> (bool, (u64, u64)) {
         let (mut n, mut b) = (0u64, 0u64);
         // Without a TTL every cell is live, and so every row visible.
         let all_visible = self.live_from == i64::MIN;
-        for (k, r) in rows {
+        for r in rows {
             if !all_visible && !visible(r, self.live_from) {
                 continue;
             }
             if self.rows.len() >= self.max_rows {
-                self.next_start = Some(k.clone());
+                self.next_start = Some(r.decode_key());
                 return (true, (n, b));
             }
-            let mut cells = Vec::with_capacity(r.cells.len());
-            select_cells(&r.cells, self.options, self.live_from, &mut cells);
-            let size = k.size() + cells.iter().map(Cell::size).sum::<usize>();
+            let mut cells = Vec::with_capacity(r.cells().count());
+            select_cells(r.cells(), self.options, self.live_from, &mut cells);
+            let key = r.decode_key();
+            let size = key.size() + cells.iter().map(Cell::size).sum::<usize>();
             if !self.rows.is_empty() && self.bytes + size > MAX_RANGE_BYTES {
-                self.next_start = Some(k.clone());
+                self.next_start = Some(key);
                 return (true, (n, b));
             }
-            let row = Row {
-                key: k.clone(),
-                cells,
-            };
+            let row = Row { key, cells };
             self.bytes += size;
             n += 1;
             b += size as u64;
@@ -873,7 +891,7 @@ mod tests {
             version,
             value: 1.into(),
         };
-        let row = |cells| StoredRow { cells, size: 0 };
+        let row = |cells: Vec<Cell>| StoredRow::new(&"k".into(), &cells, 0);
         assert!(visible(&row(vec![]), i64::MAX));
         assert!(visible(&row(vec![cell(5_000)]), 5));
         assert!(!visible(&row(vec![cell(4_999)]), 5));

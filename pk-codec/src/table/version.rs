@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::TableError;
+use super::row::CellRef;
 use super::schema::{Attribute, Cell, MAX_ATTRIBUTE_BYTES, check_column_name};
 
 /// The time source of a table, in milliseconds since the Unix epoch.
@@ -259,8 +260,8 @@ pub(crate) fn normalize(cells: &mut Vec<Cell>, max_versions: usize) {
 }
 
 /// Applies read options to a row's stored cells (already ordered), skipping expired ones.
-pub(crate) fn select_cells(
-    cells: &[Cell],
+pub(crate) fn select_cells<'a>(
+    cells: impl Iterator<Item = CellRef<'a>>,
     opts: &ReadOptions,
     live_from: i64,
     out: &mut Vec<Cell>,
@@ -270,14 +271,14 @@ pub(crate) fn select_cells(
         (None, Some(n)) => n as usize,
         (None, None) => 1,
     };
-    let mut current: Option<&str> = None;
+    let mut current: Option<&[u8]> = None;
     let mut count = 0usize;
     for c in cells {
         if !VersionPolicy::is_live(c.version, live_from) {
             continue;
         }
         if let Some(cols) = &opts.columns
-            && !cols.contains(&c.name)
+            && !cols.iter().any(|n| n.as_bytes() == c.name)
         {
             continue;
         }
@@ -286,14 +287,14 @@ pub(crate) fn select_cells(
         {
             continue;
         }
-        if current == Some(c.name.as_str()) {
+        if current == Some(c.name) {
             count += 1;
         } else {
-            current = Some(c.name.as_str());
+            current = Some(c.name);
             count = 1;
         }
         if count <= per_column {
-            out.push(c.clone());
+            out.push(c.to_cell());
         }
     }
 }

@@ -10,7 +10,6 @@ use super::load::{
     WindowRecord, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
-use super::schema::PkValue;
 use super::store::{Table, lock, read, write};
 
 /// Everything recorded about past windows.
@@ -127,10 +126,10 @@ impl Table {
                 .split_size_bytes
                 .is_some_and(|s| data.bytes > s)
                 && data.single_value()
-                && let Some((k, _)) = data.rows.first_key_value()
+                && let Some(first) = data.rows.first()
             {
                 oversized.push(OversizedKeyValue {
-                    value: k.partition_value().clone(),
+                    value: first.partition_value(),
                     bytes: data.bytes,
                     rows: data.rows.len() as u64,
                 });
@@ -168,20 +167,11 @@ impl Table {
 
 /// A record of a partition's open-window load, without resetting it.
 pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
-    let (low, high) = {
-        let s = lock(&p.samples);
-        (s.iter().min().cloned(), s.iter().max().cloned())
-    };
-    record(p, data, window, low, high)
+    let sampled = lock(&p.samples).extremes();
+    record(p, data, window, sampled)
 }
 
-fn record(
-    p: &Partition,
-    data: &PartData,
-    window: i64,
-    sampled_low: Option<PkValue>,
-    sampled_high: Option<PkValue>,
-) -> WindowRecord {
+fn record(p: &Partition, data: &PartData, window: i64, sampled: Option<Box<[u8]>>) -> WindowRecord {
     WindowRecord {
         window,
         partition: p.id,
@@ -193,27 +183,9 @@ fn record(
             bytes_read: p.bytes_read.load(Relaxed),
             bytes_written: data.window.bytes_written,
         },
-        sampled_low,
-        sampled_high,
+        sampled,
         rows: data.rows.len() as u64,
         bytes: data.bytes,
-    }
-}
-
-/// The lowest and highest of the samples, moved out (the samples are cleared next).
-fn take_extremes(samples: &mut [PkValue]) -> (Option<PkValue>, Option<PkValue>) {
-    let low = (0..samples.len()).min_by(|&a, &b| samples[a].cmp(&samples[b]));
-    let high = (0..samples.len()).max_by(|&a, &b| samples[a].cmp(&samples[b]));
-    match (low, high) {
-        (Some(l), Some(h)) if l != h => (
-            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
-            Some(std::mem::replace(&mut samples[h], PkValue::InfMin)),
-        ),
-        (Some(l), _) => (
-            Some(samples[l].clone()),
-            Some(std::mem::replace(&mut samples[l], PkValue::InfMin)),
-        ),
-        _ => (None, None),
     }
 }
 
@@ -231,10 +203,18 @@ pub(super) fn take_window(
 ) -> (u64, Option<WindowRecord>) {
     let reads = p.reads.load(Relaxed);
     let ops = reads + data.window.writes;
-    let rec = (ops > 0).then(|| {
-        let (low, high) = take_extremes(&mut lock(&p.samples));
-        record(p, data, window, low, high)
-    });
+    if ops == 0 {
+        // Nothing was counted or sampled (every count and sample comes with an operation,
+        // under the partition's lock, which the caller holds for writing): nothing to reset.
+        return (0, None);
+    }
+    let sampled = {
+        let mut samples = lock(&p.samples);
+        let sampled = samples.extremes();
+        samples.clear();
+        sampled
+    };
+    let rec = Some(record(p, data, window, sampled));
     p.reads.store(0, Relaxed);
     p.rows_read.store(0, Relaxed);
     p.bytes_read.store(0, Relaxed);
@@ -242,6 +222,5 @@ pub(super) fn take_window(
     data.total_writes += data.window.writes;
     data.window = WriteLoad::default();
     p.load_split_tried.store(false, Relaxed);
-    lock(&p.samples).clear();
     (ops, rec)
 }

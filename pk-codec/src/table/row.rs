@@ -1,0 +1,626 @@
+//! How the table stores a row: its key as one order-preserving ("memcomparable") byte string,
+//! and key, size and cells together in one heap block.
+//!
+//! # The key encoding
+//!
+//! Each column value is a type tag, then its payload; a key is its values one after another:
+//!
+//! | value | bytes |
+//! |---|---|
+//! | `INF_MIN` | `01` |
+//! | Integer | `02`, then the value with its sign bit flipped, 8 bytes big-endian |
+//! | String | `03`, then the bytes with `00` written `00 FF`, then `00 01` |
+//! | Binary | `04`, then as a String |
+//! | `INF_MAX` | `05` |
+//!
+//! The tags follow the rank of the variants, the payloads compare like the values, and no
+//! value's bytes are a prefix of another value's (the terminator `00 01` cannot occur in an
+//! escaped payload), so two keys compare bytewise exactly as [`PrimaryKey`]s do: column by
+//! column, and a key that is a prefix of another first.
+//!
+//! # The row layout
+//!
+//! `[key length: u16 LE][key][size: u64 LE][cells]`, each cell
+//! `[name length: u8][name][version: i64 LE][value tag][value]`, the value 8 bytes LE for an
+//! Integer or Double, 1 byte for a Boolean, and `[length: u32 LE][bytes]` for a String or
+//! Binary. A stored row thus costs one allocation, and the row map compares keys with one
+//! `memcmp` behind one pointer.
+
+use std::cmp::Ordering;
+
+use super::schema::{AttributeValue, Cell, PkValue, PrimaryKey};
+
+const TAG_INF_MIN: u8 = 0x01;
+const TAG_INTEGER: u8 = 0x02;
+const TAG_STRING: u8 = 0x03;
+const TAG_BINARY: u8 = 0x04;
+const TAG_INF_MAX: u8 = 0x05;
+
+/// How a `00` byte of a String or Binary payload is written, and how the payload ends.
+const ESCAPED_ZERO: [u8; 2] = [0x00, 0xFF];
+const TERMINATOR: [u8; 2] = [0x00, 0x01];
+
+/// Bytes [`encode_value`] writes for `v` when a String or Binary holds no `00` (each `00`
+/// takes one more): a buffer's capacity, not a length.
+#[inline]
+fn encoded_value_len(v: &PkValue) -> usize {
+    match v {
+        PkValue::InfMin | PkValue::InfMax => 1,
+        PkValue::Integer(_) => 9,
+        PkValue::String(s) => 3 + s.len(),
+        PkValue::Binary(b) => 3 + b.len(),
+    }
+}
+
+/// [`encoded_value_len`] of a whole key.
+#[inline]
+fn encoded_key_len(values: &[PkValue]) -> usize {
+    values.iter().map(encoded_value_len).sum()
+}
+
+/// Appends the order-preserving encoding of `values` to `out`.
+pub(crate) fn encode_key(values: &[PkValue], out: &mut Vec<u8>) {
+    for v in values {
+        encode_value(v, out);
+    }
+}
+
+/// The order-preserving encoding of a key, in a buffer of its own.
+#[must_use]
+pub(crate) fn key_bytes(key: &PrimaryKey) -> Vec<u8> {
+    let values = key.values();
+    let mut out = Vec::with_capacity(encoded_key_len(values));
+    encode_key(values, &mut out);
+    out
+}
+
+/// Appends the order-preserving encoding of one value to `out`.
+#[inline]
+pub(crate) fn encode_value(v: &PkValue, out: &mut Vec<u8>) {
+    match v {
+        PkValue::InfMin => out.push(TAG_INF_MIN),
+        PkValue::InfMax => out.push(TAG_INF_MAX),
+        PkValue::Integer(i) => {
+            out.push(TAG_INTEGER);
+            out.extend_from_slice(&(i.cast_unsigned() ^ (1 << 63)).to_be_bytes());
+        }
+        PkValue::String(s) => encode_escaped(TAG_STRING, s.as_bytes(), out),
+        PkValue::Binary(b) => encode_escaped(TAG_BINARY, b, out),
+    }
+}
+
+#[inline]
+fn encode_escaped(tag: u8, mut b: &[u8], out: &mut Vec<u8>) {
+    out.push(tag);
+    // `contains` on bytes is a memchr.
+    if !b.contains(&0) {
+        out.extend_from_slice(b);
+        out.extend_from_slice(&TERMINATOR);
+        return;
+    }
+    while let Some(i) = b.iter().position(|&x| x == 0) {
+        out.extend_from_slice(&b[..i]);
+        out.extend_from_slice(&ESCAPED_ZERO);
+        b = &b[i + 1..];
+    }
+    out.extend_from_slice(b);
+    out.extend_from_slice(&TERMINATOR);
+}
+
+/// Decodes one value at the start of `b`; returns it and the bytes it took. `None` for bytes
+/// that [`encode_key`] does not write.
+pub(crate) fn decode_value(b: &[u8]) -> Option<(PkValue, usize)> {
+    let (&tag, rest) = b.split_first()?;
+    Some(match tag {
+        TAG_INF_MIN => (PkValue::InfMin, 1),
+        TAG_INF_MAX => (PkValue::InfMax, 1),
+        TAG_INTEGER => {
+            let bytes: [u8; 8] = rest.get(..8)?.try_into().ok()?;
+            let i = (u64::from_be_bytes(bytes) ^ (1 << 63)).cast_signed();
+            (PkValue::Integer(i), 9)
+        }
+        TAG_STRING | TAG_BINARY => {
+            let (payload, used) = unescape(rest)?;
+            let v = if tag == TAG_STRING {
+                PkValue::String(String::from_utf8(payload).ok()?)
+            } else {
+                PkValue::Binary(payload)
+            };
+            (v, 1 + used)
+        }
+        _ => return None,
+    })
+}
+
+/// The payload of an escaped String or Binary at the start of `b`, and the bytes it took
+/// (terminator included).
+#[inline]
+fn unescape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let first = b.iter().position(|&x| x == 0)?;
+    // Fast path: no `00` in the payload, one copy.
+    if b.get(first + 1) == Some(&TERMINATOR[1]) {
+        return Some((b[..first].to_vec(), first + 2));
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut at = 0;
+    loop {
+        let i = at + b[at..].iter().position(|&x| x == 0)?;
+        out.extend_from_slice(&b[at..i]);
+        match *b.get(i + 1)? {
+            0x01 => return Some((out, i + 2)),
+            0xFF => out.push(0),
+            _ => return None,
+        }
+        at = i + 2;
+    }
+}
+
+/// Bytes the first value of an encoded key takes (its partition-key value), without decoding it.
+#[inline]
+pub(crate) fn first_value_len(b: &[u8]) -> Option<usize> {
+    match *b.first()? {
+        TAG_INF_MIN | TAG_INF_MAX => Some(1),
+        TAG_INTEGER => (b.len() >= 9).then_some(9),
+        TAG_STRING | TAG_BINARY => {
+            let mut at = 1;
+            loop {
+                let i = at + b[at..].iter().position(|&x| x == 0)?;
+                match *b.get(i + 1)? {
+                    0x01 => return Some(i + 2),
+                    0xFF => at = i + 2,
+                    _ => return None,
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a whole key. `None` for bytes that [`encode_key`] does not write.
+pub(crate) fn decode_key(b: &[u8]) -> Option<PrimaryKey> {
+    if b.is_empty() {
+        return Some(PrimaryKey::new(Vec::new()));
+    }
+    let (first, used) = decode_value(b)?;
+    let mut b = &b[used..];
+    if b.is_empty() {
+        // One column: no vector.
+        return Some(PrimaryKey::from(first));
+    }
+    let mut values = Vec::with_capacity(2);
+    values.push(first);
+    while !b.is_empty() {
+        let (v, used) = decode_value(b)?;
+        values.push(v);
+        b = &b[used..];
+    }
+    Some(PrimaryKey::new(values))
+}
+
+/// Decodes a key that the table encoded itself (a stored row's, a split point's).
+fn decode_own_key(b: &[u8]) -> PrimaryKey {
+    decode_key(b).unwrap_or_else(|| {
+        debug_assert!(false, "a stored key does not decode: {b:02x?}");
+        PrimaryKey::new(Vec::new())
+    })
+}
+
+// ---- Stored rows. ---------------------------------------------------------------------------
+
+const VALUE_STRING: u8 = 0;
+const VALUE_INTEGER: u8 = 1;
+const VALUE_DOUBLE: u8 = 2;
+const VALUE_BOOLEAN: u8 = 3;
+const VALUE_BINARY: u8 = 4;
+
+/// Key bytes a stored row keeps inline, besides its block.
+const HEAD: usize = 24;
+
+/// A stored row: key, accounted size and cells (ordered by name, newest first) in one block,
+/// and the key's first [`HEAD`] bytes again, inline.
+///
+/// Rows order by their encoded keys, so a `BTreeSet<StoredRow>` is the row map, searched with
+/// a key-only row ([`StoredRow::query`]). The comparisons of a search are decided by the
+/// inline bytes, without a visit to the rows' blocks, unless two keys share their first
+/// [`HEAD`] bytes.
+#[derive(Clone)]
+pub(crate) struct StoredRow {
+    /// The key's first [`HEAD`] bytes, zero-padded, as big-endian words. When two heads differ
+    /// they order the keys as the bytes do (a zero of padding is below the byte the longer key
+    /// has there: a value's encoding starts with a nonzero tag). When they are equal, either
+    /// both keys are longer than the head, and the rest of each decides, or they are equal.
+    head: [u64; HEAD / 8],
+    block: Box<[u8]>,
+}
+
+impl std::fmt::Debug for StoredRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredRow")
+            .field("key", &self.decode_key())
+            .field("size", &self.size())
+            .field(
+                "cells",
+                &self.cells().map(|c| c.to_cell()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl StoredRow {
+    /// The row of `key` holding `cells` (ordered), accounted as `size` bytes.
+    pub(crate) fn new(key: &PrimaryKey, cells: &[Cell], size: u64) -> Self {
+        let values = key.values();
+        let cells_len: usize = cells.iter().map(encoded_cell_len).sum();
+        // Exact unless the key holds `00` bytes (then the buffer grows, and is shrunk below).
+        let mut b = Vec::with_capacity(2 + encoded_key_len(values) + 8 + cells_len);
+        b.extend_from_slice(&[0, 0]);
+        encode_key(values, &mut b);
+        let key_len = b.len() - 2;
+        // Keys are at most 4 values of at most 1 KB (checked before), so 2 bytes hold the length.
+        b[..2].copy_from_slice(&u16::try_from(key_len).unwrap_or(u16::MAX).to_le_bytes());
+        b.extend_from_slice(&size.to_le_bytes());
+        for c in cells {
+            encode_cell(c, &mut b);
+        }
+        let mut bytes = [0u8; HEAD];
+        let n = key_len.min(HEAD);
+        bytes[..n].copy_from_slice(&b[2..2 + n]);
+        let mut head = [0u64; HEAD / 8];
+        for (w, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            *w = u64::from_be_bytes(word);
+        }
+        Self {
+            head,
+            block: b.into_boxed_slice(),
+        }
+    }
+
+    /// A row of `key` without cells: what the row map is searched with.
+    pub(crate) fn query(key: &PrimaryKey) -> Self {
+        Self::new(key, &[], 0)
+    }
+
+    #[inline]
+    fn key_len(&self) -> usize {
+        usize::from(u16::from_le_bytes([self.block[0], self.block[1]]))
+    }
+
+    /// The encoded key.
+    #[inline]
+    pub(crate) fn key(&self) -> &[u8] {
+        &self.block[2..2 + self.key_len()]
+    }
+
+    /// Order of two rows whose heads are equal.
+    #[inline(never)]
+    fn cmp_tails(&self, other: &Self) -> Ordering {
+        self.key_tail().cmp(other.key_tail())
+    }
+
+    /// The key after its first [`HEAD`] bytes.
+    #[inline]
+    fn key_tail(&self) -> &[u8] {
+        self.key().get(HEAD..).unwrap_or_default()
+    }
+
+    /// The encoded partition-key value (the key's first value).
+    pub(crate) fn partition_bytes(&self) -> &[u8] {
+        let k = self.key();
+        &k[..first_value_len(k).unwrap_or(k.len())]
+    }
+
+    /// The partition-key value, decoded.
+    pub(crate) fn partition_value(&self) -> PkValue {
+        decode_partition_value(self.partition_bytes())
+    }
+
+    /// The key, decoded.
+    pub(crate) fn decode_key(&self) -> PrimaryKey {
+        decode_own_key(self.key())
+    }
+
+    /// Key + cells, in bytes (the size accounting).
+    #[inline]
+    pub(crate) fn size(&self) -> u64 {
+        let at = 2 + self.key_len();
+        self.block
+            .get(at..at + 8)
+            .and_then(|s| s.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    }
+
+    /// The cells, in order, borrowed.
+    #[inline]
+    pub(crate) fn cells(&self) -> Cells<'_> {
+        Cells(&self.block[2 + self.key_len() + 8..])
+    }
+
+    /// Whether the row has no cells (a key-only row).
+    #[inline]
+    pub(crate) fn has_no_cells(&self) -> bool {
+        self.block.len() == 2 + self.key_len() + 8
+    }
+}
+
+/// The order-preserving encoding of one value, in a buffer of its own.
+pub(crate) fn value_bytes(v: &PkValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_value_len(v));
+    encode_value(v, &mut out);
+    out
+}
+
+/// Decodes an encoded partition-key value that the table encoded itself.
+pub(crate) fn decode_partition_value(b: &[u8]) -> PkValue {
+    decode_value(b).map_or_else(
+        || {
+            debug_assert!(false, "a stored value does not decode: {b:02x?}");
+            PkValue::InfMin
+        },
+        |(v, _)| v,
+    )
+}
+
+impl Ord for StoredRow {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        for (a, b) in self.head.iter().zip(&other.head) {
+            if a != b {
+                return a.cmp(b);
+            }
+        }
+        self.cmp_tails(other)
+    }
+}
+
+impl PartialEq for StoredRow {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for StoredRow {}
+
+impl PartialOrd for StoredRow {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+fn encoded_cell_len(c: &Cell) -> usize {
+    1 + c.name.len()
+        + 8
+        + 1
+        + match &c.value {
+            AttributeValue::String(s) => 4 + s.len(),
+            AttributeValue::Binary(b) => 4 + b.len(),
+            AttributeValue::Integer(_) | AttributeValue::Double(_) => 8,
+            AttributeValue::Boolean(_) => 1,
+        }
+}
+
+fn encode_cell(c: &Cell, out: &mut Vec<u8>) {
+    // Column names are checked: 1 to 255 bytes.
+    out.push(u8::try_from(c.name.len()).unwrap_or(u8::MAX));
+    out.extend_from_slice(c.name.as_bytes());
+    out.extend_from_slice(&c.version.to_le_bytes());
+    let bytes = |tag: u8, b: &[u8], out: &mut Vec<u8>| {
+        out.push(tag);
+        // Attribute values are checked: at most 2 MB.
+        out.extend_from_slice(&u32::try_from(b.len()).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    match &c.value {
+        AttributeValue::String(s) => bytes(VALUE_STRING, s.as_bytes(), out),
+        AttributeValue::Binary(b) => bytes(VALUE_BINARY, b, out),
+        AttributeValue::Integer(i) => {
+            out.push(VALUE_INTEGER);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        AttributeValue::Double(x) => {
+            out.push(VALUE_DOUBLE);
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        AttributeValue::Boolean(x) => {
+            out.push(VALUE_BOOLEAN);
+            out.push(u8::from(*x));
+        }
+    }
+}
+
+/// One stored cell, borrowed from its row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CellRef<'a> {
+    pub(crate) name: &'a [u8],
+    pub(crate) version: i64,
+    tag: u8,
+    value: &'a [u8],
+}
+
+impl CellRef<'_> {
+    /// The owned cell.
+    pub(crate) fn to_cell(self) -> Cell {
+        let eight = || {
+            let b: [u8; 8] = self.value.try_into().unwrap_or_default();
+            b
+        };
+        let value = match self.tag {
+            VALUE_INTEGER => AttributeValue::Integer(i64::from_le_bytes(eight())),
+            VALUE_DOUBLE => AttributeValue::Double(f64::from_bits(u64::from_le_bytes(eight()))),
+            VALUE_BOOLEAN => AttributeValue::Boolean(self.value.first() == Some(&1)),
+            VALUE_BINARY => AttributeValue::Binary(self.value.to_vec()),
+            _ => AttributeValue::String(own_str(self.value)),
+        };
+        Cell {
+            name: own_str(self.name),
+            version: self.version,
+            value,
+        }
+    }
+}
+
+/// Text the table wrote from a `String`, owned again.
+fn own_str(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).unwrap_or_else(|e| {
+        debug_assert!(false, "stored text is not UTF-8");
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    })
+}
+
+/// The cells of a stored row, in order.
+#[derive(Clone)]
+pub(crate) struct Cells<'a>(&'a [u8]);
+
+impl<'a> Iterator for Cells<'a> {
+    type Item = CellRef<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<CellRef<'a>> {
+        let b = self.0;
+        let (&name_len, rest) = b.split_first()?;
+        let name_len = usize::from(name_len);
+        let name = rest.get(..name_len)?;
+        let rest = &rest[name_len..];
+        let version = i64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+        let (&tag, rest) = rest[8..].split_first()?;
+        let (value, rest) = match tag {
+            VALUE_STRING | VALUE_BINARY => {
+                let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+                let v = rest.get(4..4 + len)?;
+                (v, &rest[4 + len..])
+            }
+            VALUE_BOOLEAN => rest.split_at_checked(1)?,
+            _ => rest.split_at_checked(8)?,
+        };
+        self.0 = rest;
+        Some(CellRef {
+            name,
+            version,
+            tag,
+            value,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(values: Vec<PkValue>) -> Vec<u8> {
+        key_bytes(&PrimaryKey::new(values))
+    }
+
+    #[test]
+    fn strings_escape_zero_and_end_with_the_terminator() {
+        assert_eq!(enc(vec!["a\0b".into()]), [3, b'a', 0, 0xFF, b'b', 0, 1]);
+        assert_eq!(enc(vec![PkValue::from(Vec::new())]), [4, 0, 1]);
+        assert_eq!(enc(vec![0.into()]), [2, 0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(enc(vec![PkValue::InfMin, PkValue::InfMax]), [1, 5]);
+    }
+
+    #[test]
+    fn order_and_round_trip_of_edge_values() {
+        let values: Vec<PkValue> = vec![
+            PkValue::InfMin,
+            i64::MIN.into(),
+            (-1).into(),
+            0.into(),
+            i64::MAX.into(),
+            "".into(),
+            "\0".into(),
+            "\0\0".into(),
+            "\0\u{1}".into(),
+            "\u{1}".into(),
+            "a".into(),
+            "a\0".into(),
+            "\u{7f}".into(),
+            "x".repeat(30).into(),
+            format!("{}\0", "x".repeat(30)).into(),
+            format!("{}\0y", "x".repeat(21)).into(),
+            format!("{}y", "x".repeat(21)).into(),
+            PkValue::Binary(vec![]),
+            PkValue::Binary(vec![0]),
+            PkValue::Binary(vec![0, 0xFF]),
+            PkValue::Binary(vec![0xFF]),
+            PkValue::Binary(vec![0xFF, 0]),
+            PkValue::InfMax,
+        ];
+        let keys: Vec<PrimaryKey> = values
+            .iter()
+            .flat_map(|a| {
+                let one = PrimaryKey::new(vec![a.clone()]);
+                let two = values
+                    .iter()
+                    .map(move |b| PrimaryKey::new(vec![a.clone(), b.clone()]));
+                std::iter::once(one).chain(two)
+            })
+            .collect();
+        for a in &keys {
+            let ea = key_bytes(a);
+            assert_eq!(decode_key(&ea).as_ref(), Some(a));
+            let ra = StoredRow::query(a);
+            for b in &keys {
+                assert_eq!(ea.cmp(&key_bytes(b)), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(ra.cmp(&StoredRow::query(b)), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_keeps_key_size_and_cells() {
+        let key = PrimaryKey::new(vec!["k\0".into(), 7.into()]);
+        let cells = vec![
+            Cell {
+                name: "a".into(),
+                version: 5,
+                value: "x".into(),
+            },
+            Cell {
+                name: "b".into(),
+                version: -1,
+                value: AttributeValue::Binary(vec![0, 1]),
+            },
+            Cell {
+                name: "c".into(),
+                version: 2,
+                value: 1.5.into(),
+            },
+            Cell {
+                name: "d".into(),
+                version: 2,
+                value: true.into(),
+            },
+            Cell {
+                name: "e".into(),
+                version: i64::MAX,
+                value: i64::MIN.into(),
+            },
+        ];
+        let row = StoredRow::new(&key, &cells, 99);
+        assert_eq!(row.decode_key(), key);
+        assert_eq!(row.size(), 99);
+        assert_eq!(row.cells().map(|c| c.to_cell()).collect::<Vec<_>>(), cells);
+        assert_eq!(row.partition_value(), PkValue::from("k\0"));
+        assert!(!row.has_no_cells());
+        assert!(StoredRow::query(&key).has_no_cells());
+    }
+
+    #[test]
+    fn malformed_bytes_do_not_decode() {
+        for bad in [
+            &[0u8][..],
+            &[6],
+            &[2, 0],
+            &[3, b'a'],
+            &[3, 0, 2],
+            &[3, 0xFF, 0xFE],
+        ] {
+            assert_eq!(decode_key(bad), None, "{bad:?}");
+        }
+        assert_eq!(decode_key(&[3, 0xFF, 0, 1]), None); // not UTF-8
+        assert_eq!(decode_key(&[]), Some(PrimaryKey::new(vec![])));
+    }
+}
