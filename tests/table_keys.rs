@@ -61,6 +61,30 @@ proptest! {
     fn encoded_keys_decode_back((a, _) in key_pair()) {
         prop_assert_eq!(PrimaryKey::from_sortable_bytes(&a.to_sortable_bytes()), Some(a));
     }
+
+    /// Exactly the encoded keys decode: any bytes, damaged keys included, either decode to a key
+    /// that encodes to those very bytes, or are refused (never a panic).
+    #[test]
+    fn only_encoded_keys_decode(
+        (a, _) in key_pair(),
+        noise in prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x80, 0xC3, 0xFF, b'a']), 0..24),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(vec![0x00u8, 0x01, 0x03, 0xFF, 0xC3]), 0u8..3), 0..3),
+    ) {
+        for mut bytes in [a.to_sortable_bytes(), noise.clone()] {
+            for (at, b, op) in &edits {
+                let i = at.index(bytes.len().max(1)).min(bytes.len());
+                match op {
+                    0 if i < bytes.len() => { bytes.remove(i); }
+                    1 => bytes.insert(i, *b),
+                    _ if i < bytes.len() => bytes[i] = *b,
+                    _ => {}
+                }
+            }
+            if let Some(key) = PrimaryKey::from_sortable_bytes(&bytes) {
+                prop_assert_eq!(key.to_sortable_bytes(), bytes.clone(), "{:02x?} decoded to {:?}", bytes, key);
+            }
+        }
+    }
 }
 
 #[test]
