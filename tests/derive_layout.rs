@@ -849,15 +849,7 @@ mod damaged_keys {
             let key = m.encode().unwrap();
             prop_assert_eq!(layout.encode(&values(&m)).unwrap(), key.clone());
             let mut bytes = key.into_bytes();
-            for (at, b, op) in &edits {
-                let i = at.index(bytes.len().max(1)).min(bytes.len());
-                match op {
-                    0 if i < bytes.len() => { bytes.remove(i); }
-                    1 => bytes.insert(i, *b),
-                    _ if i < bytes.len() => bytes[i] = *b,
-                    _ => {}
-                }
-            }
+            support::damage(&mut bytes, &edits);
             let text = String::from_utf8(bytes).unwrap();
             let derived = Mixed::decode(&text).map(|m| values(&m));
             prop_assert_eq!(layout.decode(&text), derived, "text {:?}", text);

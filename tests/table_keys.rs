@@ -71,15 +71,7 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(vec![0x00u8, 0x01, 0x03, 0xFF, 0xC3]), 0u8..3), 0..3),
     ) {
         for mut bytes in [a.to_sortable_bytes(), noise.clone()] {
-            for (at, b, op) in &edits {
-                let i = at.index(bytes.len().max(1)).min(bytes.len());
-                match op {
-                    0 if i < bytes.len() => { bytes.remove(i); }
-                    1 => bytes.insert(i, *b),
-                    _ if i < bytes.len() => bytes[i] = *b,
-                    _ => {}
-                }
-            }
+            support::damage(&mut bytes, &edits);
             if let Some(key) = PrimaryKey::from_sortable_bytes(&bytes) {
                 prop_assert_eq!(key.to_sortable_bytes(), bytes.clone(), "{:02x?} decoded to {:?}", bytes, key);
             }

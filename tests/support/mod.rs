@@ -15,3 +15,24 @@ pub(crate) fn cases(default: u32) -> u32 {
         Err(e) => panic!("PK_SOAK is not readable: {e}"),
     }
 }
+
+/// One edit of [`damage`]: where (an index into the bytes), which byte, and what to do (`0`
+/// removes the byte there, `1` inserts the byte, anything else overwrites with it).
+pub(crate) type Edit = (proptest::sample::Index, u8, u8);
+
+/// Applies `edits` to `bytes` in order: how the properties damage a key to check that only
+/// well-formed keys decode. Edits past the end insert at the end or do nothing.
+#[allow(dead_code)] // Not every test file that shares this module damages keys.
+pub(crate) fn damage(bytes: &mut Vec<u8>, edits: &[Edit]) {
+    for (at, b, op) in edits {
+        let i = at.index(bytes.len().max(1)).min(bytes.len());
+        match op {
+            0 if i < bytes.len() => {
+                bytes.remove(i);
+            }
+            1 => bytes.insert(i, *b),
+            _ if i < bytes.len() => bytes[i] = *b,
+            _ => {}
+        }
+    }
+}
