@@ -93,6 +93,8 @@ impl<'a> KeyWriter<'a> {
 
     /// Appends the delimiter, for a caller that tracks the fields itself (a runtime layout,
     /// whose plan knows which fields follow another), in place of [`KeyWriter::begin_field`].
+    /// (`begin_field` keeps its own plain push: routed through this, a derived key's encoding
+    /// measured 371 -> 401 instructions per student-card key under callgrind.)
     #[inline(always)]
     pub(crate) fn delimiter(&mut self) {
         let d = self.delimiter;
@@ -167,12 +169,11 @@ impl<'a> KeyWriter<'a> {
             return Ok(());
         }
         // The plain form, inlined: one scan checks the bytes, one copy writes them.
-        let len = text::plain_len(s.as_bytes(), self.delimiter);
-        if len != s.len() {
-            return Err(self.below_delimiter(field, s));
+        if self.try_plain_str(s) {
+            Ok(())
+        } else {
+            Err(self.below_delimiter(field, s))
         }
-        self.out.push_str(s);
-        Ok(())
     }
 
     /// The escaped and descending string forms, which accept every string.

@@ -171,11 +171,12 @@ impl Layout {
         })
     }
 
+    /// What field `index`, holding `value`, contributes to the bucket.
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
         match self.plan.steps()[index].role {
             FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
             FieldRole::Hashed => BucketRole::Span,
-            _ => BucketRole::None,
+            FieldRole::None => BucketRole::None,
         }
     }
 
