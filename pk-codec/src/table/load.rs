@@ -64,9 +64,8 @@ pub(crate) struct WindowRecord {
     /// `(lower, upper)`.
     pub(crate) bounds: Arc<(PkValue, PkValue)>,
     pub(crate) load: Load,
-    /// The lowest and highest sampled partition-key values, encoded one after the other (one
-    /// allocation for both).
-    pub(crate) sampled: Option<Box<[u8]>>,
+    /// The lowest and highest sampled partition-key values, encoded one after the other.
+    pub(crate) sampled: Option<Extremes>,
     pub(crate) rows: u64,
     pub(crate) bytes: u64,
 }
@@ -84,7 +83,7 @@ impl WindowRecord {
 
     /// The lowest and highest sampled partition-key values, encoded.
     pub(crate) fn sampled(&self) -> Option<(&[u8], &[u8])> {
-        let s = self.sampled.as_deref()?;
+        let s = self.sampled.as_ref()?.as_bytes();
         Some(s.split_at(first_value_len(s).unwrap_or(s.len())))
     }
 
@@ -100,6 +99,49 @@ impl WindowRecord {
             sampled_high: self.sampled().map(|s| decode_partition_value(s.1)),
             rows: self.rows,
             bytes: self.bytes,
+        }
+    }
+}
+
+/// Bytes of [`Extremes`] kept inline: two short partition-key values (a key of up to about 20
+/// bytes each, as most spliced keys are). Chosen so that the whole type takes 48 bytes.
+const INLINE_EXTREMES: usize = 46;
+
+/// The lowest and highest sampled partition-key values of a window, encoded one after the other:
+/// inline when they are short, so that the record of a partition's window (one per partition
+/// and window, tens of thousands in a day's simulation) costs no allocation of its own.
+#[derive(Debug, Clone)]
+pub(crate) enum Extremes {
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE_EXTREMES],
+    },
+    Heap(Box<[u8]>),
+}
+
+impl Extremes {
+    /// The two values `low` and `high`, encoded, one after the other.
+    pub(crate) fn new(low: &[u8], high: &[u8]) -> Self {
+        let len = low.len() + high.len();
+        if len <= INLINE_EXTREMES {
+            let mut bytes = [0; INLINE_EXTREMES];
+            bytes[..low.len()].copy_from_slice(low);
+            bytes[low.len()..len].copy_from_slice(high);
+            // At most INLINE_EXTREMES (46): fits a u8.
+            Self::Inline {
+                len: len as u8,
+                bytes,
+            }
+        } else {
+            Self::Heap([low, high].concat().into_boxed_slice())
+        }
+    }
+
+    /// Both values' bytes, the lowest first.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Self::Heap(b) => b,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::TableError;
+use super::load::Extremes;
 use super::row::{StoredRow, decode_partition_value, encode_value};
 use super::schema::PkValue;
 
@@ -153,11 +154,11 @@ impl Samples {
             .map(|(start, &end)| &self.bytes[start..end])
     }
 
-    /// The lowest and the highest value, encoded one after the other in one block (as a
-    /// load record keeps them); `None` without samples.
-    pub(crate) fn extremes(&self) -> Option<Box<[u8]>> {
+    /// The lowest and the highest value, encoded one after the other (as a load record keeps
+    /// them); `None` without samples.
+    pub(crate) fn extremes(&self) -> Option<Extremes> {
         let (low, high) = (self.iter().min()?, self.iter().max()?);
-        Some([low, high].concat().into_boxed_slice())
+        Some(Extremes::new(low, high))
     }
 
     pub(crate) fn clear(&mut self) {
@@ -445,8 +446,22 @@ mod tests {
         assert_eq!(load_split_point(&s), (Some(v("c")), None));
         let mut both = super::super::row::value_bytes(&v("a"));
         both.extend(super::super::row::value_bytes(&v("d")));
-        assert_eq!(s.extremes().as_deref(), Some(both.as_slice()));
-        assert_eq!(Samples::default().extremes(), None);
+        let extremes = s.extremes().expect("four samples");
+        assert_eq!(extremes.as_bytes(), both.as_slice());
+        assert!(matches!(extremes, Extremes::Inline { .. }));
+        assert!(Samples::default().extremes().is_none());
+    }
+
+    #[test]
+    fn long_extremes_go_to_the_heap_whole() {
+        // Two values of 30 characters encode to more bytes than fit inline.
+        let (low, high) = ("a".repeat(30), "z".repeat(30));
+        let s = samples(&[&high, "m", &low]);
+        let mut both = super::super::row::value_bytes(&v(&low));
+        both.extend(super::super::row::value_bytes(&v(&high)));
+        let extremes = s.extremes().expect("three samples");
+        assert_eq!(extremes.as_bytes(), both.as_slice());
+        assert!(matches!(extremes, Extremes::Heap(_)));
     }
 
     #[test]

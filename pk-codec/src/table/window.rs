@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::{
-    HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
+    Extremes, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
     WindowRecord, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
@@ -171,7 +171,7 @@ pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> Wind
     record(p, data, window, sampled)
 }
 
-fn record(p: &Partition, data: &PartData, window: i64, sampled: Option<Box<[u8]>>) -> WindowRecord {
+fn record(p: &Partition, data: &PartData, window: i64, sampled: Option<Extremes>) -> WindowRecord {
     WindowRecord {
         window,
         partition: p.id,
