@@ -173,7 +173,90 @@ const SHARDS: usize = 8;
 /// One copy of the partition map, on its own cache lines.
 #[derive(Debug)]
 #[repr(align(128))]
-struct Shard(RwLock<Vec<Arc<Partition>>>);
+struct Shard(RwLock<MapCopy>);
+
+/// The partitions in key order, and their lower bounds encoded ([`encode_value`], which orders
+/// as the values do) one after the other in one buffer: finding the partition of an encoded key
+/// is a binary search within two small blocks, not a pointer chase to a partition and its bound
+/// per probe. Reads as the slice of partitions.
+#[derive(Debug, Default)]
+pub(crate) struct MapCopy {
+    parts: Vec<Arc<Partition>>,
+    lowers: Vec<u8>,
+    /// Where each partition's encoded lower bound ends in `lowers`.
+    ends: Vec<usize>,
+}
+
+impl MapCopy {
+    fn new(parts: Vec<Arc<Partition>>) -> Self {
+        let mut copy = Self {
+            parts,
+            ..Self::default()
+        };
+        copy.encode_bounds();
+        copy
+    }
+
+    fn encode_bounds(&mut self) {
+        self.lowers.clear();
+        self.ends.clear();
+        for p in &self.parts {
+            encode_value(&p.lower, &mut self.lowers);
+            self.ends.push(self.lowers.len());
+        }
+    }
+
+    /// Replaces the bounds of partitions `range` with `lowers`, encoded bounds of `lens` bytes
+    /// each (as [`Vec::splice`] replaces the partitions).
+    fn splice_bounds(&mut self, range: Range<usize>, lowers: &[u8], lens: &[usize]) {
+        let offset = |i: usize| if i == 0 { 0 } else { self.ends[i - 1] };
+        let (start, end) = (offset(range.start), offset(range.end));
+        self.lowers.splice(start..end, lowers.iter().copied());
+        let new_ends = lens.iter().scan(start, |at, len| {
+            *at += len;
+            Some(*at)
+        });
+        let after = range.start + lens.len();
+        self.ends.splice(range, new_ends);
+        // The bounds after the spliced ones moved by the change in length.
+        for e in &mut self.ends[after..] {
+            *e = *e - end + start + lowers.len();
+        }
+        debug_assert_eq!(self.ends.len(), self.parts.len());
+        debug_assert_eq!(self.ends.last().copied().unwrap_or(0), self.lowers.len());
+    }
+
+    /// The encoded lower bound of partition `i`.
+    fn lower_bytes(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.lowers[start..self.ends[i]]
+    }
+
+    /// Index of the partition holding the partition-key value encoded as `v` (the encoded
+    /// twin of [`index_of`](super::store::index_of), which it agrees with).
+    #[inline]
+    pub(crate) fn index_of_encoded(&self, v: &[u8]) -> usize {
+        // The number of partitions whose lower bound is at most `v`, less one.
+        let (mut lo, mut hi) = (0, self.parts.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.lower_bytes(mid) <= v {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+}
+
+impl std::ops::Deref for MapCopy {
+    type Target = [Arc<Partition>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.parts
+    }
+}
 
 /// The partitions in key order (the first starts at INF_MIN, the last ends at INF_MAX).
 ///
@@ -189,7 +272,7 @@ pub(crate) struct PartitionMap {
 
 /// The write side of [`PartitionMap`]: every copy locked.
 pub(crate) struct MapWrite<'a> {
-    guards: Vec<RwLockWriteGuard<'a, Vec<Arc<Partition>>>>,
+    guards: Vec<RwLockWriteGuard<'a, MapCopy>>,
 }
 
 fn shard_index() -> usize {
@@ -211,14 +294,14 @@ impl PartitionMap {
     pub(crate) fn new(parts: Vec<Arc<Partition>>) -> Self {
         Self {
             shards: (0..SHARDS)
-                .map(|_| Shard(RwLock::new(parts.clone())))
+                .map(|_| Shard(RwLock::new(MapCopy::new(parts.clone()))))
                 .collect(),
         }
     }
 
     /// This thread's copy, read-locked.
     #[inline]
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Vec<Arc<Partition>>> {
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, MapCopy> {
         self.shards[shard_index()]
             .0
             .read()
@@ -245,8 +328,17 @@ impl MapWrite<'_> {
 
     /// Replaces partitions `range` with `with` in every copy.
     pub(crate) fn splice(&mut self, range: Range<usize>, with: &[Arc<Partition>]) {
+        // The new bounds are encoded once, for every copy.
+        let mut lowers = Vec::new();
+        let mut lens = Vec::with_capacity(with.len());
+        for p in with {
+            let before = lowers.len();
+            encode_value(&p.lower, &mut lowers);
+            lens.push(lowers.len() - before);
+        }
         for g in &mut self.guards {
-            g.splice(range.clone(), with.iter().cloned());
+            g.parts.splice(range.clone(), with.iter().cloned());
+            g.splice_bounds(range.clone(), &lowers, &lens);
         }
     }
 }
@@ -413,6 +505,111 @@ mod tests {
 
     fn v(s: &str) -> PkValue {
         s.into()
+    }
+
+    /// A seeded mix of partition-key values of every kind, with the bytes the encoding escapes.
+    fn mixed_values(seed: u64, n: usize) -> Vec<PkValue> {
+        let mut x = seed;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            x >> 33
+        };
+        (0..n)
+            .map(|_| match next() % 3 {
+                0 => PkValue::Integer(next() as i64 - (1 << 30)),
+                1 => PkValue::String(
+                    (0..next() % 5)
+                        .map(|_| ['\0', '\u{1}', 'a', 'b', '\u{ff}'][(next() % 5) as usize])
+                        .collect(),
+                ),
+                _ => PkValue::Binary(
+                    (0..next() % 5)
+                        .map(|_| [0, 1, 0xff][(next() % 3) as usize])
+                        .collect(),
+                ),
+            })
+            .collect()
+    }
+
+    fn parts_from(lowers: &[PkValue]) -> Vec<Arc<Partition>> {
+        let mut bounds = vec![PkValue::InfMin];
+        bounds.extend(lowers.iter().cloned());
+        bounds.push(PkValue::InfMax);
+        bounds
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                let data = PartData::default();
+                Arc::new(Partition::new(i as u64, w[0].clone(), w[1].clone(), data))
+            })
+            .collect()
+    }
+
+    /// The encoded search finds the partition the value search finds, for every kind of value,
+    /// before and after splits and merges change the map.
+    #[test]
+    fn encoded_lookup_agrees_with_the_value_lookup() {
+        for seed in 0..200 {
+            let mut lowers = mixed_values(seed, 12);
+            lowers.sort();
+            lowers.dedup();
+            let map = PartitionMap::new(parts_from(&lowers));
+            let queries = mixed_values(seed ^ 0x5eed, 40);
+            let check = |map: &PartitionMap| {
+                let copy = map.read();
+                let parts: Vec<&PkValue> = copy.iter().map(|p| &p.lower).collect();
+                for q in queries.iter().chain(parts.iter().copied()) {
+                    let bytes = super::super::row::value_bytes(q);
+                    assert_eq!(
+                        copy.index_of_encoded(&bytes),
+                        crate::table::store::index_of(&copy, q),
+                        "{q:?} in {parts:?}"
+                    );
+                }
+                // The buffer holds exactly the bounds, encoded afresh.
+                let fresh = MapCopy::new(copy.to_vec());
+                assert_eq!((&copy.lowers, &copy.ends), (&fresh.lowers, &fresh.ends));
+            };
+            check(&map);
+            // A split: partition 1 (if any) becomes two at a value inside it.
+            let mut w = map.write();
+            if w.parts().len() > 2 {
+                let p = Arc::clone(&w.parts()[1]);
+                let mid = PkValue::String(format!("{:?}~", p.lower));
+                if p.lower < mid && mid < p.upper {
+                    let halves = parts_from(&[mid]);
+                    w.splice(
+                        1..2,
+                        &[
+                            Arc::new(Partition::new(
+                                90,
+                                p.lower.clone(),
+                                halves[0].upper.clone(),
+                                PartData::default(),
+                            )),
+                            Arc::new(Partition::new(
+                                91,
+                                halves[1].lower.clone(),
+                                p.upper.clone(),
+                                PartData::default(),
+                            )),
+                        ],
+                    );
+                }
+            }
+            // A merge: the last two become one.
+            let n = w.parts().len();
+            if n >= 2 {
+                let (a, b) = (Arc::clone(&w.parts()[n - 2]), Arc::clone(&w.parts()[n - 1]));
+                let merged =
+                    Partition::new(92, a.lower.clone(), b.upper.clone(), PartData::default());
+                w.splice(n - 2..n, &[Arc::new(merged)]);
+            }
+            drop(w);
+            check(&map);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 
 use super::error::TableError;
 use super::options::TableOptions;
-use super::partition::{PartData, Partition, PartitionMap};
+use super::partition::{MapCopy, PartData, Partition, PartitionMap};
 use super::rebalance::SplitKind;
 use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
@@ -283,7 +283,10 @@ impl Table {
         let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
         // Encoded before the partition is locked.
         let row = StoredRow::new(&key, &cells, size);
-        self.write_with(key.partition_value(), move |data| {
+        // The partition is found by the row's encoded key (one buffer of encoded bounds).
+        let map = self.map.read();
+        let at = map.index_of_encoded(row.partition_bytes());
+        self.write_at(map, at, key.partition_value(), move |data| {
             if let Some(old) = data.rows.replace(row) {
                 data.bytes -= old.size();
             }
@@ -307,7 +310,20 @@ impl Table {
         f: impl FnOnce(&mut PartData) -> R,
     ) -> Result<R, TableError> {
         let map = self.map.read();
-        let p = &map[index_of(&map, value)];
+        let at = index_of(&map, value);
+        self.write_at(map, at, value, f)
+    }
+
+    /// [`Table::write_with`] on partition `at` of `map`, which holds `value`.
+    #[inline]
+    fn write_at<R>(
+        &self,
+        map: RwLockReadGuard<'_, MapCopy>,
+        at: usize,
+        value: &PkValue,
+        f: impl FnOnce(&mut PartData) -> R,
+    ) -> Result<R, TableError> {
+        let p = &map[at];
         let mut data = write(&p.data);
         debug_assert!(!data.retired && p.contains(value));
         self.admit(data.window.writes + p.reads.load(Relaxed))?;

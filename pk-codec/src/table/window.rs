@@ -32,7 +32,7 @@ impl Table {
             if w <= old {
                 return;
             }
-            let parts: Vec<Arc<Partition>> = self.map.read().clone();
+            let parts: Vec<Arc<Partition>> = self.map.read().to_vec();
             let mut records = Vec::new();
             for p in &parts {
                 let mut data = write(&p.data);
@@ -107,7 +107,7 @@ impl Table {
             let writes = records.iter().map(|r| r.load.writes).sum();
             (windows, reads, writes, log.hot.clone())
         });
-        let parts: Vec<Arc<Partition>> = self.map.read().clone();
+        let parts: Vec<Arc<Partition>> = self.map.read().to_vec();
         let mut stats = Vec::with_capacity(parts.len());
         let mut oversized = Vec::new();
         for p in &parts {
