@@ -22,6 +22,7 @@ use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_col
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
 };
+use super::load::WindowRecord;
 use super::window::Log;
 
 pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -62,7 +63,8 @@ pub struct Table {
     pub(super) current_window: AtomicI64,
     /// First ms of the next window: a cheaper test than dividing the time on every operation.
     pub(super) next_window_ms: AtomicI64,
-    pub(super) rotate_lock: Mutex<()>,
+    /// Held while a window closes; holds the closing window's records until they join the log.
+    pub(super) rotate_lock: Mutex<Vec<WindowRecord>>,
     pub(super) log: Mutex<Log>,
     pub(super) splits: AtomicU64,
     /// Operations refused by throttling ([`TableOptions::throttle_ops_per_window`]).
@@ -167,7 +169,7 @@ impl Table {
             next_window_ms: AtomicI64::new(
                 (now.div_euclid(window_ms) + 1).saturating_mul(window_ms),
             ),
-            rotate_lock: Mutex::new(()),
+            rotate_lock: Mutex::new(Vec::new()),
             log: Mutex::new(Log::default()),
             splits: AtomicU64::new(0),
             busy_rejections: AtomicU64::new(0),

@@ -27,28 +27,33 @@ impl Table {
     #[cold]
     pub(super) fn rotate(&self, w: i64) {
         {
-            let _g = lock(&self.rotate_lock);
+            // The records are gathered in the lock's buffer, kept from one window to the next.
+            let mut records = lock(&self.rotate_lock);
             let old = self.current_window.load(Relaxed);
             if w <= old {
                 return;
             }
-            let parts: Vec<Arc<Partition>> = self.map.read().to_vec();
-            let mut records = Vec::new();
-            for p in &parts {
-                let mut data = write(&p.data);
-                if data.retired {
-                    continue;
+            let partitions = {
+                // Map, then partition: the order every writer takes them in. The map's lock is
+                // released before the log's is taken (a report takes the log's, then the map's).
+                let map = self.map.read();
+                for p in map.iter() {
+                    let mut data = write(&p.data);
+                    if data.retired {
+                        continue;
+                    }
+                    let (ops, rec) = take_window(p, &mut data, old);
+                    p.last_window_ops.store(ops, Relaxed);
+                    records.extend(rec);
                 }
-                let (ops, rec) = take_window(p, &mut data, old);
-                p.last_window_ops.store(ops, Relaxed);
-                records.extend(rec);
-            }
+                map.len()
+            };
             self.current_window.store(w, Relaxed);
             self.next_window_ms
                 .store((w + 1).saturating_mul(self.window_ms), Relaxed);
             let mut log = lock(&self.log);
-            log.partitions_at.insert(old, parts.len());
-            log.records.extend(records);
+            log.partitions_at.insert(old, partitions);
+            log.records.append(&mut records);
         }
         self.merge_cold();
     }
