@@ -372,7 +372,7 @@ fn group_by_value<'a, T: PartialEq + ?Sized>(
     let mut groups: Vec<(&T, u64)> = Vec::new();
     for (v, w) in items {
         match groups.last_mut() {
-            Some(last) if last.0 == v => last.1 += w,
+            Some(last) if last.0 == v => last.1 = last.1.saturating_add(w),
             _ => groups.push((v, w)),
         }
     }
@@ -387,9 +387,11 @@ fn balanced_point<'a, T: PartialEq + ?Sized>(
     items: impl IntoIterator<Item = (&'a T, u64)>,
     total: u64,
 ) -> Option<&'a T> {
-    let mut left = 0u64;
+    // In u128: twice a sum of u64 weights does not overflow.
+    let total = u128::from(total);
+    let mut left = 0u128;
     let mut previous: Option<&T> = None;
-    let mut best: Option<(u64, &T)> = None;
+    let mut best: Option<(u128, &T)> = None;
     for (v, w) in items {
         if left > 0 && previous != Some(v) {
             let diff = (2 * left).abs_diff(total);
@@ -401,7 +403,7 @@ fn balanced_point<'a, T: PartialEq + ?Sized>(
             }
         }
         previous = Some(v);
-        left += w;
+        left += u128::from(w);
     }
     best.map(|b| b.1)
 }
@@ -441,11 +443,12 @@ pub fn split_points_by_size(
     let mut points = Vec::new();
     let mut acc = 0u64;
     for g in groups {
-        if acc > 0 && acc + g.1 > max_bytes {
+        // A sum past u64::MAX is past `max_bytes` too.
+        if acc > 0 && acc.checked_add(g.1).is_none_or(|sum| sum > max_bytes) {
             points.push(g.0.clone());
             acc = 0;
         }
-        acc += g.1;
+        acc = acc.saturating_add(g.1);
     }
     Ok(points)
 }
@@ -481,8 +484,15 @@ pub fn split_points_even(
     sample.sort_unstable();
     let n = sample.len();
     let mut points: Vec<PkValue> = Vec::new();
-    for i in 1..ranges {
-        let at = i * n / ranges;
+    // The cut positions `i * n / ranges` for `i` in `1..ranges`; when there are at least as
+    // many ranges as values they take every position, so the loop is bounded by the sample
+    // (`ranges` may be up to usize::MAX), and the product is taken in u128 (it overflows usize).
+    let positions: Box<dyn Iterator<Item = usize>> = if ranges >= n {
+        Box::new(1..n)
+    } else {
+        Box::new((1..ranges).map(|i| (i as u128 * n as u128 / ranges as u128) as usize))
+    };
+    for at in positions {
         if at == 0 || at >= n {
             continue;
         }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::error::TableError;
+use super::load::WindowRecord;
 use super::options::TableOptions;
 use super::partition::{MapCopy, PartData, Partition, PartitionMap};
 use super::rebalance::SplitKind;
@@ -22,7 +23,6 @@ use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_col
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
 };
-use super::load::WindowRecord;
 use super::window::Log;
 
 pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -167,7 +167,10 @@ impl Table {
             window_ms,
             current_window: AtomicI64::new(now.div_euclid(window_ms)),
             next_window_ms: AtomicI64::new(
-                (now.div_euclid(window_ms) + 1).saturating_mul(window_ms),
+                // Saturating: a clock at the end of time has no next window.
+                now.div_euclid(window_ms)
+                    .saturating_add(1)
+                    .saturating_mul(window_ms),
             ),
             rotate_lock: Mutex::new(Vec::new()),
             log: Mutex::new(Log::default()),

@@ -50,7 +50,7 @@ impl Table {
             };
             self.current_window.store(w, Relaxed);
             self.next_window_ms
-                .store((w + 1).saturating_mul(self.window_ms), Relaxed);
+                .store(w.saturating_add(1).saturating_mul(self.window_ms), Relaxed);
             let mut log = lock(&self.log);
             log.partitions_at.insert(old, partitions);
             log.records.append(&mut records);
