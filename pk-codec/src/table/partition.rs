@@ -41,6 +41,22 @@ impl PartData {
         }
     }
 
+    /// The first row of the run of rows sharing `last`'s partition-key value that ends at
+    /// `last`, and the run's weight.
+    fn run_ending_at<'a>(&'a self, last: &'a StoredRow) -> (&'a StoredRow, u128) {
+        let value = last.partition_bytes();
+        let mut start = last;
+        let mut weight = 0u128;
+        for r in self.rows.range(..=last).rev() {
+            if r.partition_bytes() != value {
+                break;
+            }
+            weight += u128::from(r.size());
+            start = r;
+        }
+        (start, weight)
+    }
+
     /// Where a size split should cut the rows: the partition-key value that makes both sides'
     /// bytes closest, never inside one value. `None` when the rows hold a single value. Reads
     /// the rows only up to the middle of the bytes.
@@ -49,8 +65,41 @@ impl PartData {
             self.bytes,
             self.rows.iter().map(StoredRow::size).sum::<u64>()
         );
-        let rows = self.rows.iter().map(|r| (r.partition_bytes(), r.size()));
-        balanced_point(rows, self.bytes).map(decode_partition_value)
+        // The first row before which the rows weigh at least half. Sizes are kept inline, so
+        // this walk visits no row's block (a visit is a cache miss per row in a large table).
+        let total = u128::from(self.bytes);
+        let mut left = 0u128;
+        let mut crossing = None;
+        for r in &self.rows {
+            if 2 * left >= total {
+                crossing = Some(r);
+                break;
+            }
+            left += u128::from(r.size());
+        }
+        // The balanced cut is the start of the run of equal values holding the row before the
+        // crossing, or the next run's start: every other run start lies further from the
+        // middle. Back to that run's start, then `balanced_point` from there decides.
+        let before = match crossing {
+            Some(c) => self.rows.range(..c).next_back(),
+            None => self.rows.last(),
+        }?;
+        let (mut start, weight) = self.run_ending_at(before);
+        left -= weight;
+        // Runs before it that weigh nothing stand at the same distance from the middle, and the
+        // first of equals wins: back over those too (only a run of empty values weighs nothing).
+        while let Some(last) = self.rows.range(..start).next_back() {
+            let (run_start, weight) = self.run_ending_at(last);
+            if weight > 0 {
+                break;
+            }
+            start = run_start;
+        }
+        let rows = self
+            .rows
+            .range(start..)
+            .map(|r| (r.partition_bytes(), r.size()));
+        balanced_point_from(rows, self.bytes, left).map(decode_partition_value)
     }
 }
 
@@ -387,9 +436,18 @@ fn balanced_point<'a, T: PartialEq + ?Sized>(
     items: impl IntoIterator<Item = (&'a T, u64)>,
     total: u64,
 ) -> Option<&'a T> {
+    balanced_point_from(items, total, 0)
+}
+
+/// [`balanced_point`] over the items from a run's start on, the items before it weighing
+/// `left` (so the run starts before it are not candidates).
+fn balanced_point_from<'a, T: PartialEq + ?Sized>(
+    items: impl IntoIterator<Item = (&'a T, u64)>,
+    total: u64,
+    mut left: u128,
+) -> Option<&'a T> {
     // In u128: twice a sum of u64 weights does not overflow.
     let total = u128::from(total);
-    let mut left = 0u128;
     let mut previous: Option<&T> = None;
     let mut best: Option<(u128, &T)> = None;
     for (v, w) in items {
@@ -512,6 +570,7 @@ pub fn split_points_even(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::PrimaryKey;
 
     fn v(s: &str) -> PkValue {
         s.into()
@@ -619,6 +678,42 @@ mod tests {
             }
             drop(w);
             check(&map);
+        }
+    }
+
+    /// The split point found by walking the inline sizes to the middle is the one the walk over
+    /// every row (`balanced_point`) finds: for runs of equal partition-key values, rows of size
+    /// 0, sizes kept only in the block (4 GiB and up), one row, one value.
+    #[test]
+    fn size_split_point_is_the_balanced_point_of_all_rows() {
+        let mut x = 0x5_1217u64;
+        let mut next = move |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        for case in 0..400 {
+            let rows = 1 + next(60) as usize;
+            let values = 1 + next(if case % 4 == 0 { 3 } else { 40 });
+            let mut data = PartData::default();
+            for i in 0..rows {
+                let key = PrimaryKey::new(vec![
+                    PkValue::Integer(next(values) as i64),
+                    PkValue::Integer(i as i64),
+                ]);
+                let size = match next(10) {
+                    0 => 0,
+                    1 => (1 << 32) + next(1 << 20),
+                    _ => next(5_000),
+                };
+                let row = StoredRow::new(&key, &[], size);
+                data.bytes += row.size();
+                data.rows.insert(row);
+            }
+            let all = data.rows.iter().map(|r| (r.partition_bytes(), r.size()));
+            let expected = balanced_point(all, data.bytes).map(decode_partition_value);
+            assert_eq!(data.size_split_point(), expected, "case {case}");
         }
     }
 

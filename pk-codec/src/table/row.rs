@@ -213,25 +213,33 @@ const VALUE_DOUBLE: u8 = 2;
 const VALUE_BOOLEAN: u8 = 3;
 const VALUE_BINARY: u8 = 4;
 
-/// Key bytes a stored row keeps inline, besides its block.
-const HEAD: usize = 24;
+/// Key bytes a stored row keeps inline, besides its block: two words and a half.
+const HEAD: usize = 20;
 
 /// A stored row: key, accounted size and cells (ordered by name, newest first) in one block,
-/// and the key's first [`HEAD`] bytes again, inline.
+/// and inline the key's first [`HEAD`] bytes again and the size (in 40 bytes in all).
 ///
 /// Rows order by their encoded keys, so a `BTreeSet<StoredRow>` is the row map, searched with
 /// a key-only row ([`StoredRow::query`]). The comparisons of a search are decided by the
 /// inline bytes, without a visit to the rows' blocks, unless two keys share their first
-/// [`HEAD`] bytes.
+/// [`HEAD`] bytes; and a walk that sums sizes (where a split cuts a partition) visits no block.
 #[derive(Clone)]
 pub(crate) struct StoredRow {
-    /// The key's first [`HEAD`] bytes, zero-padded, as big-endian words. When two heads differ
-    /// they order the keys as the bytes do (a zero of padding is below the byte the longer key
-    /// has there: a value's encoding starts with a nonzero tag). When they are equal, either
-    /// both keys are longer than the head, and the rest of each decides, or they are equal.
-    head: [u64; HEAD / 8],
+    /// The key's first 16 bytes, zero-padded, as big-endian words; `head_end` the next 4. When
+    /// two heads differ they order the keys as the bytes do (a zero of padding is below the
+    /// byte the longer key has there: a value's encoding starts with a nonzero tag). When they
+    /// are equal, either both keys are longer than the head, and the rest of each decides, or
+    /// they are equal.
+    head: [u64; 2],
+    head_end: u32,
+    /// The accounted size, or [`SIZE_IN_BLOCK`] for a size that does not fit (then the block's
+    /// copy is read).
+    size: u32,
     block: Box<[u8]>,
 }
+
+/// [`StoredRow::size`] marks a size kept only in the block.
+const SIZE_IN_BLOCK: u32 = u32::MAX;
 
 impl std::fmt::Debug for StoredRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -265,14 +273,20 @@ impl StoredRow {
         let mut bytes = [0u8; HEAD];
         let n = key_len.min(HEAD);
         bytes[..n].copy_from_slice(&b[2..2 + n]);
-        let mut head = [0u64; HEAD / 8];
-        for (w, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            *w = u64::from_be_bytes(word);
-        }
+        let word = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[at..at + 8]);
+            u64::from_be_bytes(w)
+        };
+        let mut end = [0u8; 4];
+        end.copy_from_slice(&bytes[16..20]);
         Self {
-            head,
+            head: [word(0), word(8)],
+            head_end: u32::from_be_bytes(end),
+            size: u32::try_from(size)
+                .ok()
+                .filter(|&s| s != SIZE_IN_BLOCK)
+                .unwrap_or(SIZE_IN_BLOCK),
             block: b.into_boxed_slice(),
         }
     }
@@ -321,9 +335,18 @@ impl StoredRow {
         decode_own_key(self.key())
     }
 
-    /// Key + cells, in bytes (the size accounting).
+    /// Key + cells, in bytes (the size accounting). Read inline, without a visit to the block,
+    /// unless it is 4 GiB or more.
     #[inline]
     pub(crate) fn size(&self) -> u64 {
+        if self.size != SIZE_IN_BLOCK {
+            return u64::from(self.size);
+        }
+        self.size_in_block()
+    }
+
+    #[cold]
+    fn size_in_block(&self) -> u64 {
         let at = 2 + self.key_len();
         self.block
             .get(at..at + 8)
@@ -365,12 +388,11 @@ pub(crate) fn decode_partition_value(b: &[u8]) -> PkValue {
 impl Ord for StoredRow {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        for (a, b) in self.head.iter().zip(&other.head) {
-            if a != b {
-                return a.cmp(b);
-            }
-        }
-        self.cmp_tails(other)
+        self.head[0]
+            .cmp(&other.head[0])
+            .then(self.head[1].cmp(&other.head[1]))
+            .then(self.head_end.cmp(&other.head_end))
+            .then_with(|| self.cmp_tails(other))
     }
 }
 
@@ -537,6 +559,13 @@ mod tests {
             "a".into(),
             "a\0".into(),
             "\u{7f}".into(),
+            // Keys that differ in the last inline bytes (16 to 19) or just after them.
+            format!("{}a", "x".repeat(15)).into(),
+            format!("{}b", "x".repeat(15)).into(),
+            format!("{}a", "x".repeat(18)).into(),
+            format!("{}b", "x".repeat(18)).into(),
+            format!("{}a", "x".repeat(19)).into(),
+            format!("{}b", "x".repeat(19)).into(),
             "x".repeat(30).into(),
             format!("{}\0", "x".repeat(30)).into(),
             format!("{}\0y", "x".repeat(21)).into(),
@@ -566,6 +595,15 @@ mod tests {
                 assert_eq!(ea.cmp(&key_bytes(b)), a.cmp(b), "{a:?} {b:?}");
                 assert_eq!(ra.cmp(&StoredRow::query(b)), a.cmp(b), "{a:?} {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_row_is_forty_bytes_and_keeps_any_size() {
+        assert_eq!(std::mem::size_of::<StoredRow>(), 40);
+        let key = PrimaryKey::from("k");
+        for size in [0, 1, u64::from(u32::MAX) - 1, u64::from(u32::MAX), 5 << 30, u64::MAX] {
+            assert_eq!(StoredRow::new(&key, &[], size).size(), size);
         }
     }
 
