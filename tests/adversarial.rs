@@ -17,8 +17,8 @@ use pk_codec::store::{
     StoreErrorKind, scan_ranges, simulate_import,
 };
 use pk_codec::table::{
-    Heatmap, HeatmapOptions, ManualClock, Metric, PkValue, PrimaryKey, Schema, Table, TableOptions,
-    split_points_by_size, split_points_even,
+    Heatmap, HeatmapOptions, ManualClock, Metric, PkValue, PrimaryKey, Schema, Table, TableError,
+    TableOptions, split_points_by_size, split_points_even,
 };
 use pk_codec::{
     BucketBy, Error, FieldSpec, HashAlg, HashOver, IntBits, KeyRange, KeyShape, Kind, Layout,
@@ -279,12 +279,9 @@ fn split_points_even_with_a_huge_range_count_returns() {
 }
 
 #[test]
-#[ignore = "panics today: table/heatmap.rs:156 allocates `max_columns` (clamped only to the window span) cells"]
 fn heatmap_columns_are_bounded_by_a_huge_max_columns() {
-    // Two writes ~i64::MAX windows apart and `max_columns: usize::MAX`: `vec![0.0; columns]` with
-    // columns = the window span. Here a capacity-overflow panic; with 2^40 windows apart an
-    // allocation failure that aborts the process. Correct: cap columns (e.g. at the number of
-    // windows that have records, or a documented maximum) or refuse the option with an error.
+    // Two writes ~i64::MAX windows apart and `max_columns: usize::MAX`: the columns are capped at
+    // `HeatmapOptions::MAX_COLUMNS` (each column then spans many windows), as are the bands.
     let clock = ManualClock::new(0);
     let t = Table::with_clock(
         Schema::single_string("pk").unwrap(),
@@ -297,16 +294,26 @@ fn heatmap_columns_are_bounded_by_a_huge_max_columns() {
     t.put("b", vec![]).unwrap();
     let h = t.heatmap(&HeatmapOptions {
         max_columns: usize::MAX,
+        max_bands: usize::MAX,
         ..HeatmapOptions::default()
     });
-    assert!(h.columns_ms.len() <= 1 << 20, "{}", h.columns_ms.len());
+    assert_eq!(h.columns_ms.len(), HeatmapOptions::MAX_COLUMNS);
+    assert!(
+        h.cells
+            .iter()
+            .all(|row| row.len() == HeatmapOptions::MAX_COLUMNS)
+    );
+    assert!(h.bands.len() <= HeatmapOptions::MAX_BANDS);
+    // Both writes are counted: the first column holds the first, the last the second.
+    assert_eq!(h.column_totals.iter().sum::<f64>(), 2.0);
+    assert_eq!(h.column_totals[0], 1.0);
+    assert_eq!(h.column_totals[HeatmapOptions::MAX_COLUMNS - 1], 1.0);
 }
 
 #[test]
-#[ignore = "panics today: table/heatmap.rs:514 `bands - 1 - b` when `cells` has more rows than `bands`"]
 fn heatmap_svg_of_a_hand_built_heatmap_does_not_panic() {
-    // `Heatmap`'s fields are public. Correct: `Err(TableError::Render)` for inconsistent shapes
-    // (or draw only the rows that have a band).
+    // `Heatmap`'s fields are public: `to_svg` refuses inconsistent shapes with
+    // `TableError::Render` naming them; `to_text` draws the rows that have a band.
     let h = Heatmap {
         title: "x".into(),
         metric: Metric::Ops,
@@ -321,12 +328,31 @@ fn heatmap_svg_of_a_hand_built_heatmap_does_not_panic() {
         boundaries: vec![],
         max: 2.0,
     };
-    let _ = h.to_text();
-    let _ = h.to_svg(1100, 600);
+    let text = h.to_text();
+    assert!(text.starts_with("x\n"), "{text}");
+    match h.to_svg(1100, 600) {
+        Err(TableError::Render { reason }) => {
+            assert!(reason.contains("2 rows of cells for 0 bands"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // One row per band, but a row longer than the time columns.
+    let h = Heatmap {
+        bands: vec![PkValue::InfMin, PkValue::from("m")],
+        columns_ms: vec![0],
+        cells: vec![vec![1.0], vec![1.0, 2.0]],
+        ..h
+    };
+    match h.to_svg(1100, 600) {
+        Err(TableError::Render { reason }) => assert!(
+            reason.contains("row 1 of the heatmap's cells has 2 cells for 1 time columns"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
-#[ignore = "panics today: table/load.rs:299 `ticks +=` overflows on a report with huge window loads"]
 fn capacity_of_a_report_with_huge_loads_saturates() {
     let clock = ManualClock::new(0);
     let t = Table::with_clock(
@@ -345,16 +371,22 @@ fn capacity_of_a_report_with_huge_loads_saturates() {
     }
     let c = r.capacity(1);
     assert_eq!(c.ticks, u64::MAX);
+    assert_eq!(c.ideal_ticks, u64::MAX);
 }
 
 #[test]
-#[ignore = "panics today: PrimaryKey::inf_min/inf_max do `vec![..; columns]` with the caller's count"]
 fn inf_min_with_a_huge_column_count_does_not_allocate_it() {
-    // A key has at most MAX_KEY_COLUMNS (4) columns. Correct: a fallible constructor (or one
-    // capped at MAX_KEY_COLUMNS); today "capacity overflow" (and a huge count below isize::MAX
-    // attempts the allocation).
+    // A key has at most MAX_KEY_COLUMNS (4) columns: inf_min and inf_max cap the count there.
     let k = PrimaryKey::inf_min(usize::MAX);
-    assert!(k.values().len() <= pk_codec::table::MAX_KEY_COLUMNS);
+    assert_eq!(
+        k.values().to_vec(),
+        vec![PkValue::InfMin; pk_codec::table::MAX_KEY_COLUMNS]
+    );
+    let k = PrimaryKey::inf_max(usize::MAX);
+    assert_eq!(
+        k.values().to_vec(),
+        vec![PkValue::InfMax; pk_codec::table::MAX_KEY_COLUMNS]
+    );
 }
 
 // ---- store ------------------------------------------------------------------------------------
