@@ -268,3 +268,41 @@ fn bad_designs_and_values_are_errors_naming_line_column_and_rule() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown hash \"sha1\""));
 }
+
+/// A timestamp in ms too far from 1970 to count in nanoseconds (i128) is an error naming the
+/// field and the value, from `encode` and from an `analyze` design, not an overflow panic.
+#[test]
+fn a_timestamp_too_far_from_1970_is_an_error_naming_field_and_value() {
+    let huge = "170141183460469231731687303715884105727";
+    let message = format!(
+        "field t: \"{huge}\" is not a timestamp (milliseconds since 1970-01-01 UTC: too far from \
+         1970 to count in nanoseconds)"
+    );
+    for value in [huge, "-170141183460469231731687303715885"] {
+        let o = pk(&["encode", "--spec", "t: timestamp", "--", value]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("field t: \"{value}\" is not a timestamp")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("pk-cli-timestamp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("huge_time.csv");
+    std::fs::write(&csv, format!("t\n1\n{huge}\n")).unwrap();
+    let o = pk(&[
+        "analyze",
+        "--design",
+        "t: timestamp",
+        &csv.display().to_string(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("huge_time.csv line 3, column t: {message}")),
+        "{}",
+        stderr(&o)
+    );
+}

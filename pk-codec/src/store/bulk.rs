@@ -16,7 +16,10 @@
 //! can be compared.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -169,9 +172,25 @@ pub struct BulkStats {
 
 impl BulkStats {
     /// Rows neither written nor failed: 0 once an import is closed.
+    ///
+    /// The fields are public, so the counts may be inconsistent (more rows written or failed
+    /// than added): the difference then saturates at 0 rather than overflowing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::BulkStats;
+    ///
+    /// let stats = BulkStats { rows_added: 10, rows_written: 7, rows_failed: 1, ..BulkStats::default() };
+    /// assert_eq!(stats.rows_lost(), 2);
+    /// let odd = BulkStats { rows_written: 1, ..BulkStats::default() };
+    /// assert_eq!(odd.rows_lost(), 0);
+    /// ```
     #[must_use]
     pub const fn rows_lost(&self) -> u64 {
-        self.rows_added - self.rows_written - self.rows_failed
+        self.rows_added
+            .saturating_sub(self.rows_written)
+            .saturating_sub(self.rows_failed)
     }
 }
 
@@ -346,7 +365,8 @@ impl Lane {
                         wait = wait.max(self.backoff(options.backoff, row.retries));
                         self.queue.push_back(row);
                     } else {
-                        stats.failed.fetch_add(1, Relaxed);
+                        // Release: see `written` below.
+                        stats.failed.fetch_add(1, Release);
                         report(RowOutcome {
                             key: row.key,
                             result: Err(e),
@@ -356,7 +376,9 @@ impl Lane {
                 }
             }
         }
-        stats.written.fetch_add(written, Relaxed);
+        // Release, with the acquire loads of `Counters::snapshot`: a snapshot that sees these rows
+        // written also sees them added.
+        stats.written.fetch_add(written, Release);
         stats
             .max_backoff_us
             .fetch_max(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX), Relaxed);
@@ -377,11 +399,19 @@ struct Counters {
 }
 
 impl Counters {
+    /// The counts so far. `written` and `failed` are loaded first, with acquire, and `added`
+    /// after them: a row is counted added before it is handed to its worker (through the lane's
+    /// channel or its staging lock, which order the two), and the worker counts it written or
+    /// failed with release, so every row this snapshot sees written or failed it also sees
+    /// added, and `rows_written + rows_failed <= rows_added` holds even while workers run.
+    /// Loading `added` first could miss rows added after that load but written before the next.
     fn snapshot(&self) -> BulkStats {
+        let rows_written = self.written.load(Acquire);
+        let rows_failed = self.failed.load(Acquire);
         BulkStats {
             rows_added: self.added.load(Relaxed),
-            rows_written: self.written.load(Relaxed),
-            rows_failed: self.failed.load(Relaxed),
+            rows_written,
+            rows_failed,
             requests: self.requests.load(Relaxed),
             retries: self.retries.load(Relaxed),
             busy: self.busy.load(Relaxed),
@@ -730,7 +760,8 @@ pub struct Simulation {
 /// # Errors
 ///
 /// As [`BulkWriter::new`] for bad options; [`StoreErrorKind::Invalid`] for a `service_time` of
-/// zero (virtual time would not pass).
+/// zero (virtual time would not pass), and when the virtual time would pass [`Duration::MAX`]
+/// (a `service_time` or backoff so long that the requests' times cannot be represented).
 ///
 /// # Examples
 ///
@@ -789,8 +820,19 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
         let now = *free_at;
         set_clock(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
         let backoff = lane.step(store, options, now, &counters, &mut |_| {});
-        *free_at = now + service_time + backoff;
-        end = end.max(now + service_time);
+        let done = now.checked_add(service_time);
+        let Some((done, next)) = done.and_then(|d| Some((d, d.checked_add(backoff)?))) else {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!(
+                    "simulate_import: the virtual time passes Duration::MAX (a request at \
+                     {now:?} with a service_time of {service_time:?} and a backoff of \
+                     {backoff:?}): the service time or the backoff is too long to simulate"
+                ),
+            ));
+        };
+        *free_at = next;
+        end = end.max(done);
     }
     Ok(Simulation {
         elapsed: end,

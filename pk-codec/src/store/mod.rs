@@ -242,7 +242,8 @@ impl std::error::Error for StoreError {}
 /// every bucket in parallel).
 pub trait RangeStore: Send + Sync {
     /// The most rows one range read returns, whatever its limit (Tablestore's 5,000; etcd has no
-    /// limit of its own).
+    /// limit of its own). At least 1: [`scan_ranges`] refuses a store that answers 0 with a
+    /// [`StoreErrorKind::Invalid`] error.
     fn max_page(&self) -> usize {
         usize::MAX
     }
@@ -253,7 +254,8 @@ pub trait RangeStore: Send + Sync {
     }
 
     /// Whether a read waits on I/O (a network round trip, a disk), so that reading several
-    /// ranges at once overlaps the waits: [`scan_ranges`] then gives each range a reader thread.
+    /// ranges at once overlaps the waits: [`scan_ranges`] then gives each range a reader thread
+    /// (at most 64 threads; the merging thread reads the ranges past them).
     /// In-process stores whose reads are CPU work answer `false`, and their ranges are read by
     /// the merging thread itself: there, reader threads add hand-offs and compete for the cores
     /// with the merge. The default is `true`; [`ReaderThreads`] makes any store answer `true`.

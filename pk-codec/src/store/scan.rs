@@ -18,10 +18,17 @@ pub struct ScanCursor {
     pub positions: Vec<Option<String>>,
 }
 
-/// A store whose ranges [`scan_ranges`] reads on reader threads, one per range, whatever the
-/// store itself declares ([`RangeStore::reads_wait_on_io`]): for an embedded store whose reads
-/// do wait (a database larger than memory on a slow disk), or to compare both ways of reading.
-/// Every other method is the store's own.
+/// The most reader threads one [`scan_ranges`] starts: a layout may have thousands of buckets,
+/// and a thread per bucket would spend memory (a stack and a few pages each) and the system's
+/// thread limit on ranges that mostly wait their turn in the merge. The ranges past the first
+/// this many (of those with rows left to read) are read by the merging thread itself.
+const MAX_READER_THREADS: usize = 64;
+
+/// A store whose ranges [`scan_ranges`] reads on reader threads, one per range (up to 64; the
+/// merging thread reads the ranges past them), whatever the store itself declares
+/// ([`RangeStore::reads_wait_on_io`]): for an embedded store whose reads do wait (a database
+/// larger than memory on a slow disk), or to compare both ways of reading. Every other method is
+/// the store's own.
 ///
 /// # Examples
 ///
@@ -265,14 +272,19 @@ impl Heads {
 ///
 /// When the store's reads wait on I/O ([`RangeStore::reads_wait_on_io`], a network store), each
 /// range has a reader thread fetching two pages ahead, so the round trips overlap; an in-process
-/// store's ranges are read by the calling thread, a page when the last is used up.
+/// store's ranges are read by the calling thread, a page when the last is used up. At most 64
+/// reader threads are started, whatever the number of ranges: the ranges past the first 64
+/// (of those with rows left to read) are read by the calling thread, as an in-process store's.
 ///
 /// `visit` returns [`ControlFlow::Break`] to stop: the read then returns a [`ScanCursor`] that
 /// resumes right after the last row visited. `None` means every range was read to its end.
 ///
 /// # Errors
 ///
-/// The first store error of any range's reader.
+/// [`StoreErrorKind::Invalid`](super::StoreErrorKind::Invalid) when `cursor` does not come from
+/// a read of `ranges` (it has another number of positions), or when the store's
+/// [`max_page`](RangeStore::max_page) is 0 (no page could hold a row); otherwise the first
+/// store error of any range's reader.
 ///
 /// # Examples
 ///
@@ -320,9 +332,21 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
             ),
         ));
     }
-    let page = page.clamp(1, store.max_page());
+    let max_page = store.max_page();
+    if max_page == 0 {
+        return Err(StoreError::new(
+            super::StoreErrorKind::Invalid,
+            "scan_ranges: the store's max_page() is 0, so no range read could return a row \
+             (a store must allow pages of at least 1 row)",
+        ));
+    }
+    let page = page.clamp(1, max_page);
     let skip = prefix.len();
-    let threads = store.reads_wait_on_io();
+    let mut threads_left = if store.reads_wait_on_io() {
+        MAX_READER_THREADS
+    } else {
+        0
+    };
     std::thread::scope(|scope| {
         let mut buckets: Vec<Bucket<'_>> = Vec::with_capacity(ranges.len());
         for (i, range) in ranges.iter().enumerate() {
@@ -341,7 +365,8 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 Some(Some(k)) => Some(k.as_str()),
                 None => None,
             };
-            let source = if threads {
+            let source = if threads_left > 0 {
+                threads_left -= 1;
                 let (tx, rx) = sync_channel(2);
                 scope.spawn(move || {
                     let mut resume = start.map(str::to_owned);
@@ -397,4 +422,48 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
         }
         Ok(None)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Layout;
+    use crate::store::MemoryStore;
+
+    /// More ranges than reader threads: the ranges past the cap are read inline, and the merge
+    /// (and a resumed merge) still gives every row once, in order.
+    #[test]
+    fn more_ranges_than_reader_threads_merge_in_order() {
+        let layout: Layout = "ts: u64 width=4; buckets=150:mod(ts):sep".parse().unwrap();
+        let store = MemoryStore::default();
+        for ts in 0..600u64 {
+            store
+                .put(&layout.encode(&[ts.into()]).unwrap(), &ts.to_be_bytes())
+                .unwrap();
+        }
+        let ranges = layout.prefix_ranges(&[]).unwrap();
+        assert!(ranges.len() > MAX_READER_THREADS);
+        let prefix = layout.shape().prefix();
+        let threaded = ReaderThreads(&store);
+        let mut seen = Vec::new();
+        let read = |key: &str, seen: &mut Vec<u64>| {
+            seen.push(layout.decode(key).unwrap()[0].as_u64().unwrap());
+        };
+        let cursor = scan_ranges(&threaded, prefix, &ranges, 3, None, |k, _| {
+            read(k, &mut seen);
+            if seen.len() == 250 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        let end = scan_ranges(&threaded, prefix, &ranges, 3, cursor.as_ref(), |k, _| {
+            read(k, &mut seen);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(end, None);
+        assert_eq!(seen, (0..600).collect::<Vec<_>>());
+    }
 }

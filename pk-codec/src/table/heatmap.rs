@@ -34,14 +34,45 @@ pub enum Metric {
 pub struct HeatmapOptions {
     /// What to count.
     pub metric: Metric,
-    /// Most key bands (rows of the picture).
+    /// Most key bands (rows of the picture); at most [`HeatmapOptions::MAX_BANDS`] are drawn,
+    /// whatever this asks.
     pub max_bands: usize,
-    /// Most time columns.
+    /// Most time columns; at most [`HeatmapOptions::MAX_COLUMNS`] are drawn, whatever this asks.
     pub max_columns: usize,
     /// What the picture is of (the design's name), put before the metric in the title.
     pub title: Option<String>,
     /// Shade cells by `ln(1 + load)` rather than load, so that cold cells beside a hot one show.
     pub log_scale: bool,
+}
+
+impl HeatmapOptions {
+    /// The most key bands a heatmap has: a larger [`max_bands`](Self::max_bands) is taken as
+    /// this, so that a heatmap's cells stay a bounded allocation (with
+    /// [`MAX_COLUMNS`](Self::MAX_COLUMNS), 32 MiB at most) whatever the options ask.
+    pub const MAX_BANDS: usize = 1024;
+
+    /// The most time columns a heatmap has: a larger [`max_columns`](Self::max_columns) is taken
+    /// as this (each column then spans more load windows).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{HeatmapOptions, ManualClock, Schema, Table, TableOptions};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let table = Table::with_clock(
+    ///     Schema::single_string("pk")?,
+    ///     TableOptions::default().load_window_ms(1),
+    ///     clock.clone(),
+    /// )?;
+    /// table.put("a", vec![])?;
+    /// clock.set(1_000_000_000); // a billion load windows later
+    /// table.put("b", vec![])?;
+    /// let map = table.heatmap(&HeatmapOptions { max_columns: usize::MAX, ..HeatmapOptions::default() });
+    /// assert!(map.columns_ms.len() <= HeatmapOptions::MAX_COLUMNS);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub const MAX_COLUMNS: usize = 4096;
 }
 
 impl Default for HeatmapOptions {
@@ -141,7 +172,10 @@ impl Heatmap {
         bounds.sort_unstable();
         bounds.dedup();
         let fine = bounds.len();
-        let bands = options.max_bands.clamp(1, fine);
+        let bands = options
+            .max_bands
+            .min(HeatmapOptions::MAX_BANDS)
+            .clamp(1, fine);
         let band_of = |i: usize| i * bands / fine;
         let (w0, w1) = records.iter().fold((i64::MAX, i64::MIN), |(a, b), r| {
             (a.min(r.window), b.max(r.window))
@@ -151,7 +185,10 @@ impl Heatmap {
         } else {
             usize::try_from(w1.saturating_sub(w0).saturating_add(1)).unwrap_or(usize::MAX)
         };
-        let columns = options.max_columns.clamp(1, windows.max(1));
+        let columns = options
+            .max_columns
+            .min(HeatmapOptions::MAX_COLUMNS)
+            .clamp(1, windows.max(1));
         let per_column = windows.div_ceil(columns).max(1);
         let columns = windows.div_ceil(per_column).max(1);
         let mut cells = vec![vec![0.0f64; columns]; bands];
@@ -373,14 +410,72 @@ impl Heatmap {
     ///
     /// # Errors
     ///
-    /// [`TableError::Render`] when the plotting library fails.
+    /// [`TableError::Render`] when the plotting library fails, or when the fields (public, so a
+    /// heatmap may be built by hand) disagree on its shape: `cells` must have one row per band
+    /// (`bands`) and each row one cell per time column (`columns_ms`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Heatmap, Metric, PkValue, TableError};
+    ///
+    /// let map = Heatmap {
+    ///     title: "by hand".into(),
+    ///     metric: Metric::Ops,
+    ///     log_scale: false,
+    ///     bands: vec![PkValue::InfMin],
+    ///     first_key: None,
+    ///     columns_ms: vec![0],
+    ///     column_ms: 1000,
+    ///     cells: vec![vec![1.0], vec![2.0]], // two rows for one band
+    ///     band_totals: vec![3.0],
+    ///     column_totals: vec![3.0],
+    ///     boundaries: vec![vec![]],
+    ///     max: 2.0,
+    /// };
+    /// let err = map.to_svg(640, 360).unwrap_err();
+    /// assert!(matches!(err, TableError::Render { .. }));
+    /// assert!(err.to_string().contains("2 rows of cells for 1 bands"));
+    /// ```
     #[cfg(feature = "svg")]
     pub fn to_svg(&self, width: u32, height: u32) -> Result<String, TableError> {
+        self.check_shape()
+            .map_err(|reason| TableError::Render { reason })?;
         let mut out = String::new();
         draw(self, &mut out, width, height).map_err(|e| TableError::Render {
             reason: e.to_string(),
         })?;
         Ok(out)
+    }
+}
+
+impl Heatmap {
+    /// Whether `cells` has one row per band and each row one cell per time column, as a built
+    /// heatmap has: what drawing it needs. The error says how the fields disagree.
+    #[cfg(feature = "svg")]
+    fn check_shape(&self) -> Result<(), String> {
+        if self.cells.len() != self.bands.len() {
+            return Err(format!(
+                "the heatmap has {} rows of cells for {} bands: `cells` must have one row per \
+                 band",
+                self.cells.len(),
+                self.bands.len()
+            ));
+        }
+        if let Some((b, row)) = self
+            .cells
+            .iter()
+            .enumerate()
+            .find(|(_, row)| row.len() != self.columns_ms.len())
+        {
+            return Err(format!(
+                "row {b} of the heatmap's cells has {} cells for {} time columns: each row of \
+                 `cells` must have one cell per entry of `columns_ms`",
+                row.len(),
+                self.columns_ms.len()
+            ));
+        }
+        Ok(())
     }
 }
 

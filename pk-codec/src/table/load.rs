@@ -24,10 +24,11 @@ pub struct Load {
 }
 
 impl Load {
-    /// Reads plus writes.
+    /// Reads plus writes, saturating at `u64::MAX` (the fields are public and may hold any
+    /// counts).
     #[must_use]
     pub fn ops(&self) -> u64 {
-        self.reads + self.writes
+        self.reads.saturating_add(self.writes)
     }
 }
 
@@ -267,7 +268,8 @@ pub struct CapacityEstimate {
 
 impl LoadReport {
     /// Runs the capacity model: each partition serves at most `ops_per_tick` operations per
-    /// tick; a window lasts as many ticks as its busiest partition needs (at least 1).
+    /// tick; a window lasts as many ticks as its busiest partition needs (at least 1). The tick
+    /// counts saturate at `u64::MAX` (a report's fields are public and may hold any counts).
     ///
     /// # Examples
     ///
@@ -296,9 +298,10 @@ impl LoadReport {
             if w.ops == 0 {
                 continue;
             }
-            ticks += w.max_ops.div_ceil(c).max(1);
+            // Saturating: the fields are public, so a report may hold any counts.
+            ticks = ticks.saturating_add(w.max_ops.div_ceil(c).max(1));
             let p = u64::try_from(w.partitions.max(1)).unwrap_or(u64::MAX);
-            ideal += w.ops.div_ceil(c.saturating_mul(p)).max(1);
+            ideal = ideal.saturating_add(w.ops.div_ceil(c.saturating_mul(p)).max(1));
         }
         #[allow(clippy::cast_precision_loss)]
         let efficiency = if ticks == 0 {
@@ -430,7 +433,7 @@ pub(crate) fn window_stats(
             });
         }
         let w = out.last_mut().expect("pushed above");
-        w.ops += ops;
+        w.ops = w.ops.saturating_add(ops);
         if r.load.writes > 0 {
             w.partitions_with_writes += 1;
         }

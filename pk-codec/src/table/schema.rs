@@ -480,15 +480,39 @@ impl PrimaryKey {
     }
 
     /// A key of `columns` columns all `INF_MIN` (the lowest key).
+    ///
+    /// A key has at most [`MAX_KEY_COLUMNS`] columns: a larger `columns` gives a key of
+    /// [`MAX_KEY_COLUMNS`] columns (which sorts as the longer one would against every key a
+    /// table holds), not an allocation of `columns` values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{MAX_KEY_COLUMNS, PkValue, PrimaryKey};
+    ///
+    /// assert_eq!(PrimaryKey::inf_min(2).values(), [PkValue::InfMin, PkValue::InfMin]);
+    /// assert_eq!(PrimaryKey::inf_min(usize::MAX).values().len(), MAX_KEY_COLUMNS);
+    /// ```
     #[must_use]
     pub fn inf_min(columns: usize) -> Self {
-        Self::new(vec![PkValue::InfMin; columns])
+        Self::new(vec![PkValue::InfMin; columns.min(MAX_KEY_COLUMNS)])
     }
 
     /// A key of `columns` columns all `INF_MAX` (the highest key).
+    ///
+    /// As [`PrimaryKey::inf_min`], `columns` is capped at [`MAX_KEY_COLUMNS`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{MAX_KEY_COLUMNS, PkValue, PrimaryKey};
+    ///
+    /// assert_eq!(PrimaryKey::inf_max(1).values(), [PkValue::InfMax]);
+    /// assert_eq!(PrimaryKey::inf_max(usize::MAX).values().len(), MAX_KEY_COLUMNS);
+    /// ```
     #[must_use]
     pub fn inf_max(columns: usize) -> Self {
-        Self::new(vec![PkValue::InfMax; columns])
+        Self::new(vec![PkValue::InfMax; columns.min(MAX_KEY_COLUMNS)])
     }
 
     /// Bytes the key takes in the size accounting.

@@ -393,7 +393,7 @@ impl Design {
             .efficiency;
         let mut d = Vec::new();
         let rows = replay.rows;
-        let sequential = rows >= 10 && replay.new_max * 10 >= rows * 9;
+        let sequential = rows >= 10 && replay.new_max.saturating_mul(10) >= rows.saturating_mul(9);
         if sequential || hot.tail_share >= 0.9 {
             d.push(format!(
                 "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",

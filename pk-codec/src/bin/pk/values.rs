@@ -45,7 +45,11 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
             let ms: i128 = text
                 .parse()
                 .map_err(|_| bad("milliseconds since 1970-01-01 UTC"))?;
-            Value::Timestamp(ms * 1_000_000)
+            // Checked: the text may hold any i128, and the value is in nanoseconds.
+            let ns = ms.checked_mul(1_000_000).ok_or_else(|| {
+                bad("milliseconds since 1970-01-01 UTC: too far from 1970 to count in nanoseconds")
+            })?;
+            Value::Timestamp(ns)
         }
         _ => return Err(bad("this kind is not supported on the command line")),
     };
