@@ -602,7 +602,14 @@ mod tests {
     fn a_row_is_forty_bytes_and_keeps_any_size() {
         assert_eq!(std::mem::size_of::<StoredRow>(), 40);
         let key = PrimaryKey::from("k");
-        for size in [0, 1, u64::from(u32::MAX) - 1, u64::from(u32::MAX), 5 << 30, u64::MAX] {
+        for size in [
+            0,
+            1,
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            5 << 30,
+            u64::MAX,
+        ] {
             assert_eq!(StoredRow::new(&key, &[], size).size(), size);
         }
     }
