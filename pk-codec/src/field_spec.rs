@@ -401,13 +401,11 @@ impl FieldSpec {
     /// ```
     pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
         match rules::width_range(self.kind) {
-            Some((min, max)) => {
-                if self.width < min || self.width > max {
-                    return Err(Rule::WidthRange {
-                        width: self.width,
-                        min,
-                        max,
-                    });
+            Some((min, _)) => {
+                if let Err(rule) =
+                    rules::check_int_width(self.width, min == rules::MIN_WIDTH_SIGNED)
+                {
+                    return Err(rule);
                 }
             }
             None => {

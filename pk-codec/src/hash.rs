@@ -80,6 +80,7 @@ impl HashAlg {
 
     /// The length of the full digest in hex characters: the longest prefix.
     #[must_use]
+    #[inline]
     pub const fn max_len(self) -> u8 {
         match self {
             Self::Md5 => 32,

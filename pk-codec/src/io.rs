@@ -69,10 +69,12 @@ impl<'a> KeyWriter<'a> {
     }
 
     /// Declares that the bytes from `start` to the current position are hashed to pick the bucket.
+    /// `start` is a [`KeyWriter::position`] taken in this key; any other position makes the key's
+    /// encoding fail with [`Error::InvalidLayout`](crate::Error::InvalidLayout).
     #[inline]
     pub fn bucket_span(&mut self, start: usize) {
         let end = self.out.len();
-        self.seed.add_span(start - self.start, end - self.start);
+        self.seed.add_key_span(self.start, start, end);
     }
 
     /// Declares the integer whose `value % count` picks the bucket.
@@ -406,11 +408,12 @@ impl<'a> KeyReader<'a> {
     }
 
     /// Declares that the bytes from `start` to the current position were hashed to pick the bucket.
+    /// `start` is a [`KeyReader::position`] taken in this key; any other position makes the
+    /// decoding fail with [`Error::InvalidLayout`](crate::Error::InvalidLayout).
     #[inline]
     pub fn bucket_span(&mut self, start: usize) {
         let end = self.pos;
-        self.seed
-            .add_span(start - self.natural_start, end - self.natural_start);
+        self.seed.add_key_span(self.natural_start, start, end);
     }
 
     /// Declares the integer whose `value % count` picked the bucket.

@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::field_spec::IntBits;
+use crate::rules::{self, Rule};
 
 static DIGIT_PAIRS: &[u8; 200] = b"\
 0001020304050607080910111213141516171819\
@@ -255,6 +256,7 @@ pub(crate) fn write_u64(
     desc: bool,
     field: &str,
 ) -> Result<()> {
+    check_width(width, false, field)?;
     if !fits_u64(v, width) {
         return Err(too_wide(field, v, width));
     }
@@ -270,6 +272,21 @@ pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) 
     push_decimal(out, None, v, usize::from(width), desc);
 }
 
+/// The rule `width-range` at a writer: a spec built by hand may carry any width.
+#[inline(always)]
+fn check_width(width: u8, signed: bool, field: &str) -> Result<()> {
+    match rules::check_int_width(width, signed) {
+        Ok(()) => Ok(()),
+        Err(rule) => Err(width_broken(field, rule)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn width_broken(field: &str, rule: Rule) -> Error {
+    Error::broken(Some(field), rule)
+}
+
 /// Writes an unsigned 128-bit integer.
 pub(crate) fn write_u128(
     out: &mut String,
@@ -278,6 +295,7 @@ pub(crate) fn write_u128(
     desc: bool,
     field: &str,
 ) -> Result<()> {
+    check_width(width, false, field)?;
     if !fits_u128(v, width) {
         return Err(too_wide(field, v, width));
     }
@@ -299,6 +317,7 @@ pub(crate) fn write_i64(
     desc: bool,
     field: &str,
 ) -> Result<()> {
+    check_width(width, true, field)?;
     let v = if desc { !v } else { v };
     let digits = width - 1;
     let (sign, magnitude) = if v >= 0 {
@@ -328,6 +347,7 @@ pub(crate) fn write_i128(
     desc: bool,
     field: &str,
 ) -> Result<()> {
+    check_width(width, true, field)?;
     let v = if desc { !v } else { v };
     let digits = width - 1;
     let (sign, magnitude) = if v >= 0 {

@@ -46,12 +46,26 @@ pub(crate) struct BucketSeed {
     pub(crate) value: Option<BucketValue>,
     pub(crate) spans: [(u32, u32); MAX_SPANS],
     pub(crate) span_count: usize,
+    /// A span was declared outside the fields written or read (refused when the prefix is
+    /// computed).
+    pub(crate) bad_span: bool,
 }
 
 impl BucketSeed {
     /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
     /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
     /// which is the same text as the fields joined by the delimiter.
+    /// The span from `start` to `end`, positions in the key, of a natural key starting at
+    /// `natural`: refused (and remembered) unless `natural <= start <= end`.
+    #[inline]
+    pub(crate) fn add_key_span(&mut self, natural: usize, start: usize, end: usize) {
+        if natural <= start && start <= end {
+            self.add_span(start - natural, end - natural);
+        } else {
+            self.bad_span = true;
+        }
+    }
+
     pub(crate) fn add_span(&mut self, start: usize, end: usize) {
         if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
             && self.spans[last].1 as usize + 1 == start
@@ -186,6 +200,7 @@ impl Prefix {
     /// # Errors
     ///
     /// [`Rule::HashLen`] or [`Rule::BucketCount`].
+    #[inline]
     pub const fn check(&self) -> Result<(), Rule> {
         match *self {
             Self::None => Ok(()),
@@ -232,6 +247,9 @@ impl Prefix {
         seed: &BucketSeed,
         buf: &'b mut [u8; 32],
     ) -> Result<&'b [u8]> {
+        if seed.bad_span {
+            return Err(bad_span());
+        }
         match *self {
             Self::None => Ok(&buf[..0]),
             Self::Hash { alg, len, over, .. } => {
@@ -473,6 +491,16 @@ impl Prefix {
             }
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_span() -> Error {
+    Error::layout(
+        None,
+        "a hashed span (bucket_span) must start within the fields written or read so far, \
+         at or after the natural key's start and at or before the current position",
+    )
 }
 
 #[cold]

@@ -340,6 +340,7 @@ impl fmt::Display for Rule {
 /// # Errors
 ///
 /// The [`Rule`] the delimiter breaks.
+#[inline]
 pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
     if !delimiter.is_ascii() {
         return Err(Rule::DelimiterNotAscii { delimiter });
@@ -459,6 +460,26 @@ pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
         Kind::Int { .. } => Some((MIN_WIDTH_SIGNED, MAX_WIDTH)),
         _ => None,
     }
+}
+
+/// The rule `width-range` for an integer field of `width` characters, signed or not: what
+/// [`FieldSpec::check`](crate::FieldSpec::check) checks, and what the integer writers check
+/// again for a spec that was never checked (for a constant width it folds away).
+#[inline(always)]
+pub(crate) const fn check_int_width(width: u8, signed: bool) -> Result<(), Rule> {
+    let min = if signed {
+        MIN_WIDTH_SIGNED
+    } else {
+        MIN_WIDTH_UNSIGNED
+    };
+    if width < min || width > MAX_WIDTH {
+        return Err(Rule::WidthRange {
+            width,
+            min,
+            max: MAX_WIDTH,
+        });
+    }
+    Ok(())
 }
 
 /// Fails compilation (in a constant) or panics (at run time) with the rule's summary: how the

@@ -114,6 +114,7 @@ impl KeyShape {
     /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
+    #[inline]
     pub const fn check(&self) -> Result<(), Rule> {
         if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
             return Err(rule);
@@ -165,9 +166,27 @@ impl KeyShape {
     /// # Errors
     ///
     /// Whatever `body` returns; [`Error::KeyTooLong`] over the limit; [`Error::InvalidLayout`]
-    /// when a modulo bucket's field was never declared with [`KeyWriter::bucket_value`].
+    /// when a modulo bucket's field was never declared with [`KeyWriter::bucket_value`], or a
+    /// hashed span ([`KeyWriter::bucket_span`]) lies outside the fields written;
+    /// [`Error::BrokenRule`] for a shape that breaks a rule ([`KeyShape::check`]: a shape built
+    /// by hand; the derive's and a [`Layout`](crate::Layout)'s are checked when they are made,
+    /// and for a constant shape the check folds away).
     #[inline(always)]
     pub fn encode_with(
+        &self,
+        out: &mut String,
+        body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
+    ) -> Result<()> {
+        if let Err(rule) = self.check() {
+            return Err(Error::broken(None, rule));
+        }
+        self.encode_checked(out, body)
+    }
+
+    /// [`KeyShape::encode_with`] for a shape known to keep the rules (a layout's, checked when
+    /// the layout was built).
+    #[inline(always)]
+    pub(crate) fn encode_checked(
         &self,
         out: &mut String,
         body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
@@ -275,9 +294,24 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::Malformed`] with the byte position for any text this shape and `body` would not
-    /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives.
-    #[inline]
+    /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives;
+    /// [`Error::InvalidLayout`] for a hashed span ([`KeyReader::bucket_span`]) outside the fields
+    /// read; [`Error::BrokenRule`] for a shape that breaks a rule, as [`KeyShape::encode_with`].
+    #[inline(always)]
     pub fn decode_with<'k, T>(
+        &self,
+        key: &'k str,
+        body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>,
+    ) -> Result<T> {
+        if let Err(rule) = self.check() {
+            return Err(Error::broken(None, rule));
+        }
+        self.decode_checked(key, body)
+    }
+
+    /// [`KeyShape::decode_with`] for a shape known to keep the rules (a layout's).
+    #[inline(always)]
+    pub(crate) fn decode_checked<'k, T>(
         &self,
         key: &'k str,
         body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>,
@@ -347,6 +381,7 @@ impl KeyShape {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     pub fn split_points(&self, n: usize) -> Result<Vec<String>> {
+        self.validate()?;
         self.prefix.split_points(n)
     }
 

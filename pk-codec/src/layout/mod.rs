@@ -159,7 +159,7 @@ impl Layout {
                 found: values.len(),
             });
         }
-        self.shape.encode_with(out, |w| {
+        self.shape.encode_checked(out, |w| {
             let steps = self.plan.steps().iter();
             for (i, ((def, step), value)) in self.fields.iter().zip(steps).zip(values).enumerate() {
                 if i > 0 {
@@ -221,7 +221,7 @@ impl Layout {
     pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
         let base = values.len();
         values.reserve(self.fields.len());
-        let decoded = self.shape.decode_with(key, |r| {
+        let decoded = self.shape.decode_checked(key, |r| {
             for (def, step) in self.fields.iter().zip(self.plan.steps()) {
                 r.begin_field(&def.name)?;
                 step.read(r, def, values)?;
