@@ -335,6 +335,17 @@ fn padded<const N: usize>(f: &mut dyn FnMut()) {
     black_box(&pad);
 }
 
+/// Nanoseconds this thread has waited for a CPU while runnable (preempted by other processes)
+/// since it started: the second field of `/proc/thread-self/schedstat` (Linux; `None` elsewhere).
+fn waited_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// CPU time of the whole machine and of this process, in clock ticks, from `/proc` (Linux).
 struct Load {
     machine: u64,
@@ -552,10 +563,12 @@ fn main() {
         black_box((case.run)(&inputs, 0..n));
     }
     let others_before = Load::now();
+    let (mut timed, mut preempted) = (0.0f64, 0.0f64);
     for round in 0..rounds {
         for k in 0..cases.len() {
             let c = (round + k) % cases.len();
             let run = cases[c].run;
+            let waited_before = waited_ns();
             let start = Instant::now();
             // The pass in `placements` parts of (nearly) equal size, each run at its own stack
             // depth, the first part's placement rotating with the round.
@@ -565,7 +578,15 @@ fn main() {
                     black_box(run(&inputs, part.clone()));
                 });
             }
-            times[c].push(start.elapsed().as_nanos() as f64 / n as f64);
+            let elapsed = start.elapsed().as_nanos() as f64;
+            // Time spent preempted (runnable, another process on the CPU) is not the case's.
+            let waited = match (waited_before, waited_ns()) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64,
+                _ => 0.0,
+            };
+            timed += elapsed;
+            preempted += waited.min(elapsed);
+            times[c].push((elapsed - waited).max(0.0) / n as f64);
         }
     }
     let others = others_since(others_before.as_ref());
@@ -578,8 +599,10 @@ fn main() {
          in a rotating order, each pass spread over {placements} stack placements; medians over the \
          rounds. Every baseline was checked to write the crate's bytes (or, binary, to round-trip \
          the rows) before timing. Other processes of this machine kept {others} busy on average \
-         while the rounds ran.\n",
+         while the rounds ran; the time this process waited for a CPU meanwhile ({waited:.1}% of \
+         the timed time) is taken out of each pass.\n",
         machine(),
+        waited = 100.0 * preempted / timed.max(1.0),
         others = others.map_or_else(
             || "an unknown number of CPUs".to_owned(),
             |o| format!("{o:.2} CPUs")
