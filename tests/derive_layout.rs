@@ -468,6 +468,28 @@ fn modulo_buckets_agree() {
     ));
 }
 
+#[test]
+fn a_failed_modulo_key_leaves_the_output_as_it_was() {
+    // The bucket's digits are written before the fields (the value is the key's own field): a
+    // field that fails afterwards takes them back with the rest.
+    let mut out = String::from("before;");
+    let wide = TimeKey {
+        device: 3,
+        ts: 10_000_000_000_000,
+    };
+    assert!(matches!(
+        wide.encode_into(&mut out),
+        Err(Error::ValueTooWide { .. })
+    ));
+    assert_eq!(out, "before;");
+    let key = TimeKey {
+        device: 3,
+        ts: 1_700_000_000_017,
+    };
+    key.encode_into(&mut out).unwrap();
+    assert_eq!(out, "before;01,0003,1700000000017");
+}
+
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 #[pk(buckets(count = 8, hash(user, kind)))]
 struct HashBucket {

@@ -12,7 +12,8 @@
 //! `PK_BENCH_KEYS` (default 200,000 keys per pass) and `PK_BENCH_ROUNDS` (default 21) change the
 //! size of a run; `PK_BENCH_ONLY=<part of a name>` runs only the matching cases, for a profiler;
 //! `PK_BENCH_CASES=<part>|<part>...` times only the matching cases and shows the comparisons
-//! among them.
+//! among them; `PK_BENCH_PLACEMENTS=1` runs each pass at one stack placement (see
+//! [`PLACEMENTS`]) instead of eight.
 //! Every baseline is checked before timing (`cards::check_baselines`).
 
 #![allow(missing_docs)]
@@ -24,6 +25,7 @@ use harness::{cpu_model, env_usize, median};
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::ops::Range;
 use std::time::Instant;
 
 use cards::{
@@ -53,9 +55,9 @@ struct Inputs {
     mc: Vec<Vec<u8>>,
 }
 
-type Run = fn(&Inputs) -> usize;
+type Run = fn(&Inputs, Range<usize>) -> usize;
 
-/// One timed case: a pass over every row. Returns a number that depends on the work, so that
+/// One timed case: a pass over the rows of `part` (every row, in a round's placements). Returns a number that depends on the work, so that
 /// nothing is optimized away.
 struct Case {
     name: &'static str,
@@ -66,10 +68,10 @@ macro_rules! encode_case {
     ($name:literal, $field:ident) => {
         Case {
             name: $name,
-            run: |i| {
+            run: |i, part| {
                 let mut s = String::with_capacity(128);
                 let mut n = 0;
-                for r in &i.$field {
+                for r in &i.$field[part] {
                     s.clear();
                     black_box(r).encode_into(&mut s).unwrap();
                     n += black_box(&s).len();
@@ -85,10 +87,10 @@ fn cases() -> Vec<Case> {
         encode_case!("encode derive", derived),
         Case {
             name: "encode tight hand-written",
-            run: |i| {
+            run: |i, part| {
                 let mut v = Vec::with_capacity(128);
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     v.clear();
                     encode_tight(black_box(r), &mut v);
                     n += black_box(&v).len();
@@ -98,10 +100,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "encode tight hand-written, 8 digits at a time",
-            run: |i| {
+            run: |i, part| {
                 let mut v = Vec::with_capacity(128);
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     v.clear();
                     encode_tight_swar(black_box(r), &mut v);
                     n += black_box(&v).len();
@@ -111,10 +113,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "encode write! (same widths)",
-            run: |i| {
+            run: |i, part| {
                 let mut s = String::with_capacity(128);
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     s.clear();
                     encode_write(black_box(r), &mut s);
                     n += black_box(&s).len();
@@ -124,10 +126,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "encode Layout",
-            run: |i| {
+            run: |i, part| {
                 let mut s = String::with_capacity(128);
                 let mut n = 0;
-                for r in &i.values {
+                for r in &i.values[part] {
                     s.clear();
                     i.layout.encode_into(black_box(r), &mut s).unwrap();
                     n += black_box(&s).len();
@@ -137,10 +139,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "encode storekey",
-            run: |i| {
+            run: |i, part| {
                 let mut v = Vec::with_capacity(128);
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     v.clear();
                     storekey::encode(&mut v, black_box(r)).unwrap();
                     n += black_box(&v).len();
@@ -150,10 +152,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "encode memcomparable",
-            run: |i| {
+            run: |i, part| {
                 let mut v = Vec::with_capacity(128);
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     v.clear();
                     let mut ser = memcomparable::Serializer::new(&mut v);
                     black_box(r).serialize(&mut ser).unwrap();
@@ -164,9 +166,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode derive (owned)",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     let c = DerivedCard::decode(black_box(k)).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
@@ -175,9 +177,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode borrowed (&str seller)",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     let c = decode_borrowed(black_box(k)).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
@@ -186,9 +188,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "seller String allocation alone",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for r in &i.rows {
+                for r in &i.rows[part] {
                     let s = black_box(r.seller_id.as_str()).to_owned();
                     n += black_box(&s).len();
                 }
@@ -197,9 +199,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode Layout",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     let v = i.layout.decode(black_box(k)).unwrap();
                     n += black_box(&v).len();
                 }
@@ -210,9 +212,9 @@ fn cases() -> Vec<Case> {
             // What any decode that answers a `Vec<Value>` pays at least: the derive's borrowing
             // read, then the vector and the seller's `String` (the floor of `Layout::decode`).
             name: "decode floor for Vec<Value> (borrowed read + Vec + String)",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     let c = decode_borrowed(black_box(k)).unwrap();
                     let v = vec![
                         Value::Uint(c.device_id.into()),
@@ -227,10 +229,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode Layout decode_into (one Vec reused)",
-            run: |i| {
+            run: |i, part| {
                 let mut values = Vec::with_capacity(8);
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     values.clear();
                     i.layout.decode_into(black_box(k), &mut values).unwrap();
                     n += black_box(&values).len();
@@ -240,9 +242,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode storekey",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.sk {
+                for k in &i.sk[part] {
                     let c = storekey::decode::<_, Card>(black_box(&k[..])).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
@@ -251,9 +253,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode memcomparable",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.mc {
+                for k in &i.mc[part] {
                     let c = memcomparable::from_slice::<Card>(black_box(k)).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
@@ -262,9 +264,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "decode split + parse",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     let c = decode_split(black_box(k)).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
@@ -277,9 +279,9 @@ fn cases() -> Vec<Case> {
         encode_case!("prefix 16 buckets by modulo", modulo),
         Case {
             name: "xxh3 of the natural key alone",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     n += black_box(xxhash_rust::xxh3::xxh3_64(black_box(k.as_bytes()))) as usize;
                 }
                 n
@@ -287,15 +289,110 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "md5 of the natural key alone",
-            run: |i| {
+            run: |i, part| {
                 let mut n = 0;
-                for k in &i.keys {
+                for k in &i.keys[part] {
                     n += usize::from(black_box(Md5::digest(black_box(k.as_bytes())))[0]);
                 }
                 n
             },
         },
     ]
+}
+
+/// How many stack placements each case's pass is spread over, 16 bytes apart.
+///
+/// Code that goes through a stack buffer can run at two speeds depending on the stack address's
+/// low bits (the tight hand-written encoder: about 30 or 35 ns per key, by the stack address
+/// modulo 32, on the review machine), and where the stack starts changes with every process
+/// (the kernel randomizes it in steps of 16 bytes) and with the environment's size. A whole pass
+/// at one placement made a ratio against such a case swing from run to run of the same binary.
+/// Each round runs every case's pass as eight parts at eight depths 16 bytes apart (128 bytes:
+/// every residue modulo 32, 64 and 128), the same eight for every case, so a round's time is an
+/// average over placements and the median over rounds no longer depends on one process's luck.
+const PLACEMENTS: usize = 8;
+
+/// Runs `f` with the stack pointer `16 * placement` bytes lower than at placement 0.
+fn at_placement(placement: usize, f: &mut dyn FnMut()) {
+    match placement {
+        0 => padded::<1>(f),
+        1 => padded::<2>(f),
+        2 => padded::<3>(f),
+        3 => padded::<4>(f),
+        4 => padded::<5>(f),
+        5 => padded::<6>(f),
+        6 => padded::<7>(f),
+        _ => padded::<8>(f),
+    }
+}
+
+/// Calls `f` below a frame of `N` 16-byte words (kept by `black_box`): `N` sets the stack depth.
+#[inline(never)]
+fn padded<const N: usize>(f: &mut dyn FnMut()) {
+    let pad = [0u128; N];
+    black_box(&pad);
+    f();
+    black_box(&pad);
+}
+
+/// Nanoseconds this thread has waited for a CPU while runnable (preempted by other processes)
+/// since it started: the second field of `/proc/thread-self/schedstat` (Linux; `None` elsewhere).
+fn waited_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// CPU time of the whole machine and of this process, in clock ticks, from `/proc` (Linux).
+struct Load {
+    machine: u64,
+    own: u64,
+    at: Instant,
+}
+
+impl Load {
+    fn now() -> Option<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        // user nice system idle iowait irq softirq steal: the busy ones, not idle or iowait.
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .map(|t| t.parse().unwrap_or(0))
+            .collect();
+        let machine = cpu.iter().take(8).sum::<u64>() - cpu.get(3)? - cpu.get(4)?;
+        let own_stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // After the command's name in parentheses: fields 14 and 15 (utime, stime) are the 12th
+        // and 13th.
+        let after = own_stat.rsplit_once(')')?.1;
+        let own = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|t| t.parse::<u64>().unwrap_or(0))
+            .sum();
+        Some(Self {
+            machine,
+            own,
+            at: Instant::now(),
+        })
+    }
+}
+
+/// How many CPUs other processes of this machine kept busy on average since `before` (`None`
+/// off Linux). Load from outside the machine (another guest on the same physical core) does
+/// not show here.
+fn others_since(before: Option<&Load>) -> Option<f64> {
+    let before = before?;
+    let after = Load::now()?;
+    // Clock ticks are 1/100 s on Linux (USER_HZ).
+    let others = after.machine.saturating_sub(before.machine) as f64
+        - after.own.saturating_sub(before.own) as f64;
+    Some((others / 100.0 / before.at.elapsed().as_secs_f64()).max(0.0))
 }
 
 /// How a ratio or a difference of the table is formed from two cases of one round.
@@ -446,7 +543,7 @@ fn main() {
         cases.retain(|c| c.name.contains(only.as_str()));
         for _ in 0..rounds {
             for case in &cases {
-                black_box((case.run)(&inputs));
+                black_box((case.run)(&inputs, 0..n));
             }
         }
         return;
@@ -456,29 +553,60 @@ fn main() {
     if let Ok(parts) = std::env::var("PK_BENCH_CASES") {
         cases.retain(|c| parts.split('|').any(|p| c.name.contains(p)));
     }
+    // `PK_BENCH_PLACEMENTS` (default 8, at most 8): how many stack placements a case's pass is
+    // spread over (1: the whole pass at one placement, as before).
+    let placements = env_usize("PK_BENCH_PLACEMENTS", PLACEMENTS).clamp(1, PLACEMENTS);
     // times[case][round], ns per key.
     let mut times = vec![Vec::with_capacity(rounds); cases.len()];
     // One warm-up pass of every case, then the rounds, each starting at the next case.
     for case in &cases {
-        black_box((case.run)(&inputs));
+        black_box((case.run)(&inputs, 0..n));
     }
+    let others_before = Load::now();
+    let (mut timed, mut preempted) = (0.0f64, 0.0f64);
     for round in 0..rounds {
         for k in 0..cases.len() {
             let c = (round + k) % cases.len();
+            let run = cases[c].run;
+            let waited_before = waited_ns();
             let start = Instant::now();
-            black_box((cases[c].run)(&inputs));
-            times[c].push(start.elapsed().as_nanos() as f64 / n as f64);
+            // The pass in `placements` parts of (nearly) equal size, each run at its own stack
+            // depth, the first part's placement rotating with the round.
+            for p in 0..placements {
+                let part = n * p / placements..n * (p + 1) / placements;
+                at_placement((round + p) % placements, &mut || {
+                    black_box(run(&inputs, part.clone()));
+                });
+            }
+            let elapsed = start.elapsed().as_nanos() as f64;
+            // Time spent preempted (runnable, another process on the CPU) is not the case's.
+            let waited = match (waited_before, waited_ns()) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64,
+                _ => 0.0,
+            };
+            timed += elapsed;
+            preempted += waited.min(elapsed);
+            times[c].push((elapsed - waited).max(0.0) / n as f64);
         }
     }
+    let others = others_since(others_before.as_ref());
     let position = |name: &str| cases.iter().position(|c| c.name == name);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Machine: {}. {n} student-card keys per pass (mean sizes: text {text_len:.1} bytes, \
          storekey {sk_len:.1}, memcomparable {mc_len:.1}), {rounds} rounds, every case once per round \
-         in a rotating order; medians over the rounds. Every baseline was checked to write the crate's \
-         bytes (or, binary, to round-trip the rows) before timing.\n",
-        machine()
+         in a rotating order, each pass spread over {placements} stack placements; medians over the \
+         rounds. Every baseline was checked to write the crate's bytes (or, binary, to round-trip \
+         the rows) before timing. Other processes of this machine kept {others} busy on average \
+         while the rounds ran; the time this process waited for a CPU meanwhile ({waited:.1}% of \
+         the timed time) is taken out of each pass.\n",
+        machine(),
+        waited = 100.0 * preempted / timed.max(1.0),
+        others = others.map_or_else(
+            || "an unknown number of CPUs".to_owned(),
+            |o| format!("{o:.2} CPUs")
+        ),
     );
     let _ = writeln!(
         out,

@@ -174,7 +174,7 @@ impl<'a> KeyWriter<'a> {
         if self.try_plain_str(s) {
             Ok(())
         } else {
-            Err(self.below_delimiter(field, s))
+            Err(Self::below_delimiter(self.delimiter, field, s))
         }
     }
 
@@ -190,14 +190,14 @@ impl<'a> KeyWriter<'a> {
 
     #[cold]
     #[inline(never)]
-    fn below_delimiter(&self, field: &str, s: &str) -> Error {
-        let offset = text::plain_len(s.as_bytes(), self.delimiter);
+    fn below_delimiter(delimiter: u8, field: &str, s: &str) -> Error {
+        let offset = text::plain_len(s.as_bytes(), delimiter);
         Error::CharBelowDelimiter {
             field: field.to_owned(),
             // At or below an ASCII delimiter: an ASCII byte, a whole character.
             ch: char::from(s.as_bytes()[offset]),
             offset,
-            delimiter: self.delimiter,
+            delimiter,
         }
     }
 

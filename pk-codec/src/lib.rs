@@ -239,6 +239,22 @@ pub mod __private {
         }
     }
 
+    /// Encodes a derived key whose prefix is a modulo bucket of its field `value`: the bucket is
+    /// known before the fields are written, so its digits go first (no placeholder to fill).
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::encode_with`].
+    #[inline(always)]
+    pub fn encode_modulo<T: crate::KeyPart + ?Sized>(
+        shape: &KeyShape,
+        out: &mut String,
+        value: &T,
+        body: impl FnOnce(&mut crate::KeyWriter<'_>) -> crate::Result<()>,
+    ) -> crate::Result<()> {
+        shape.encode_with_modulo(out, value.part_bucket_value(), body)
+    }
+
     /// Declares the bucket value of a modulo bucket's field while reading.
     #[inline]
     pub fn read_bucket_value<T: crate::KeyPart + ?Sized>(r: &mut crate::KeyReader<'_>, value: &T) {

@@ -175,15 +175,25 @@ const fn complement_word(w: u64) -> u64 {
 fn push_digits(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
     const E8: u64 = 100_000_000;
     debug_assert!(digits >= 20 || v < POW10[digits]);
-    let mut buf = [0u64; 3];
+    // Eight `0` digits: the words above the value's highest digit.
+    const ZEROS: u64 = u64::from_le_bytes(*b"00000000");
+    let mut buf = [ZEROS; 3];
     let words = digits.div_ceil(8).min(3);
-    buf[2] = eight_ascii(v % E8);
-    if words >= 2 {
-        buf[1] = eight_ascii((v / E8) % E8);
-    }
-    if words >= 3 {
-        // v < 1.9 * 10^19, so the top word holds at most 4 significant digits.
-        buf[0] = eight_ascii(v / (E8 * E8));
+    // Wide fields mostly hold values far below their width (ids and counters at 20 digits):
+    // the words of their leading zeros are a constant, not three more multiplications each.
+    if words == 1 || v < E8 {
+        buf[2] = eight_ascii(v);
+    } else {
+        let high = v / E8;
+        buf[2] = eight_ascii(v - high * E8);
+        if words == 2 || high < E8 {
+            buf[1] = eight_ascii(high);
+        } else {
+            // v < 1.9 * 10^19, so the top word holds at most 4 significant digits.
+            let top = high / E8;
+            buf[1] = eight_ascii(high - top * E8);
+            buf[0] = eight_ascii(top);
+        }
     }
     if complement {
         for w in &mut buf {
@@ -631,6 +641,8 @@ mod tests {
             1_234_567_890_123,
             9_999_999_999_999_999,
             10_000_000_000_000_000,
+            10_000_000_000_000_005,
+            100_000_000_000_000_000,
             u64::MAX,
         ];
         for width in 1..=40u8 {

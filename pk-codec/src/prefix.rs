@@ -270,7 +270,7 @@ impl Prefix {
             Self::Bucket { count, by, .. } => {
                 let bucket = match by {
                     BucketBy::Modulo => match seed.value {
-                        Some(v) => bucket_of_value(v, count),
+                        Some(v) => return Ok(modulo_bucket_text(v, count, buf)),
                         None => return Err(no_modulo_value()),
                     },
                     BucketBy::Hash => bucket_of_hash(hash_spans(delimiter, natural, seed)?, count),
@@ -557,6 +557,13 @@ fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
         v /= 10;
     }
     &buf[..width]
+}
+
+/// The digits a modulo bucket prefix writes for `value` among `count` buckets: `value % count`
+/// (see [`bucket_of_value`]) at the width of the last bucket.
+#[inline(always)]
+pub(crate) fn modulo_bucket_text(value: BucketValue, count: u32, buf: &mut [u8; 32]) -> &[u8] {
+    write_bucket(bucket_of_value(value, count), bucket_width(count), buf)
 }
 
 /// The number of digits the bucket numbers of `count` buckets take: the width of `count - 1`.

@@ -4,7 +4,9 @@
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
-use crate::prefix::{BucketSeed, MergeSorted, Prefix, merge_sorted_by};
+use crate::prefix::{
+    BucketBy, BucketSeed, BucketValue, MergeSorted, Prefix, merge_sorted_by, modulo_bucket_text,
+};
 use crate::rules::{MAX_KEY_LEN, Rule};
 
 /// The stores' limit on a String primary-key column: 1 KB.
@@ -204,6 +206,42 @@ impl KeyShape {
             let seed = writer.seed;
             written = self.fill_prefix(out, base, &seed);
         }
+        self.finish_key(out, base, written)
+    }
+
+    /// [`KeyShape::encode_with`] for a key whose modulo bucket's `value` is known before its
+    /// fields are written (a derived key's own field): the bucket's digits are written first,
+    /// where `encode_with` writes a placeholder and fills it in once the fields are written (a
+    /// check of the placeholder's bytes and a second write). The same key. With another prefix, or
+    /// no value, this is `encode_with`.
+    #[inline(always)]
+    pub(crate) fn encode_with_modulo(
+        &self,
+        out: &mut String,
+        value: Option<BucketValue>,
+        body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let (
+            Prefix::Bucket {
+                count,
+                by: BucketBy::Modulo,
+                ..
+            },
+            Some(value),
+        ) = (self.prefix, value)
+        else {
+            return self.encode_with(out, body);
+        };
+        let base = out.len();
+        let mut buf = [0u8; 32];
+        for &digit in modulo_bucket_text(value, count, &mut buf) {
+            out.push(char::from(digit));
+        }
+        if self.has_separator() {
+            out.push(char::from(self.delimiter));
+        }
+        let mut writer = KeyWriter::new(out, self.delimiter);
+        let written = body(&mut writer);
         self.finish_key(out, base, written)
     }
 

@@ -951,6 +951,22 @@ fn expand(input: &Input<'_>) -> TokenStream {
         )
     };
 
+    // A modulo bucket of one of the key's own fields is known before the fields are written.
+    let encode_call = match g.roles.iter().position(|r| *r == Role::Modulo) {
+        Some(i) => {
+            let m = &input.fields[i].member;
+            quote! {
+                #krate::__private::encode_modulo(
+                    &<Self as #krate::PartitionKey>::SHAPE,
+                    __pk_out,
+                    &self.#m,
+                    #encode_body,
+                )
+            }
+        }
+        None => quote!(<Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)),
+    };
+
     let borrow_impl = borrow_decode(&g, input);
     let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
         quote! {
@@ -1017,7 +1033,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
 
                 #[inline]
                 fn encode_into(&self, __pk_out: &mut ::std::string::String) -> #krate::Result<()> {
-                    <Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)
+                    #encode_call
                 }
             }
 
