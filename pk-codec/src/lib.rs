@@ -239,6 +239,36 @@ pub mod __private {
         }
     }
 
+    /// [`KeyShape::encode_with`] for a derived key, whose shape was checked when its constant
+    /// was evaluated (a compile error if it breaks a rule): no check at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::encode_with`].
+    #[inline(always)]
+    pub fn encode(
+        shape: &KeyShape,
+        out: &mut String,
+        body: impl FnOnce(&mut crate::KeyWriter<'_>) -> crate::Result<()>,
+    ) -> crate::Result<()> {
+        shape.encode_checked(out, body)
+    }
+
+    /// [`KeyShape::decode_with`] for a derived key, whose shape was checked when its constant
+    /// was evaluated: no check at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::decode_with`].
+    #[inline(always)]
+    pub fn decode<'k, T>(
+        shape: &KeyShape,
+        key: &'k str,
+        body: impl FnOnce(&mut crate::KeyReader<'k>) -> crate::Result<T>,
+    ) -> crate::Result<T> {
+        shape.decode_checked(key, body)
+    }
+
     /// Encodes a derived key whose prefix is a modulo bucket of its field `value`: the bucket is
     /// known before the fields are written, so its digits go first (no placeholder to fill).
     ///

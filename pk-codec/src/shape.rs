@@ -213,7 +213,8 @@ impl KeyShape {
     /// fields are written (a derived key's own field): the bucket's digits are written first,
     /// where `encode_with` writes a placeholder and fills it in once the fields are written (a
     /// check of the placeholder's bytes and a second write). The same key. With another prefix, or
-    /// no value, this is `encode_with`.
+    /// no value, this is [`KeyShape::encode_checked`]; like it, for a shape known to keep the
+    /// rules (a derived key's, checked when its constant is evaluated).
     #[inline(always)]
     pub(crate) fn encode_with_modulo(
         &self,
@@ -230,7 +231,7 @@ impl KeyShape {
             Some(value),
         ) = (self.prefix, value)
         else {
-            return self.encode_with(out, body);
+            return self.encode_checked(out, body);
         };
         let base = out.len();
         let mut buf = [0u8; 32];

@@ -792,7 +792,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
 
                     #[inline]
                     fn decode_borrowed(__pk_key: &#lt str) -> #krate::Result<Self> {
-                        <Self as #krate::PartitionKey>::SHAPE.decode_with(__pk_key, #body)
+                        #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #body)
                     }
                 }
 
@@ -964,7 +964,9 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 )
             }
         }
-        None => quote!(<Self as #krate::PartitionKey>::SHAPE.encode_with(__pk_out, #encode_body)),
+        None => {
+            quote!(#krate::__private::encode(&<Self as #krate::PartitionKey>::SHAPE, __pk_out, #encode_body))
+        }
     };
 
     let borrow_impl = borrow_decode(&g, input);
@@ -992,7 +994,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
 
                 #[inline]
                 fn decode(__pk_key: &str) -> #krate::Result<Self> {
-                    <Self as #krate::PartitionKey>::SHAPE.decode_with(__pk_key, #decode_body)
+                    #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_body)
                 }
             }
         }
