@@ -1,39 +1,12 @@
 //! The `pk` binary, run on fixture files: key-design vectors through `encode`/`decode`, the
 //! hotspot gate of `analyze`, and every bad-input case with its exit status and message.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-/// The `pk` binary of this build, next to the test's `deps/` directory. Built (or brought up
-/// to date) once per test run: the root package enables pk-codec's `cli` feature, but cargo
-/// builds a dependency's binaries only for that package's own tests.
-fn pk_binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().unwrap().parent().unwrap();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "pk-codec",
-                "--features",
-                "cli",
-                "--bin",
-                "pk",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        assert!(build.status().unwrap().success(), "building pk failed");
-        dir.join(format!("pk{}", std::env::consts::EXE_SUFFIX))
-    })
-}
+mod support;
+
+use support::pk_binary;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

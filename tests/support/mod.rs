@@ -1,8 +1,9 @@
-//! What the property tests share: how many cases a property runs.
+//! What the tests share: how many cases a property runs, damaged keys, the `pk` binary.
 
 /// The cases a property runs: `default`, or `default` times `PK_SOAK` when the environment sets
 /// it, for a soak run (`PK_SOAK=100 cargo test --release --workspace`; README, "Tests"). An
 /// unreadable `PK_SOAK` fails the run rather than quietly running the default.
+#[allow(dead_code)] // The test files without properties do not count cases.
 pub(crate) fn cases(default: u32) -> u32 {
     match std::env::var("PK_SOAK") {
         Err(std::env::VarError::NotPresent) => default,
@@ -35,4 +36,39 @@ pub(crate) fn damage(bytes: &mut Vec<u8>, edits: &[Edit]) {
             _ => {}
         }
     }
+}
+
+/// The `pk` binary of this build, next to the test's `deps/` directory. Built (or brought up
+/// to date) once per test run: the root package enables pk-codec's `cli` feature, but cargo
+/// builds a dependency's binaries only for that package's own tests.
+#[allow(dead_code)] // Only the test files that run the command line use it.
+pub(crate) fn pk_binary() -> &'static std::path::Path {
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe.parent().unwrap().parent().unwrap();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "pk-codec",
+                "--features",
+                "cli",
+                "--bin",
+                "pk",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        assert!(build.status().unwrap().success(), "building pk failed");
+        dir.join(format!("pk{}", std::env::consts::EXE_SUFFIX))
+    })
 }

@@ -576,15 +576,20 @@ mod tests {
         s.into()
     }
 
-    /// A seeded mix of partition-key values of every kind, with the bytes the encoding escapes.
-    fn mixed_values(seed: u64, n: usize) -> Vec<PkValue> {
+    /// A seeded generator of 31-bit numbers (a 64-bit LCG's high bits).
+    fn lcg(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;
-        let mut next = move || {
+        move || {
             x = x
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             x >> 33
-        };
+        }
+    }
+
+    /// A seeded mix of partition-key values of every kind, with the bytes the encoding escapes.
+    fn mixed_values(seed: u64, n: usize) -> Vec<PkValue> {
+        let mut next = lcg(seed);
         (0..n)
             .map(|_| match next() % 3 {
                 0 => PkValue::Integer(next() as i64 - (1 << 30)),
@@ -686,13 +691,8 @@ mod tests {
     /// 0, sizes kept only in the block (4 GiB and up), one row, one value.
     #[test]
     fn size_split_point_is_the_balanced_point_of_all_rows() {
-        let mut x = 0x5_1217u64;
-        let mut next = move |n: u64| {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (x >> 33) % n
-        };
+        let mut random = lcg(0x5_1217);
+        let mut next = move |n: u64| random() % n;
         for case in 0..400 {
             let rows = 1 + next(60) as usize;
             let values = 1 + next(if case % 4 == 0 { 3 } else { 40 });
