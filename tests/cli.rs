@@ -228,6 +228,29 @@ fn bad_designs_and_values_are_errors_naming_line_column_and_rule() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
     }
+    // Arguments clap refuses are bad input too: status 1, never the gate's 2.
+    for flag in [
+        "--window-ms",
+        "--row-ms",
+        "--split-ops",
+        "--split-bytes",
+        "--ops-per-tick",
+    ] {
+        let o = pk(&[
+            "analyze",
+            "--key",
+            "order_no",
+            flag,
+            "0",
+            &fixture("orders.csv"),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{flag} 0: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{flag} 0: {}", stderr(&o));
+    }
+    let o = pk(&["analyze", "--no-such-flag"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = pk(&["--help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = pk(&["encode", "--spec", SPLICED, "54", "a100"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("the spec has 3 fields, 2 values were given"));

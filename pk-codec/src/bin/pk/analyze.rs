@@ -41,16 +41,16 @@ pub(crate) struct Args {
     #[arg(long)]
     time: Option<String>,
     /// Spacing of rows without --time, in ms.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(1..))]
     row_ms: i64,
     /// Load window length, in ms.
-    #[arg(long, default_value_t = 60_000)]
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(i64).range(1..))]
     window_ms: i64,
     /// A partition splits when it serves more than this many writes in a window.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     split_ops: u64,
     /// A partition splits when it holds more than this many bytes.
-    #[arg(long, default_value_t = 64 << 20)]
+    #[arg(long, default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     split_bytes: u64,
     /// Merge small, cold partitions back together, as the store does (off by default: in the
     /// model each merge copies the rows of both partitions, which on long dumps with a
@@ -59,7 +59,7 @@ pub(crate) struct Args {
     #[arg(long)]
     merge: bool,
     /// Operations a partition serves per window in the capacity model (default: --split-ops).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     ops_per_tick: Option<u64>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -167,9 +167,9 @@ impl Design {
     fn new(name: String, source: Source, args: &Args) -> Result<Self, Failure> {
         let clock = ManualClock::new(0);
         let mut options = TableOptions::default()
-            .split_load_ops(args.split_ops.max(1))
-            .split_size_bytes(args.split_bytes.max(1))
-            .load_window_ms(args.window_ms.max(1));
+            .split_load_ops(args.split_ops)
+            .split_size_bytes(args.split_bytes)
+            .load_window_ms(args.window_ms);
         if !args.merge {
             options = options.no_merge();
         }
@@ -177,7 +177,7 @@ impl Design {
         let mut replay = Replay {
             table,
             clock,
-            meter: HotspotMeter::new(args.window_ms.max(1)),
+            meter: HotspotMeter::new(args.window_ms),
             max_key: None,
             new_max: 0,
             rows: 0,
@@ -721,7 +721,7 @@ fn on_row(
         }
         None => i64::try_from(st.totals.rows)
             .unwrap_or(i64::MAX)
-            .saturating_mul(args.row_ms.max(1)),
+            .saturating_mul(args.row_ms),
     };
     if ts < st.last_ts {
         st.totals.out_of_order += 1;

@@ -96,7 +96,19 @@ impl<E: std::fmt::Display> From<E> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Usage and help go where clap sends them. A bad argument is bad input, status 1
+            // like every other (clap's own 2 is `analyze --fail-above`'s "too hot").
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
