@@ -80,7 +80,7 @@ impl HashAlg {
 
     /// The length of the full digest in hex characters: the longest prefix.
     #[must_use]
-    #[inline]
+    #[inline(always)]
     pub const fn max_len(self) -> u8 {
         match self {
             Self::Md5 => 32,

@@ -200,7 +200,7 @@ impl Prefix {
     /// # Errors
     ///
     /// [`Rule::HashLen`] or [`Rule::BucketCount`].
-    #[inline]
+    #[inline(always)]
     pub const fn check(&self) -> Result<(), Rule> {
         match *self {
             Self::None => Ok(()),

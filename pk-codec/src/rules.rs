@@ -340,7 +340,7 @@ impl fmt::Display for Rule {
 /// # Errors
 ///
 /// The [`Rule`] the delimiter breaks.
-#[inline]
+#[inline(always)]
 pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
     if !delimiter.is_ascii() {
         return Err(Rule::DelimiterNotAscii { delimiter });

@@ -116,7 +116,7 @@ impl KeyShape {
     /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub const fn check(&self) -> Result<(), Rule> {
         if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
             return Err(rule);
@@ -349,7 +349,7 @@ impl KeyShape {
     }
 
     /// [`KeyShape::decode_with`] for a shape known to keep the rules (a layout's).
-    #[inline(always)]
+    #[inline]
     pub(crate) fn decode_checked<'k, T>(
         &self,
         key: &'k str,
