@@ -362,8 +362,10 @@ impl<'a> KeyReader<'a> {
         }
     }
 
+    /// The error at byte `at` of the key. Takes no reader: the reader's cold paths take it by
+    /// value or its parts, never by reference, so that a decode's reader can stay in registers.
     #[cold]
-    fn fault(&self, field: &str, at: usize, reason: impl Into<String>) -> Error {
+    fn fault(field: &str, at: usize, reason: impl Into<String>) -> Error {
         Error::malformed(Some(field), at, reason)
     }
 
@@ -376,7 +378,12 @@ impl<'a> KeyReader<'a> {
     pub fn begin_field(&mut self, field: &str) -> Result<()> {
         if self.fields > 0 {
             if self.key.as_bytes().get(self.pos) != Some(&self.delimiter) {
-                return Err(self.no_delimiter(field));
+                return Err(Self::no_delimiter(
+                    self.key,
+                    self.pos,
+                    self.delimiter,
+                    field,
+                ));
             }
             self.pos += 1;
         }
@@ -386,17 +393,17 @@ impl<'a> KeyReader<'a> {
 
     #[cold]
     #[inline(never)]
-    fn no_delimiter(&self, field: &str) -> Error {
-        match self.key[self.pos..].chars().next() {
-            Some(found) => self.fault(
+    fn no_delimiter(key: &str, pos: usize, delimiter: u8, field: &str) -> Error {
+        match key[pos..].chars().next() {
+            Some(found) => Self::fault(
                 field,
-                self.pos,
+                pos,
                 format!(
                     "expected the delimiter {:?} before this field, found {found:?}",
-                    char::from(self.delimiter)
+                    char::from(delimiter)
                 ),
             ),
-            None => self.fault(field, self.pos, "key ends before this field"),
+            None => Self::fault(field, pos, "key ends before this field"),
         }
     }
 
@@ -454,7 +461,7 @@ impl<'a> KeyReader<'a> {
                 self.pos += n;
                 Ok(text)
             }
-            None => Err(self.fault(
+            None => Err(Self::fault(
                 field,
                 self.pos,
                 format!("expected {n} characters, found {}", bytes.len() - self.pos),
@@ -492,7 +499,7 @@ impl<'a> KeyReader<'a> {
                 } else {
                     "a digit"
                 };
-                Err(self.fault(
+                Err(Self::fault(
                     field,
                     start + at,
                     format!(
@@ -504,7 +511,7 @@ impl<'a> KeyReader<'a> {
                     ),
                 ))
             }
-            IntParse::OutOfRange(value) => Err(self.fault(
+            IntParse::OutOfRange(value) => Err(Self::fault(
                 field,
                 start,
                 format!("value {value} does not fit in {}", spec.kind().name()),
@@ -573,17 +580,34 @@ impl<'a> KeyReader<'a> {
         Some(v)
     }
 
+    /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
+    #[inline(always)]
+    fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        let (v, pos) = Self::uint_slow_at(self.key, self.pos, spec, field, max)?;
+        self.pos = pos;
+        Ok(v)
+    }
+
+    /// [`KeyReader::uint_slow`] on a reader of its own at `pos`: the value and the position
+    /// after it.
     #[cold]
     #[inline(never)]
-    fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
-        let start = self.pos;
-        let text = self.take_fixed(field, usize::from(spec.width()))?;
-        self.int_error(
+    fn uint_slow_at(
+        key: &'a str,
+        pos: usize,
+        spec: &FieldSpec,
+        field: &str,
+        max: u128,
+    ) -> Result<(u128, usize)> {
+        let mut r = KeyReader::new(key, pos, 0);
+        let text = r.take_fixed(field, usize::from(spec.width()))?;
+        let v = r.int_error(
             field,
-            start,
+            pos,
             spec,
             num::read_uint(text, spec.is_descending(), max),
-        )
+        )?;
+        Ok((v, r.pos))
     }
 
     /// Reads a signed integer of up to 128 bits in `[min, max]`.
@@ -629,17 +653,33 @@ impl<'a> KeyReader<'a> {
             .map(|v| v as i64)
     }
 
+    #[inline(always)]
+    fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        let (v, pos) = Self::int_slow_at(self.key, self.pos, spec, field, min, max)?;
+        self.pos = pos;
+        Ok(v)
+    }
+
+    /// [`KeyReader::int_slow`] on a reader of its own at `pos`, as [`KeyReader::uint_slow_at`].
     #[cold]
     #[inline(never)]
-    fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
-        let start = self.pos;
-        let text = self.take_fixed(field, usize::from(spec.width()))?;
-        self.int_error(
+    fn int_slow_at(
+        key: &'a str,
+        pos: usize,
+        spec: &FieldSpec,
+        field: &str,
+        min: i128,
+        max: i128,
+    ) -> Result<(i128, usize)> {
+        let mut r = KeyReader::new(key, pos, 0);
+        let text = r.take_fixed(field, usize::from(spec.width()))?;
+        let v = r.int_error(
             field,
-            start,
+            pos,
             spec,
             num::read_int(text, spec.is_descending(), min, max),
-        )
+        )?;
+        Ok((v, r.pos))
     }
 
     /// Reads a string.
@@ -663,7 +703,7 @@ impl<'a> KeyReader<'a> {
             Order::Desc => {
                 let bytes = self.desc_bytes(field)?;
                 String::from_utf8(bytes).map_err(|e| {
-                    self.fault(
+                    Self::fault(
                         field,
                         self.pos,
                         format!("descending string is not UTF-8: {e}"),
@@ -672,7 +712,7 @@ impl<'a> KeyReader<'a> {
             }
             Order::Asc if spec.is_escaped() => {
                 let (start, text) = self.take_until_delimiter();
-                text::read_escaped(text).map_err(|(at, why)| self.fault(field, start + at, why))
+                text::read_escaped(text).map_err(|(at, why)| Self::fault(field, start + at, why))
             }
             Order::Asc => self.plain_str(field).map(str::to_owned),
         }
@@ -743,13 +783,13 @@ impl<'a> KeyReader<'a> {
                 let (start, text) = self.take_until_delimiter();
                 if !text.as_bytes().contains(&text::ESCAPE) {
                     if let Some((at, why)) = text::escaped_fault(text) {
-                        return Err(self.fault(field, start + at, why));
+                        return Err(Self::fault(field, start + at, why));
                     }
                     return Ok(Cow::Borrowed(text));
                 }
                 text::read_escaped(text)
                     .map(Cow::Owned)
-                    .map_err(|(at, why)| self.fault(field, start + at, why))
+                    .map_err(|(at, why)| Self::fault(field, start + at, why))
             }
             Order::Desc => self.str(spec, field).map(Cow::Owned),
         }
@@ -762,7 +802,7 @@ impl<'a> KeyReader<'a> {
     pub(crate) fn plain_str(&mut self, field: &str) -> Result<&'a str> {
         match self.try_plain_str() {
             Some(s) => Ok(s),
-            None => Err(self.not_plain(field)),
+            None => Err(Self::not_plain(self.key, self.pos, self.delimiter, field)),
         }
     }
 
@@ -784,12 +824,12 @@ impl<'a> KeyReader<'a> {
     /// What [`KeyReader::try_plain_str`] declined: the first byte a plain string cannot hold.
     #[cold]
     #[inline(never)]
-    fn not_plain(&self, field: &str) -> Error {
-        let rest = &self.key.as_bytes()[self.pos..];
-        let len = text::plain_len(rest, self.delimiter);
+    fn not_plain(key: &str, pos: usize, delimiter: u8, field: &str) -> Error {
+        let rest = &key.as_bytes()[pos..];
+        let len = text::plain_len(rest, delimiter);
         match rest.get(len) {
-            Some(&b) => self.below_delimiter(field, self.pos + len, b),
-            None => self.fault(field, self.pos, "a plain string was expected"),
+            Some(&b) => Self::below_delimiter(delimiter, field, pos + len, b),
+            None => Self::fault(field, pos, "a plain string was expected"),
         }
     }
 
@@ -800,14 +840,14 @@ impl<'a> KeyReader<'a> {
 
     #[cold]
     #[inline(never)]
-    fn below_delimiter(&self, field: &str, at: usize, b: u8) -> Error {
-        self.fault(
+    fn below_delimiter(delimiter: u8, field: &str, at: usize, b: u8) -> Error {
+        Self::fault(
             field,
             at,
             format!(
                 "{:?} sorts below the delimiter {:?}, so no plain string holds it",
                 char::from(b),
-                char::from(self.delimiter)
+                char::from(delimiter)
             ),
         )
     }
@@ -815,7 +855,7 @@ impl<'a> KeyReader<'a> {
     fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {
         let start = self.pos;
         let (bytes, used) = text::read_desc_bytes(&self.key[start..])
-            .map_err(|(at, why)| self.fault(field, start + at, why))?;
+            .map_err(|(at, why)| Self::fault(field, start + at, why))?;
         self.pos += used;
         Ok(bytes)
     }
@@ -830,7 +870,7 @@ impl<'a> KeyReader<'a> {
             Order::Desc => self.desc_bytes(field),
             Order::Asc => {
                 let (start, text) = self.take_until_delimiter();
-                text::read_hex(text).map_err(|(at, why)| self.fault(field, start + at, why))
+                text::read_hex(text).map_err(|(at, why)| Self::fault(field, start + at, why))
             }
         }
     }
@@ -848,7 +888,7 @@ impl<'a> KeyReader<'a> {
             _ => {
                 let found = self.key[start..].chars().next().unwrap_or('?');
                 self.pos = start;
-                return Err(self.fault(
+                return Err(Self::fault(
                     field,
                     start,
                     format!("expected `0` or `1`, found {found:?}"),
@@ -868,15 +908,15 @@ impl<'a> KeyReader<'a> {
         let s = match spec.order() {
             Order::Asc => {
                 let (start, text) = self.take_until_delimiter();
-                text::read_escaped(text).map_err(|(at, why)| self.fault(field, start + at, why))?
+                text::read_escaped(text).map_err(|(at, why)| Self::fault(field, start + at, why))?
             }
             Order::Desc => String::from_utf8(self.desc_bytes(field)?)
-                .map_err(|_| self.fault(field, start, "descending character is not UTF-8"))?,
+                .map_err(|_| Self::fault(field, start, "descending character is not UTF-8"))?,
         };
         let mut chars = s.chars();
         match (chars.next(), chars.next()) {
             (Some(c), None) => Ok(c),
-            _ => Err(self.fault(
+            _ => Err(Self::fault(
                 field,
                 start,
                 format!(
@@ -898,7 +938,7 @@ impl<'a> KeyReader<'a> {
                 None => {
                     self.pos = start;
                     let found = self.key[start + i..].chars().next().unwrap_or('?');
-                    return Err(self.fault(
+                    return Err(Self::fault(
                         field,
                         start + i,
                         format!("expected a lower-case hex digit, found {found:?}"),
@@ -961,7 +1001,7 @@ impl<'a> KeyReader<'a> {
                 self.pos += spec.precision().text_len();
                 Ok(nanos)
             }
-            Err((at, why)) => Err(self.fault(field, start + at, why)),
+            Err((at, why)) => Err(Self::fault(field, start + at, why)),
         }
     }
 
@@ -991,7 +1031,11 @@ impl<'a> KeyReader<'a> {
     pub fn some(&mut self, spec: &FieldSpec, field: &str) -> Result<()> {
         if spec.inner_may_be_empty() {
             if self.key.as_bytes().get(self.pos) != Some(&SOME_MARKER) {
-                return Err(self.fault(field, self.pos, "expected `=` before an optional value"));
+                return Err(Self::fault(
+                    field,
+                    self.pos,
+                    "expected `=` before an optional value",
+                ));
             }
             self.pos += 1;
         }
