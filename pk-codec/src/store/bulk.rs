@@ -503,6 +503,14 @@ impl Outstanding {
     }
 }
 
+/// Rows a batch reserves room for up front: the whole batch when it is small, else a part of it
+/// (it grows as rows come). The batch size is the caller's option and the store's limit, which
+/// may be `usize::MAX`: reserving that for every lane would be an allocation without bound.
+fn reserve(batch_rows: usize) -> usize {
+    const MAX_RESERVED_ROWS: usize = 1024;
+    batch_rows.min(MAX_RESERVED_ROWS)
+}
+
 /// Writes rows into a [`RangeStore`] from any number of threads, with workers that batch, spread
 /// and retry (the module docs of `pk_codec::store` describe the design). Every row added is reported exactly once, to the
 /// callback of [`BulkWriter::with_callback`], and counted in [`BulkStats`].
@@ -579,7 +587,7 @@ impl BulkWriter {
             // The queue holds `queue_rows` rows as batches (at least one batch).
             let (tx, rx) = sync_channel::<Msg>((options.queue_rows / batch_rows).max(1));
             senders.push(tx);
-            let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(batch_rows)));
+            let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(reserve(batch_rows))));
             staged_lanes.push(Arc::clone(&staged));
             let (store, options, counters, outstanding, on_row) = (
                 Arc::clone(&store),
@@ -632,8 +640,9 @@ impl BulkWriter {
         let full = {
             let mut staged = lock(&self.staged[lane]);
             staged.push(row);
-            (staged.len() >= self.batch_rows)
-                .then(|| std::mem::replace(&mut *staged, Vec::with_capacity(self.batch_rows)))
+            (staged.len() >= self.batch_rows).then(|| {
+                std::mem::replace(&mut *staged, Vec::with_capacity(reserve(self.batch_rows)))
+            })
         };
         let Some(batch) = full else {
             return Ok(());

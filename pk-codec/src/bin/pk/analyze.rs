@@ -97,6 +97,37 @@ enum Source {
 /// Rows handed to a design's replay thread at once.
 const BATCH: usize = 4_096;
 
+/// The longest line `analyze` reads: past it, reading stops with an error naming the file and
+/// line (a key is at most 1 KB, so such a line holds no row worth reading, and reading it whole
+/// would take memory without bound).
+const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// A reader that fails once a line runs past [`MAX_LINE_BYTES`], so that neither the line reader
+/// nor the CSV reader buffers a line without bound.
+struct LineCapped<R> {
+    inner: R,
+    /// Bytes since the last newline.
+    run: usize,
+}
+
+impl<R: Read> Read for LineCapped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let read = &buf[..n];
+        self.run = match read.iter().rposition(|&b| b == b'\n') {
+            Some(last) => n - last - 1,
+            None => self.run + n,
+        };
+        if self.run > MAX_LINE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line is longer than {MAX_LINE_BYTES} bytes"),
+            ));
+        }
+        Ok(n)
+    }
+}
+
 /// Keys to replay: `(key, time ms, line)`, all from one file.
 struct Batch {
     file: Arc<str>,
@@ -532,38 +563,40 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         } else {
             Box::new(File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?)
         };
+        let input = LineCapped {
+            inner: input,
+            run: 0,
+        };
         if args.lines {
-            let reader = BufReader::with_capacity(1 << 16, input);
-            for (i, line) in reader.lines().enumerate() {
-                let n = i as u64 + 1;
-                match line {
-                    Ok(l) if l.trim().is_empty() => malformed(
-                        args,
-                        &mut st.totals,
-                        &Where {
-                            file: &name,
-                            line: n,
-                        },
-                        "empty line",
-                    )?,
-                    Ok(l) => {
-                        st.done_bytes += l.len() as u64 + 1;
-                        let at = Where {
-                            file: &name,
-                            line: n,
-                        };
-                        on_row(&mut st, args, &[l.trim_end_matches('\r')], &at, None)?;
-                    }
-                    Err(e) => malformed(
-                        args,
-                        &mut st.totals,
-                        &Where {
-                            file: &name,
-                            line: n,
-                        },
-                        &e.to_string(),
-                    )?,
+            let mut reader = BufReader::with_capacity(1 << 16, input);
+            let mut buf = Vec::new();
+            let mut n = 0u64;
+            loop {
+                buf.clear();
+                // A read that fails (an unreadable file, a line past the cap) would fail again
+                // on the next call: it ends the input, it is not a malformed row.
+                let read = reader
+                    .read_until(b'\n', &mut buf)
+                    .map_err(|e| format!("cannot read {name} at line {}: {e}", n + 1))?;
+                if read == 0 {
+                    break;
                 }
+                n += 1;
+                st.done_bytes += read as u64;
+                let at = Where {
+                    file: &name,
+                    line: n,
+                };
+                let Ok(line) = std::str::from_utf8(&buf) else {
+                    malformed(args, &mut st.totals, &at, "the line is not valid UTF-8")?;
+                    continue;
+                };
+                let line = line.trim_end_matches('\n').trim_end_matches('\r');
+                if line.trim().is_empty() {
+                    malformed(args, &mut st.totals, &at, "empty line")?;
+                    continue;
+                }
+                on_row(&mut st, args, &[line], &at, None)?;
             }
         } else {
             let mut reader = csv::ReaderBuilder::new()
@@ -589,12 +622,14 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 None => None,
             };
             let mut record = csv::StringRecord::new();
+            let mut last_line = 1;
             loop {
                 match reader.read_record(&mut record) {
                     Ok(false) => break,
                     Ok(true) => {
                         let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
                         st.done_bytes = pos.1;
+                        last_line = pos.0;
                         if record.len() != header.len() {
                             malformed(
                                 args,
@@ -617,6 +652,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                             line: pos.0,
                         };
                         on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
+                    }
+                    Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
+                        // An I/O error has no position: the line after the last record read.
+                        let line = e.position().map_or(last_line + 1, csv::Position::line);
+                        return Err(format!("cannot read {name} at line {line}: {e}").into());
                     }
                     Err(e) => {
                         let line = e.position().map_or(0, csv::Position::line);
