@@ -387,6 +387,8 @@ proptest! {
         };
         let (lower, upper) = (bound(bounds.0, lo), bound(bounds.1, hi));
         let range = layout.range(&base[..k], lower.as_ref(), upper.as_ref()).unwrap();
+        // Bounds that hold no value give an empty range, never one whose start lies past its end.
+        prop_assert!(range.end.as_ref().is_none_or(|end| range.start <= *end), "inverted {:?}", range);
         let in_bounds = |v: &Value| {
             (match &lower { Bound::Included(l) => v >= l, Bound::Excluded(l) => v > l, Bound::Unbounded => true })
                 && (match &upper { Bound::Included(u) => v <= u, Bound::Excluded(u) => v < u, Bound::Unbounded => true })

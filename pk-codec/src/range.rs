@@ -174,6 +174,8 @@ impl<'s> RangeBuilder<'s> {
     /// A modulo bucket whose field is among the equality fields gives one range; otherwise a
     /// bucketed shape gives one range per bucket, in bucket order. A hash prefix over leading
     /// fields gives one range once those fields are fixed ([`RangeBuilder::end_hashed`]).
+    /// Bounds that hold no value (the lower above the upper) give empty ranges: each ends where
+    /// it starts.
     ///
     /// # Errors
     ///
@@ -211,6 +213,13 @@ impl<'s> RangeBuilder<'s> {
                 Bound::Unbounded => after_all_starting_with(&p),
             };
             (start, end)
+        };
+        // Bounds that hold no value (the lower above the upper, or equal and not both
+        // included): an empty range, its end at its start, rather than one whose start lies
+        // past its end (which a store may refuse instead of reading it as empty).
+        let end = match end {
+            Some(end) if start > end => Some(start.clone()),
+            end => end,
         };
         let hashed = self.hashed_end.map(|e| &self.natural[..e]);
         self.shape

@@ -247,7 +247,23 @@ impl Layout {
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose
     /// next field lies within `lower` and `upper` (in value order, also for descending fields):
-    /// one range, or one per bucket for a bucketed layout.
+    /// one range, or one per bucket for a bucketed layout. When no value lies within the bounds
+    /// (`lower` above `upper`), each range is empty: it ends where it starts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::ops::Bound::Included;
+    /// use pk_codec::{Layout, Value};
+    ///
+    /// let layout: Layout = "device_id: u32 width=4; card_id: u32 width=6".parse()?;
+    /// let (from, to) = (Value::Uint(15), Value::Uint(99));
+    /// let ranges = layout.ranges(&[], Included(&from), Included(&to))?;
+    /// assert_eq!((ranges[0].start.as_str(), ranges[0].end.as_deref()), ("0015", Some("0099-")));
+    /// let none = layout.ranges(&[], Included(&to), Included(&from))?;
+    /// assert_eq!((none[0].start.as_str(), none[0].end.as_deref()), ("0099", Some("0099")));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
