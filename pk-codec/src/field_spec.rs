@@ -401,10 +401,8 @@ impl FieldSpec {
     /// ```
     pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
         match rules::width_range(self.kind) {
-            Some((min, _)) => {
-                if let Err(rule) =
-                    rules::check_int_width(self.width, min == rules::MIN_WIDTH_SIGNED)
-                {
+            Some(range) => {
+                if let Err(rule) = rules::check_int_width(self.width, range) {
                     return Err(rule);
                 }
             }

@@ -583,30 +583,38 @@ impl<'a> KeyReader<'a> {
     /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
     #[inline(always)]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
-        let (v, pos) = Self::uint_slow_at(self.key, self.pos, spec, field, max)?;
+        let desc = spec.is_descending();
+        self.slow_int(spec, field, |text| num::read_uint(text, desc, max))
+    }
+
+    /// The integer slow paths: `parse` reads the field's text, on a reader of its own (so that
+    /// this reader is not taken by reference, see [`KeyReader::fault`]); the position moves
+    /// past the field when it holds a value.
+    #[inline(always)]
+    fn slow_int<T>(
+        &mut self,
+        spec: &FieldSpec,
+        field: &str,
+        parse: impl FnOnce(&[u8]) -> IntParse<T>,
+    ) -> Result<T> {
+        let (v, pos) = Self::slow_int_at(self.key, self.pos, spec, field, parse)?;
         self.pos = pos;
         Ok(v)
     }
 
-    /// [`KeyReader::uint_slow`] on a reader of its own at `pos`: the value and the position
-    /// after it.
+    /// [`KeyReader::slow_int`] at `pos`: the value and the position after it.
     #[cold]
     #[inline(never)]
-    fn uint_slow_at(
+    fn slow_int_at<T>(
         key: &'a str,
         pos: usize,
         spec: &FieldSpec,
         field: &str,
-        max: u128,
-    ) -> Result<(u128, usize)> {
+        parse: impl FnOnce(&[u8]) -> IntParse<T>,
+    ) -> Result<(T, usize)> {
         let mut r = KeyReader::new(key, pos, 0);
         let text = r.take_fixed(field, usize::from(spec.width()))?;
-        let v = r.int_error(
-            field,
-            pos,
-            spec,
-            num::read_uint(text, spec.is_descending(), max),
-        )?;
+        let v = r.int_error(field, pos, spec, parse(text))?;
         Ok((v, r.pos))
     }
 
@@ -655,31 +663,8 @@ impl<'a> KeyReader<'a> {
 
     #[inline(always)]
     fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
-        let (v, pos) = Self::int_slow_at(self.key, self.pos, spec, field, min, max)?;
-        self.pos = pos;
-        Ok(v)
-    }
-
-    /// [`KeyReader::int_slow`] on a reader of its own at `pos`, as [`KeyReader::uint_slow_at`].
-    #[cold]
-    #[inline(never)]
-    fn int_slow_at(
-        key: &'a str,
-        pos: usize,
-        spec: &FieldSpec,
-        field: &str,
-        min: i128,
-        max: i128,
-    ) -> Result<(i128, usize)> {
-        let mut r = KeyReader::new(key, pos, 0);
-        let text = r.take_fixed(field, usize::from(spec.width()))?;
-        let v = r.int_error(
-            field,
-            pos,
-            spec,
-            num::read_int(text, spec.is_descending(), min, max),
-        )?;
-        Ok((v, r.pos))
+        let desc = spec.is_descending();
+        self.slow_int(spec, field, |text| num::read_int(text, desc, min, max))
     }
 
     /// Reads a string.

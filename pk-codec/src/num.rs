@@ -285,7 +285,7 @@ pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) 
 /// The rule `width-range` at a writer: a spec built by hand may carry any width.
 #[inline(always)]
 fn check_width(width: u8, signed: bool, field: &str) -> Result<()> {
-    match rules::check_int_width(width, signed) {
+    match rules::check_int_width(width, rules::int_width_range(signed)) {
         Ok(()) => Ok(()),
         Err(rule) => Err(width_broken(field, rule)),
     }

@@ -52,9 +52,6 @@ pub(crate) struct BucketSeed {
 }
 
 impl BucketSeed {
-    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
-    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
-    /// which is the same text as the fields joined by the delimiter.
     /// The span from `start` to `end`, positions in the key, of a natural key starting at
     /// `natural`: refused (and remembered) unless `natural <= start <= end`.
     #[inline]
@@ -66,6 +63,9 @@ impl BucketSeed {
         }
     }
 
+    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
+    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
+    /// which is the same text as the fields joined by the delimiter.
     pub(crate) fn add_span(&mut self, start: usize, end: usize) {
         if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
             && self.spans[last].1 as usize + 1 == start

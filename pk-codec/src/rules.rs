@@ -456,28 +456,30 @@ pub const fn check_field_name(name: &str) -> Result<(), Rule> {
 /// The width range of an integer kind.
 pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
     match kind {
-        Kind::Uint { .. } => Some((MIN_WIDTH_UNSIGNED, MAX_WIDTH)),
-        Kind::Int { .. } => Some((MIN_WIDTH_SIGNED, MAX_WIDTH)),
+        Kind::Uint { .. } => Some(int_width_range(false)),
+        Kind::Int { .. } => Some(int_width_range(true)),
         _ => None,
     }
 }
 
-/// The rule `width-range` for an integer field of `width` characters, signed or not: what
-/// [`FieldSpec::check`](crate::FieldSpec::check) checks, and what the integer writers check
-/// again for a spec that was never checked (for a constant width it folds away).
+/// The width range of an integer field, signed or not.
 #[inline(always)]
-pub(crate) const fn check_int_width(width: u8, signed: bool) -> Result<(), Rule> {
-    let min = if signed {
-        MIN_WIDTH_SIGNED
+pub(crate) const fn int_width_range(signed: bool) -> (u8, u8) {
+    if signed {
+        (MIN_WIDTH_SIGNED, MAX_WIDTH)
     } else {
-        MIN_WIDTH_UNSIGNED
-    };
-    if width < min || width > MAX_WIDTH {
-        return Err(Rule::WidthRange {
-            width,
-            min,
-            max: MAX_WIDTH,
-        });
+        (MIN_WIDTH_UNSIGNED, MAX_WIDTH)
+    }
+}
+
+/// The rule `width-range` for an integer field of `width` characters in `(min, max)` (its
+/// [`width_range`]): what [`FieldSpec::check`](crate::FieldSpec::check) checks, and what the
+/// integer writers check again for a spec that was never checked (for a constant width it folds
+/// away).
+#[inline(always)]
+pub(crate) const fn check_int_width(width: u8, (min, max): (u8, u8)) -> Result<(), Rule> {
+    if width < min || width > max {
+        return Err(Rule::WidthRange { width, min, max });
     }
     Ok(())
 }

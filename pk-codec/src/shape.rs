@@ -148,6 +148,7 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::BrokenRule`] naming the rule.
+    #[inline(always)]
     pub fn validate(&self) -> Result<()> {
         self.check().map_err(|rule| Error::broken(None, rule))
     }
@@ -179,9 +180,7 @@ impl KeyShape {
         out: &mut String,
         body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>,
     ) -> Result<()> {
-        if let Err(rule) = self.check() {
-            return Err(Error::broken(None, rule));
-        }
+        self.validate()?;
         self.encode_checked(out, body)
     }
 
@@ -342,9 +341,7 @@ impl KeyShape {
         key: &'k str,
         body: impl FnOnce(&mut KeyReader<'k>) -> Result<T>,
     ) -> Result<T> {
-        if let Err(rule) = self.check() {
-            return Err(Error::broken(None, rule));
-        }
+        self.validate()?;
         self.decode_checked(key, body)
     }
 
