@@ -162,29 +162,50 @@ impl Partition {
     }
 }
 
-/// Sampled partition-key values, encoded ([`encode_value`]: bytes order as the values do) one
-/// after another in one buffer, so that a sample costs no allocation of its own.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Samples {
+/// Partition-key values encoded ([`encode_value`]: bytes order as the values do) one after
+/// another in one buffer, with where each ends: a list that costs no allocation per value. The
+/// load samples of a partition and the lower bounds of a copy of the partition map.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct EncodedValues {
     bytes: Vec<u8>,
     /// Where each value ends in `bytes`.
     ends: Vec<usize>,
 }
 
-impl Samples {
-    /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
+impl EncodedValues {
     pub(crate) fn push(&mut self, v: &PkValue) {
-        if self.ends.len() >= MAX_SAMPLES {
-            self.keep_every_other();
-        }
         encode_value(v, &mut self.bytes);
         self.ends.push(self.bytes.len());
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Where value `i` starts in `bytes` (`len()`: the end of the last).
+    fn start(&self, i: usize) -> usize {
+        i.checked_sub(1).map_or(0, |last| self.ends[last])
+    }
+
+    /// Value `i`, encoded.
+    pub(crate) fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[self.start(i)..self.ends[i]]
+    }
+
+    /// The values, encoded, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
     }
 
     /// Keeps the second, fourth, ... values.
     fn keep_every_other(&mut self) {
         let (mut to, mut kept) = (0, 0);
-        for i in (1..self.ends.len()).step_by(2) {
+        for i in (1..self.len()).step_by(2) {
             let (start, end) = (self.ends[i - 1], self.ends[i]);
             self.bytes.copy_within(start..end, to);
             to += end - start;
@@ -195,12 +216,37 @@ impl Samples {
         self.ends.truncate(kept);
     }
 
+    /// Replaces values `range` with `with`'s (as [`Vec::splice`] replaces elements).
+    fn splice(&mut self, range: Range<usize>, with: &Self) {
+        let (start, end) = (self.start(range.start), self.start(range.end));
+        self.bytes.splice(start..end, with.bytes.iter().copied());
+        let after = range.start + with.len();
+        self.ends.splice(range, with.ends.iter().map(|e| e + start));
+        // The values after the spliced ones moved by the change in length.
+        for e in &mut self.ends[after..] {
+            *e = *e - end + start + with.bytes.len();
+        }
+        debug_assert_eq!(self.ends.last().copied().unwrap_or(0), self.bytes.len());
+    }
+}
+
+/// Sampled partition-key values, encoded one after another ([`EncodedValues`]), so that a
+/// sample costs no allocation of its own.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Samples(EncodedValues);
+
+impl Samples {
+    /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
+    pub(crate) fn push(&mut self, v: &PkValue) {
+        if self.0.len() >= MAX_SAMPLES {
+            self.0.keep_every_other();
+        }
+        self.0.push(v);
+    }
+
     /// The encoded values, in sampling order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.bytes[start..end])
+        self.0.iter()
     }
 
     /// The lowest and the highest value, encoded one after the other (as a load record keeps
@@ -211,8 +257,7 @@ impl Samples {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
+        self.0.clear();
     }
 }
 
@@ -224,61 +269,20 @@ const SHARDS: usize = 8;
 #[repr(align(128))]
 struct Shard(RwLock<MapCopy>);
 
-/// The partitions in key order, and their lower bounds encoded ([`encode_value`], which orders
-/// as the values do) one after the other in one buffer: finding the partition of an encoded key
-/// is a binary search within two small blocks, not a pointer chase to a partition and its bound
-/// per probe. Reads as the slice of partitions.
+/// The partitions in key order, and their lower bounds encoded in one buffer
+/// ([`EncodedValues`]): finding the partition of an encoded key is a binary search within two
+/// small blocks, not a pointer chase to a partition and its bound per probe. Reads as the slice
+/// of partitions.
 #[derive(Debug, Default)]
 pub(crate) struct MapCopy {
     parts: Vec<Arc<Partition>>,
-    lowers: Vec<u8>,
-    /// Where each partition's encoded lower bound ends in `lowers`.
-    ends: Vec<usize>,
+    lowers: EncodedValues,
 }
 
 impl MapCopy {
     fn new(parts: Vec<Arc<Partition>>) -> Self {
-        let mut copy = Self {
-            parts,
-            ..Self::default()
-        };
-        copy.encode_bounds();
-        copy
-    }
-
-    fn encode_bounds(&mut self) {
-        self.lowers.clear();
-        self.ends.clear();
-        for p in &self.parts {
-            encode_value(&p.lower, &mut self.lowers);
-            self.ends.push(self.lowers.len());
-        }
-    }
-
-    /// Replaces the bounds of partitions `range` with `lowers`, encoded bounds of `lens` bytes
-    /// each (as [`Vec::splice`] replaces the partitions).
-    fn splice_bounds(&mut self, range: Range<usize>, lowers: &[u8], lens: &[usize]) {
-        let offset = |i: usize| if i == 0 { 0 } else { self.ends[i - 1] };
-        let (start, end) = (offset(range.start), offset(range.end));
-        self.lowers.splice(start..end, lowers.iter().copied());
-        let new_ends = lens.iter().scan(start, |at, len| {
-            *at += len;
-            Some(*at)
-        });
-        let after = range.start + lens.len();
-        self.ends.splice(range, new_ends);
-        // The bounds after the spliced ones moved by the change in length.
-        for e in &mut self.ends[after..] {
-            *e = *e - end + start + lowers.len();
-        }
-        debug_assert_eq!(self.ends.len(), self.parts.len());
-        debug_assert_eq!(self.ends.last().copied().unwrap_or(0), self.lowers.len());
-    }
-
-    /// The encoded lower bound of partition `i`.
-    fn lower_bytes(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.lowers[start..self.ends[i]]
+        let lowers = lowers_of(&parts);
+        Self { parts, lowers }
     }
 
     /// Index of the partition holding the partition-key value encoded as `v` (the encoded
@@ -289,7 +293,7 @@ impl MapCopy {
         let (mut lo, mut hi) = (0, self.parts.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.lower_bytes(mid) <= v {
+            if self.lowers.get(mid) <= v {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -297,6 +301,15 @@ impl MapCopy {
         }
         lo.saturating_sub(1)
     }
+}
+
+/// The lower bounds of `parts`, encoded.
+fn lowers_of(parts: &[Arc<Partition>]) -> EncodedValues {
+    let mut lowers = EncodedValues::default();
+    for p in parts {
+        lowers.push(&p.lower);
+    }
+    lowers
 }
 
 impl std::ops::Deref for MapCopy {
@@ -378,16 +391,11 @@ impl MapWrite<'_> {
     /// Replaces partitions `range` with `with` in every copy.
     pub(crate) fn splice(&mut self, range: Range<usize>, with: &[Arc<Partition>]) {
         // The new bounds are encoded once, for every copy.
-        let mut lowers = Vec::new();
-        let mut lens = Vec::with_capacity(with.len());
-        for p in with {
-            let before = lowers.len();
-            encode_value(&p.lower, &mut lowers);
-            lens.push(lowers.len() - before);
-        }
+        let lowers = lowers_of(with);
         for g in &mut self.guards {
             g.parts.splice(range.clone(), with.iter().cloned());
-            g.splice_bounds(range.clone(), &lowers, &lens);
+            g.lowers.splice(range.clone(), &lowers);
+            debug_assert_eq!(g.lowers.len(), g.parts.len());
         }
     }
 }
@@ -644,7 +652,7 @@ mod tests {
                 }
                 // The buffer holds exactly the bounds, encoded afresh.
                 let fresh = MapCopy::new(copy.to_vec());
-                assert_eq!((&copy.lowers, &copy.ends), (&fresh.lowers, &fresh.ends));
+                assert_eq!(copy.lowers, fresh.lowers);
             };
             check(&map);
             // A split: partition 1 (if any) becomes two at a value inside it.
@@ -653,24 +661,11 @@ mod tests {
                 let p = Arc::clone(&w.parts()[1]);
                 let mid = PkValue::String(format!("{:?}~", p.lower));
                 if p.lower < mid && mid < p.upper {
-                    let halves = parts_from(&[mid]);
-                    w.splice(
-                        1..2,
-                        &[
-                            Arc::new(Partition::new(
-                                90,
-                                p.lower.clone(),
-                                halves[0].upper.clone(),
-                                PartData::default(),
-                            )),
-                            Arc::new(Partition::new(
-                                91,
-                                halves[1].lower.clone(),
-                                p.upper.clone(),
-                                PartData::default(),
-                            )),
-                        ],
-                    );
+                    let half = |id, lower: &PkValue, upper: &PkValue| {
+                        let data = PartData::default();
+                        Arc::new(Partition::new(id, lower.clone(), upper.clone(), data))
+                    };
+                    w.splice(1..2, &[half(90, &p.lower, &mid), half(91, &mid, &p.upper)]);
                 }
             }
             // A merge: the last two become one.

@@ -283,10 +283,8 @@ impl StoredRow {
         Self {
             head: [word(0), word(8)],
             head_end: u32::from_be_bytes(end),
-            size: u32::try_from(size)
-                .ok()
-                .filter(|&s| s != SIZE_IN_BLOCK)
-                .unwrap_or(SIZE_IN_BLOCK),
+            // A size of SIZE_IN_BLOCK or more is read from the block.
+            size: u32::try_from(size).unwrap_or(SIZE_IN_BLOCK),
             block: b.into_boxed_slice(),
         }
     }

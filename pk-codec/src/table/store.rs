@@ -23,7 +23,7 @@ use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_col
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
 };
-use super::window::Log;
+use super::window::{Log, next_window_start};
 
 pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(PoisonError::into_inner)
@@ -166,12 +166,7 @@ impl Table {
             sample_every: u64::from(options.load_sample_every),
             window_ms,
             current_window: AtomicI64::new(now.div_euclid(window_ms)),
-            next_window_ms: AtomicI64::new(
-                // Saturating: a clock at the end of time has no next window.
-                now.div_euclid(window_ms)
-                    .saturating_add(1)
-                    .saturating_mul(window_ms),
-            ),
+            next_window_ms: AtomicI64::new(next_window_start(now.div_euclid(window_ms), window_ms)),
             rotate_lock: Mutex::new(Vec::new()),
             log: Mutex::new(Log::default()),
             splits: AtomicU64::new(0),

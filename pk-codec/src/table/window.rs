@@ -50,7 +50,7 @@ impl Table {
             };
             self.current_window.store(w, Relaxed);
             self.next_window_ms
-                .store(w.saturating_add(1).saturating_mul(self.window_ms), Relaxed);
+                .store(next_window_start(w, self.window_ms), Relaxed);
             let mut log = lock(&self.log);
             log.partitions_at.insert(old, partitions);
             log.records.append(&mut records);
@@ -168,6 +168,12 @@ impl Table {
     pub fn load_window_ms(&self) -> i64 {
         self.window_ms
     }
+}
+
+/// The first millisecond of the window after window `w`, saturating: a clock at the end of
+/// time has no next window.
+pub(super) fn next_window_start(w: i64, window_ms: i64) -> i64 {
+    w.saturating_add(1).saturating_mul(window_ms)
 }
 
 /// A record of a partition's open-window load, without resetting it.
