@@ -593,6 +593,25 @@ impl Rng {
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }
+    /// `text` after `edits` random edits of a character each: removed, or a character of
+    /// `insert` inserted, or overwritten with one of `overwrite`.
+    fn edit(&mut self, text: &str, edits: usize, insert: &[char], overwrite: &[char]) -> String {
+        let mut b: Vec<char> = text.chars().collect();
+        for _ in 0..edits {
+            if b.is_empty() {
+                break;
+            }
+            let at = self.below(b.len());
+            match self.below(3) {
+                0 => {
+                    b.remove(at);
+                }
+                1 => b.insert(at, *self.pick(insert)),
+                _ => b[at] = *self.pick(overwrite),
+            }
+        }
+        b.into_iter().collect()
+    }
 }
 const KINDS: &[&str] = &[
     "u8",
@@ -725,21 +744,8 @@ fn seeded_layouts_never_panic() {
         let spec = rand_spec(&mut r);
         // mutate the spec text sometimes
         let spec = if r.below(4) == 0 {
-            let mut b: Vec<char> = spec.chars().collect();
-            for _ in 0..3 {
-                if b.is_empty() {
-                    break;
-                }
-                let i = r.below(b.len());
-                match r.below(3) {
-                    0 => {
-                        b.remove(i);
-                    }
-                    1 => b.insert(i, *r.pick(&['=', ':', ';', '\'', '(', ')', 'é', '9', ' '])),
-                    _ => b[i] = *r.pick(&['=', ':', ';', '\'', '(', ')', 'é', '9']),
-                }
-            }
-            b.into_iter().collect()
+            const INSERT: &[char] = &['=', ':', ';', '\'', '(', ')', 'é', '9', ' '];
+            r.edit(&spec, 3, INSERT, &INSERT[..INSERT.len() - 1])
         } else {
             spec
         };
@@ -886,28 +892,14 @@ fn seeded_derived_decode_never_panics() {
     ];
     for i in 0..20_000 {
         let base = &samples[i % samples.len()];
-        let mut b: Vec<char> = base.chars().collect();
-        for _ in 0..(1 + r.below(3)) {
-            if b.is_empty() {
-                break;
-            }
-            let at = r.below(b.len());
-            match r.below(3) {
-                0 => {
-                    b.remove(at);
-                }
-                1 => b.insert(
-                    at,
-                    *r.pick(&['0', '9', 'f', ',', '/', '-', '=', '~', 'é', '\\', '!']),
-                ),
-                _ => b[at] = *r.pick(&['0', '9', 'f', ',', '/', '-', '=', '~', 'é', '\\', '!']),
-            }
-        }
+        const EDITS: &[char] = &['0', '9', 'f', ',', '/', '-', '=', '~', 'é', '\\', '!'];
+        let edits = 1 + r.below(3);
+        let edited = r.edit(base, edits, EDITS, EDITS);
         let k: String = if r.below(5) == 0 {
             let n = r.below(50);
             rand_text(&mut r, n)
         } else {
-            b.into_iter().collect()
+            edited
         };
         let _ = DBucket::decode(&k);
         let _ = DHash::decode(&k);
