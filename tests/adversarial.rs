@@ -125,40 +125,53 @@ fn decode_with_a_non_ascii_delimiter_is_refused() {
 
 #[test]
 fn writers_refuse_widths_outside_the_width_range_rule() {
-    let int = |bits| Kind::Int { bits };
-    let uint = |bits| Kind::Uint { bits };
-    // (kind, width, the rule's minimum for the kind)
-    let cases = [
-        (int(IntBits::B64), 0, 2),
-        (int(IntBits::B64), 1, 2),
-        (int(IntBits::B64), 41, 2),
-        (uint(IntBits::B64), 0, 1),
-        (uint(IntBits::B64), 41, 1),
-        (uint(IntBits::B128), 60, 1),
-        (int(IntBits::B128), 41, 2),
-        (int(IntBits::B128), 0, 2),
+    // Every width a spec can carry (0 to 255), for each writer: refused, naming the rule,
+    // exactly outside the rule's range (1 to 40 digits; 2 to 40 characters signed), and the
+    // value 1 written at every width inside it.
+    let kinds = [
+        (Kind::Int { bits: IntBits::B64 }, 2),
+        (
+            Kind::Int {
+                bits: IntBits::B128,
+            },
+            2,
+        ),
+        (Kind::Uint { bits: IntBits::B64 }, 1),
+        (
+            Kind::Uint {
+                bits: IntBits::B128,
+            },
+            1,
+        ),
     ];
-    for (kind, width, min) in cases {
-        let spec = FieldSpec::new(kind).with_width(width);
-        let r = encode_one(&KeyShape::new(b','), |w| {
-            w.begin_field();
-            match kind {
-                Kind::Int {
-                    bits: IntBits::B128,
-                } => w.int128(&spec, "a", 1),
-                Kind::Int { .. } => w.int64(&spec, "a", 1),
-                Kind::Uint {
-                    bits: IntBits::B128,
-                } => w.uint128(&spec, "a", 1),
-                _ => w.uint64(&spec, "a", 1),
+    for (kind, min) in kinds {
+        for width in 0..=u8::MAX {
+            let spec = FieldSpec::new(kind).with_width(width);
+            let r = encode_one(&KeyShape::new(b','), |w| {
+                w.begin_field();
+                match kind {
+                    Kind::Int {
+                        bits: IntBits::B128,
+                    } => w.int128(&spec, "a", 1),
+                    Kind::Int { .. } => w.int64(&spec, "a", 1),
+                    Kind::Uint {
+                        bits: IntBits::B128,
+                    } => w.uint128(&spec, "a", 1),
+                    _ => w.uint64(&spec, "a", 1),
+                }
+            });
+            if (min..=40).contains(&width) {
+                let key = r.unwrap_or_else(|e| panic!("{kind:?} width {width}: {e}"));
+                assert_eq!(key.len(), usize::from(width), "{kind:?} width {width}");
+            } else {
+                let rule = Rule::WidthRange {
+                    width,
+                    min,
+                    max: 40,
+                };
+                assert_eq!(broken_rule(&r), (Some("a"), rule), "{kind:?} width {width}");
             }
-        });
-        let rule = Rule::WidthRange {
-            width,
-            min,
-            max: 40,
-        };
-        assert_eq!(broken_rule(&r), (Some("a"), rule), "{kind:?} width {width}");
+        }
     }
 }
 
