@@ -483,3 +483,38 @@ fn cli_analyze_of_odd_inputs() {
         assert_eq!(out.status.code(), Some(code), "{name}: {stderr}");
     }
 }
+
+/// `KeyShape::bucket_prefix` answered the text of bucket 16 of a 16-bucket prefix (`"16,"`), a
+/// prefix no key has, so a scatter-gather read over a wrong bucket count read nothing and said
+/// nothing. Now it answers only buckets that exist: at every count where the bucket width steps
+/// and at the limit, with and without the separator, the prefix of every bucket starts every key
+/// of that bucket, and there is none past the last bucket.
+#[test]
+fn bucket_prefix_answers_only_buckets_that_exist() {
+    let counts = [
+        1u32, 2, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 9999, 10_000,
+    ];
+    for count in counts {
+        for sep in ["", ":sep"] {
+            let layout: Layout = format!("ts: u64; buckets={count}:mod(ts){sep}")
+                .parse()
+                .unwrap();
+            let shape = layout.shape();
+            for ts in (0..u64::from(count) * 2).step_by(usize::try_from(count / 50 + 1).unwrap()) {
+                let key = layout.encode(&[ts.into()]).unwrap();
+                let bucket = shape.bucket_of_key(&key).unwrap();
+                assert_eq!(u64::from(bucket), ts % u64::from(count), "{layout} {ts}");
+                let prefix = shape.bucket_prefix(bucket).unwrap();
+                assert!(key.starts_with(&prefix), "{layout}: {key} / {prefix}");
+                assert_eq!(prefix.len(), shape.prefix().len(), "{layout}");
+            }
+            for past in [count, count + 1, u32::MAX] {
+                assert_eq!(shape.bucket_prefix(past), None, "{layout} bucket {past}");
+            }
+        }
+    }
+    let plain: Layout = "ts: u64".parse().unwrap();
+    assert_eq!(plain.shape().bucket_prefix(0), None);
+    let hashed: Layout = "ts: u64 width=4; hash=xxh3:4".parse().unwrap();
+    assert_eq!(hashed.shape().bucket_prefix(0), None);
+}

@@ -421,10 +421,32 @@ impl KeyShape {
         self.prefix.split_points(n)
     }
 
-    /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket prefix).
+    /// The key text of bucket `bucket`'s prefix, separator included: the text every key of that
+    /// bucket starts with, for a scatter-gather read that goes bucket by bucket.
+    ///
+    /// `None` when the shape has no bucket prefix or has no bucket `bucket` (buckets are numbered
+    /// from 0 to the count less one): no key starts with such a text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Layout;
+    ///
+    /// let layout: Layout = "ts: u64; buckets=16:mod(ts):sep".parse()?;
+    /// assert_eq!(layout.shape().bucket_prefix(3).as_deref(), Some("03,"));
+    /// assert!(layout.encode(&[19u64.into()])?.starts_with("03,"));
+    /// assert_eq!(layout.shape().bucket_prefix(16), None);
+    /// assert_eq!("ts: u64".parse::<Layout>()?.shape().bucket_prefix(0), None);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
     #[must_use]
-    pub fn bucket_prefix(&self, bucket: u32) -> String {
-        self.prefix.bucket_text(self.delimiter, bucket)
+    pub fn bucket_prefix(&self, bucket: u32) -> Option<String> {
+        match self.prefix {
+            Prefix::Bucket { count, .. } if bucket < count => {
+                Some(self.prefix.bucket_text(self.delimiter, bucket))
+            }
+            _ => None,
+        }
     }
 
     /// Merges per-bucket streams of keys (or rows, through `key_of`), each sorted, into one stream
