@@ -292,7 +292,21 @@ impl Step {
     ) -> bool {
         by_uint_op!(self.op, push_uint::<LEAD>(out, delimiter, value, self.write_limit), {
             PLAIN_STR => match value {
-                Value::Str(s) => push_plain_str::<LEAD>(out, delimiter, s),
+                Value::Str(s) if text::plain_len(s.as_bytes(), delimiter) == s.len() => {
+                    if LEAD {
+                        // For an ASCII delimiter (every layout's, rule `delimiter-ascii`) one
+                        // byte's store: `String::push` of a character known only at run time
+                        // stayed a call in this loop (26 instructions per key, callgrind).
+                        if delimiter.is_ascii() {
+                            let mut buf = [0u8; 4];
+                            out.push_str(char::from(delimiter).encode_utf8(&mut buf));
+                        } else {
+                            push_wide_delimiter(out, delimiter);
+                        }
+                    }
+                    out.push_str(s);
+                    true
+                }
                 _ => false,
             },
             _ => false,
@@ -407,26 +421,6 @@ impl Step {
         values.push(read_field(r, def, self.role)?);
         Ok(())
     }
-}
-
-/// Appends `s` in the plain form (after `delimiter` when `LEAD`), answering whether it could;
-/// when it could not (a byte at or below the delimiter), it wrote nothing. Out of line: inlined
-/// into the layout's loop, which holds every width's digits, `String::push` of the delimiter
-/// stayed a call (26 instructions per key under callgrind, against 5 for this call).
-#[inline(never)]
-fn push_plain_str<const LEAD: bool>(out: &mut String, delimiter: u8, s: &str) -> bool {
-    if text::plain_len(s.as_bytes(), delimiter) != s.len() {
-        return false;
-    }
-    if LEAD {
-        if delimiter.is_ascii() {
-            out.push(char::from(delimiter));
-        } else {
-            push_wide_delimiter(out, delimiter);
-        }
-    }
-    out.push_str(s);
-    true
 }
 
 #[cold]
