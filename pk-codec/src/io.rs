@@ -114,18 +114,37 @@ impl<'a> KeyWriter<'a> {
         self.out.push(char::from(self.delimiter));
     }
 
-    /// Appends `v`, which must fit `WIDTH` digits, at that width and order.
+    /// Appends the delimiter when `LEAD`, then `v`, which must fit `WIDTH` digits, at that width
+    /// and order: for a runtime layout, which tracks the fields itself (see
+    /// [`KeyWriter::delimiter`]); delimiter and digits are one append.
     #[inline(always)]
-    pub(crate) fn uint_digits_fixed<const WIDTH: u8, const DESC: bool>(&mut self, v: u64) {
-        num::push_u64_fitting(self.out, v, WIDTH, DESC);
+    pub(crate) fn uint_digits_fixed<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
+        &mut self,
+        v: u64,
+    ) {
+        if LEAD {
+            num::push_u64_fitting_after(self.out, self.delimiter, v, WIDTH, DESC);
+        } else {
+            num::push_u64_fitting(self.out, v, WIDTH, DESC);
+        }
     }
 
     /// Writes `s` in the plain ascending string form, answering whether it could: nothing is
     /// written for a string with a byte at or below the delimiter.
     #[inline(always)]
     pub(crate) fn try_plain_str(&mut self, s: &str) -> bool {
+        self.try_lead_plain_str::<false>(s)
+    }
+
+    /// [`KeyWriter::try_plain_str`], after the delimiter when `LEAD` (for a runtime layout, see
+    /// [`KeyWriter::delimiter`]); when it declines, it writes nothing, delimiter included.
+    #[inline(always)]
+    pub(crate) fn try_lead_plain_str<const LEAD: bool>(&mut self, s: &str) -> bool {
         if text::plain_len(s.as_bytes(), self.delimiter) != s.len() {
             return false;
+        }
+        if LEAD {
+            self.delimiter();
         }
         self.out.push_str(s);
         true
@@ -580,6 +599,37 @@ impl<'a> KeyReader<'a> {
         Some(v)
     }
 
+    /// [`KeyReader::uint64_fast`] for a runtime layout, which tracks the fields itself: when
+    /// `LEAD`, the field's delimiter first (what [`KeyReader::begin_field`] expects of every
+    /// field but the first); the field is counted as begun. When it declines it consumes nothing,
+    /// delimiter included, and counts nothing: `begin_field` and the general reader then say what
+    /// is wrong.
+    #[inline(always)]
+    pub(crate) fn lead_uint64_fast<const LEAD: bool>(
+        &mut self,
+        max: u64,
+        width: u8,
+        desc: bool,
+    ) -> Option<u64> {
+        let start = self.pos;
+        let lead = usize::from(LEAD);
+        let end = start + lead + usize::from(width);
+        let text = self.key.as_bytes().get(start..end)?;
+        let digits = if LEAD {
+            let (&first, digits) = text.split_first()?;
+            if first != self.delimiter {
+                return None;
+            }
+            digits
+        } else {
+            text
+        };
+        let v = num::parse_u64_fast(digits, desc).filter(|&v| v <= max)?;
+        self.pos = end;
+        self.fields += 1;
+        Some(v)
+    }
+
     /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
     #[inline(always)]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
@@ -804,6 +854,32 @@ impl<'a> KeyReader<'a> {
         self.pos += len;
         // The byte after the text is the ASCII delimiter or the end: a character boundary.
         Some(&self.key[start..start + len])
+    }
+
+    /// [`KeyReader::try_plain_str`] for a runtime layout, as [`KeyReader::lead_uint64_fast`]:
+    /// after the delimiter when `LEAD`, counting the field as begun; declining, it consumes and
+    /// counts nothing.
+    #[inline(always)]
+    pub(crate) fn lead_try_plain_str<const LEAD: bool>(&mut self) -> Option<&'a str> {
+        let bytes = self.key.as_bytes();
+        let mut start = self.pos;
+        if LEAD {
+            if bytes.get(start) != Some(&self.delimiter) {
+                return None;
+            }
+            start += 1;
+        }
+        let rest = bytes.get(start..)?;
+        let len = text::plain_len(rest, self.delimiter);
+        if rest.get(len).is_some_and(|&b| b != self.delimiter) {
+            return None;
+        }
+        // The bytes before and after the text are the ASCII delimiter or the key's ends:
+        // character boundaries.
+        let s = self.key.get(start..start + len)?;
+        self.pos = start + len;
+        self.fields += 1;
+        Some(s)
     }
 
     /// What [`KeyReader::try_plain_str`] declined: the first byte a plain string cannot hold.

@@ -168,11 +168,12 @@ const fn complement_word(w: u64) -> u64 {
     0x6969_6969_6969_6969 - w
 }
 
-/// Appends `v` in exactly `digits` decimal digits (nines' complement when `complement`); `v` must
-/// fit. The digits come from at most three words of [`eight_ascii`], how many depending on the
-/// width only, so with a constant width the code is straight-line.
+/// Appends `lead` (if any), then `v` in exactly `digits` decimal digits (nines' complement when
+/// `complement`); `v` must fit. The digits come from at most three words of [`eight_ascii`], how
+/// many depending on the width only, so with a constant width the code is straight-line; `lead`
+/// takes the byte before the digits in the same buffer, so that both are one append.
 #[inline(always)]
-fn push_digits(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
+fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, complement: bool) {
     const E8: u64 = 100_000_000;
     debug_assert!(digits >= 20 || v < POW10[digits]);
     // Eight `0` digits: the words above the value's highest digit.
@@ -204,18 +205,31 @@ fn push_digits(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
     for (chunk, w) in text.chunks_exact_mut(8).zip(buf) {
         chunk.copy_from_slice(&w.to_le_bytes());
     }
+    if digits < 24 {
+        // Below 24 digits the byte before them is a spare `0` of the buffer: the lead's place.
+        let from = match lead {
+            Some(lead) => {
+                text[23 - digits] = lead;
+                23 - digits
+            }
+            None => 24 - digits,
+        };
+        bytes.extend_from_slice(&text[from..]);
+        return;
+    }
+    if let Some(lead) = lead {
+        bytes.push(lead);
+    }
     if digits > 24 {
         // Widths above 24 (up to MAX_WIDTH) lead with more zeros (nines when complemented).
         let fill = if complement { b'9' } else { b'0' };
         bytes.resize(bytes.len() + digits - 24, fill);
-        bytes.extend_from_slice(&text);
-    } else {
-        bytes.extend_from_slice(&text[24 - digits..]);
     }
+    bytes.extend_from_slice(&text);
 }
 
-/// Appends a fixed-width decimal field to `out`: `sign` (if any), then `v` in `digits` digits
-/// (nines' complement when `complement`).
+/// Appends a fixed-width decimal field to `out`: `sign` (if any: a sign, or the delimiter before
+/// a layout's field; ASCII), then `v` in `digits` digits (nines' complement when `complement`).
 ///
 /// This is the hot path of every integer field, so it writes straight into the string's buffer:
 /// going through `push_str` would validate the digits as UTF-8 again and copy them once more,
@@ -225,14 +239,12 @@ fn push_digits(bytes: &mut Vec<u8>, v: u64, digits: usize, complement: bool) {
 fn push_decimal(out: &mut String, sign: Option<u8>, v: u64, digits: usize, complement: bool) {
     // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it. Every byte appended
     // below is an ASCII digit (from `eight_ascii`, its nines' complement, or the `0`/`9` fill
-    // and scratch) or the ASCII sign, so the string stays valid UTF-8 at every point, panics included (no code
+    // and scratch) or `sign`, which every caller passes ASCII (`-`, `0`, or a delimiter that
+    // `push_u64_fitting_after` checked), so the string stays valid UTF-8 at every point, panics included (no code
     // other than this function's own runs while the vector is borrowed).
     let bytes = unsafe { out.as_mut_vec() };
-    if let Some(sign) = sign {
-        debug_assert!(sign.is_ascii());
-        bytes.push(sign);
-    }
-    push_digits(bytes, v, digits, complement);
+    debug_assert!(sign.is_none_or(|sign| sign.is_ascii()));
+    push_digits(bytes, sign, v, digits, complement);
 }
 
 /// Overwrites `out[at..at + bytes.len()]` with `bytes`, both ASCII: how a key's prefix replaces
@@ -280,6 +292,18 @@ pub(crate) fn write_u64(
 pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) {
     debug_assert!(fits_u64(v, width));
     push_decimal(out, None, v, usize::from(width), desc);
+}
+
+/// [`push_u64_fitting`] after the byte `lead` (a layout's delimiter), in one append.
+#[inline(always)]
+pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: u8, desc: bool) {
+    debug_assert!(fits_u64(v, width));
+    if lead.is_ascii() {
+        push_decimal(out, Some(lead), v, usize::from(width), desc);
+    } else {
+        out.push(char::from(lead));
+        push_decimal(out, None, v, usize::from(width), desc);
+    }
 }
 
 /// The rule `width-range` at a writer: a spec built by hand may carry any width.

@@ -301,7 +301,7 @@ impl TryFrom<LayoutConfig> for Layout {
         for def in &fields {
             shape.check_field(&def.name, &def.spec)?;
         }
-        let plan = Plan::new(&fields, &bucket);
+        let plan = Plan::new(&fields, &bucket, &shape);
         Ok(Self {
             fields,
             shape,

@@ -15,6 +15,8 @@ use crate::value::Value;
 mod builder;
 mod config;
 mod plan;
+#[cfg(test)]
+mod tests;
 mod text;
 
 pub use builder::LayoutBuilder;
@@ -159,16 +161,11 @@ impl Layout {
                 found: values.len(),
             });
         }
-        self.shape.encode_checked(out, |w| {
-            let steps = self.plan.steps().iter();
-            for (i, ((def, step), value)) in self.fields.iter().zip(steps).zip(values).enumerate() {
-                if i > 0 {
-                    w.delimiter();
-                }
-                step.write(w, def, value)?;
-            }
-            Ok(())
-        })
+        if self.plan.try_write_direct(values, out) {
+            return Ok(());
+        }
+        self.shape
+            .encode_checked(out, |w| self.plan.write(w, &self.fields, values))
     }
 
     /// What field `index`, holding `value`, contributes to the bucket.
@@ -219,15 +216,14 @@ impl Layout {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
-        let base = values.len();
         values.reserve(self.fields.len());
-        let decoded = self.shape.decode_checked(key, |r| {
-            for (def, step) in self.fields.iter().zip(self.plan.steps()) {
-                r.begin_field(&def.name)?;
-                step.read(r, def, values)?;
-            }
-            Ok(())
-        });
+        if self.plan.try_read_direct(key, values) {
+            return Ok(());
+        }
+        let base = values.len();
+        let decoded = self
+            .shape
+            .decode_checked(key, |r| self.plan.read(r, &self.fields, values));
         if decoded.is_err() {
             values.truncate(base);
         }

@@ -1,7 +1,7 @@
-//! How a [`Layout`](super::Layout) writes and reads each field: a direct writer and reader per
-//! field, chosen once when the layout is built, and the general dispatch from [`Value`]s to the
-//! [`KeyWriter`] and [`KeyReader`] methods for every other form, every field with a part in the
-//! bucket, and every value the direct path declines.
+//! How a [`Layout`](super::Layout) writes and reads each field: a direct path per field, chosen
+//! once when the layout is built and dispatched by one `match` in the layout's loop, and the
+//! general dispatch from [`Value`]s to the [`KeyWriter`] and [`KeyReader`] methods for every
+//! other form, every field with a part in the bucket, and every value the direct path declines.
 
 use std::hash::{Hash, Hasher};
 
@@ -10,6 +10,8 @@ use crate::field_spec::{FieldSpec, IntBits, Kind};
 use crate::io::{KeyReader, KeyWriter};
 use crate::num;
 use crate::prefix::BucketValue;
+use crate::shape::KeyShape;
+use crate::text;
 use crate::value::Value;
 
 use super::{BucketFields, FieldDef};
@@ -17,23 +19,165 @@ use super::{BucketFields, FieldDef};
 /// The steps of a layout, one per field, made when it is built.
 ///
 /// It is a function of the layout's fields and bucket, so it takes no part in comparing or
-/// hashing layouts (and holds function pointers, which do not compare reliably).
+/// hashing layouts.
 #[derive(Debug, Clone)]
-pub(super) struct Plan(Vec<Step>);
+pub(super) struct Plan {
+    steps: Vec<Step>,
+    /// Whether a whole key can take the direct paths without a [`KeyWriter`] or [`KeyReader`]
+    /// ([`Plan::try_write_direct`], [`Plan::try_read_direct`]): no prefix, an ASCII delimiter,
+    /// and a direct path of its own (unsigned integer or plain string) for every field.
+    direct: bool,
+    delimiter: u8,
+    max_len: usize,
+}
 
 impl Plan {
-    pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields) -> Self {
-        Self(
-            fields
-                .iter()
-                .enumerate()
-                .map(|(i, def)| Step::new(i, &def.spec, bucket))
-                .collect(),
-        )
+    pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields, shape: &KeyShape) -> Self {
+        let steps: Vec<Step> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, def)| Step::new(i, &def.spec, bucket))
+            .collect();
+        let direct = shape.prefix().is_empty()
+            && shape.delimiter().is_ascii()
+            && steps.iter().all(|step| step.op <= PLAIN_STR);
+        Self {
+            steps,
+            direct,
+            delimiter: shape.delimiter(),
+            max_len: shape.max_len(),
+        }
+    }
+
+    /// Every field by the general path: what the direct paths are tested against.
+    #[cfg(test)]
+    pub(super) fn general(fields: &[FieldDef], bucket: &BucketFields, shape: &KeyShape) -> Self {
+        let mut plan = Self::new(fields, bucket, shape);
+        plan.direct = false;
+        for step in &mut plan.steps {
+            step.op = GENERAL;
+        }
+        plan
+    }
+
+    /// This plan without the whole-key direct paths (each field still takes its own), for
+    /// tests of the field-by-field loop.
+    #[cfg(test)]
+    pub(super) fn by_field(mut self) -> Self {
+        self.direct = false;
+        self
+    }
+
+    /// Whether whole keys take the direct paths.
+    #[cfg(test)]
+    pub(super) fn is_direct(&self) -> bool {
+        self.direct
     }
 
     pub(super) fn steps(&self) -> &[Step] {
-        &self.0
+        &self.steps
+    }
+
+    /// Writes a whole key by the direct paths, straight into `out`, answering whether it did.
+    /// When it did not (a layout without them, a value one of them declines, a key over the
+    /// limit), `out` is as it was, and the caller writes the key by [`Plan::write`], which
+    /// writes it or says what is wrong. `values` are as many as the steps (the caller checked).
+    #[inline(always)]
+    pub(super) fn try_write_direct(&self, values: &[Value], out: &mut String) -> bool {
+        if !self.direct {
+            return false;
+        }
+        let base = out.len();
+        let mut fields = self.steps.iter().zip(values);
+        let written = 'key: {
+            if let Some((step, value)) = fields.next()
+                && !step.write_direct::<false>(out, self.delimiter, value)
+            {
+                break 'key false;
+            }
+            for (step, value) in fields {
+                if !step.write_direct::<true>(out, self.delimiter, value) {
+                    break 'key false;
+                }
+            }
+            out.len() - base <= self.max_len
+        };
+        if !written {
+            out.truncate(base);
+        }
+        written
+    }
+
+    /// Reads a whole key by the direct paths, appending its values, answering whether it did.
+    /// When it did not (a layout without them, text one of them declines, text left over, a
+    /// key over the limit), `values` is as it was, and the caller reads the key by
+    /// [`Plan::read`], which reads it or says what is wrong.
+    #[inline(always)]
+    pub(super) fn try_read_direct(&self, key: &str, values: &mut Vec<Value>) -> bool {
+        if !self.direct || key.len() > self.max_len {
+            return false;
+        }
+        let base = values.len();
+        let mut pos = 0;
+        let mut steps = self.steps.iter();
+        let read = 'key: {
+            if let Some(step) = steps.next()
+                && !step.read_direct::<false>(key, &mut pos, self.delimiter, values)
+            {
+                break 'key false;
+            }
+            for step in steps {
+                if !step.read_direct::<true>(key, &mut pos, self.delimiter, values) {
+                    break 'key false;
+                }
+            }
+            pos == key.len()
+        };
+        if !read {
+            values.truncate(base);
+        }
+        read
+    }
+
+    /// Writes the fields of a key, delimiters included: each by its direct path or, declined,
+    /// the general one. `fields` and `values` are as many as the steps (the caller checked).
+    ///
+    /// The first field and the others are two copies of one loop body, so that every field
+    /// after the first writes its delimiter in the same append as its digits.
+    #[inline(always)]
+    pub(super) fn write(
+        &self,
+        w: &mut KeyWriter<'_>,
+        fields: &[FieldDef],
+        values: &[Value],
+    ) -> Result<()> {
+        let mut fields = self.steps.iter().zip(fields).zip(values);
+        if let Some(((step, def), value)) = fields.next() {
+            step.write::<false>(w, def, value)?;
+        }
+        for ((step, def), value) in fields {
+            step.write::<true>(w, def, value)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the fields of a key, delimiters included, appending their values: each by its
+    /// direct path or, declined, the general one.
+    #[inline(always)]
+    pub(super) fn read(
+        &self,
+        r: &mut KeyReader<'_>,
+        fields: &[FieldDef],
+        values: &mut Vec<Value>,
+    ) -> Result<()> {
+        let mut fields = self.steps.iter().zip(fields);
+        if let Some((step, def)) = fields.next() {
+            step.read::<false>(r, def, values)?;
+        }
+        for (step, def) in fields {
+            step.read::<true>(r, def, values)?;
+        }
+        Ok(())
     }
 }
 
@@ -49,28 +193,27 @@ impl Hash for Plan {
     fn hash<H: Hasher>(&self, _: &mut H) {}
 }
 
-/// Writes a field whose value takes the direct path (after its delimiter, which the caller
-/// writes), answering whether it did; when it did not, it wrote nothing, and the general path
-/// ([`write_field`]) writes the field or says what is wrong. Called through a pointer chosen for
-/// the field's form, so a layout's loop pays one indirect call per field and nothing else.
-type FieldWriter = fn(&mut KeyWriter<'_>, &FieldDef, &Value, u64) -> bool;
-
-/// Reads a field whose text takes the direct path and appends its value, answering whether it
-/// did; when it did not, it consumed nothing, and the general path ([`read_field`]) reads the
-/// field or says what is wrong.
-type FieldReader = fn(&mut KeyReader<'_>, &FieldDef, u64, &mut Vec<Value>) -> bool;
+/// The direct path of a field, by [`Step::op`]: an unsigned integer of up to 64 bits at width
+/// `w` (1 to 20) and order `desc` is `2 * (w - 1) + desc`; then the other forms.
+const UINT_OPS: u8 = 40;
+/// A plain ascending string.
+const PLAIN_STR: u8 = UINT_OPS;
+/// A signed integer of up to 64 bits.
+const INT: u8 = UINT_OPS + 1;
+/// No direct path: every other form, and every field with a part in the bucket.
+const GENERAL: u8 = UINT_OPS + 2;
 
 /// How one field is written and read.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Step {
-    write: FieldWriter,
-    read: FieldReader,
+    /// The direct path (see [`UINT_OPS`]).
+    op: u8,
+    /// The field's part in the bucket (only fields on the general path have one).
+    pub(super) role: FieldRole,
     /// The largest value written: the kind's maximum and the width's (unsigned integers only).
     write_limit: u64,
     /// The largest value read: the kind's maximum (unsigned integers only).
     read_max: u64,
-    /// The field's part in the bucket (only fields on the general path have one).
-    pub(super) role: FieldRole,
 }
 
 /// What a field contributes to the bucket.
@@ -81,6 +224,28 @@ pub(super) enum FieldRole {
     Hashed,
 }
 
+/// `match`es `$op` over the unsigned integer ops, calling `$f::<LEAD, width, desc>$args` for
+/// each (one arm per width and order: the straight-line code of a derived key's field, inlined
+/// into the layout's loop), then the arms given.
+macro_rules! by_uint_op {
+    ($op:expr, $f:ident::<$lead:ident> $args:tt, { $($rest:tt)* }) => {
+        by_uint_op!(@arms $op, $f, $lead, $args, { $($rest)* },
+            0 1 1, 2 3 2, 4 5 3, 6 7 4, 8 9 5, 10 11 6, 12 13 7, 14 15 8, 16 17 9, 18 19 10,
+            20 21 11, 22 23 12, 24 25 13, 26 27 14, 28 29 15, 30 31 16, 32 33 17, 34 35 18,
+            36 37 19, 38 39 20)
+    };
+    (@arms $op:expr, $f:ident, $lead:ident, $args:tt, { $($rest:tt)* },
+        $($asc:literal $desc:literal $width:literal),*) => {
+        match $op {
+            $(
+                $asc => $f::<$lead, $width, false> $args,
+                $desc => $f::<$lead, $width, true> $args,
+            )*
+            $($rest)*
+        }
+    };
+}
+
 impl Step {
     fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
         let role = match bucket {
@@ -89,93 +254,254 @@ impl Step {
             _ => FieldRole::None,
         };
         let general = Self {
-            write: general_writer,
-            read: general_reader,
+            op: GENERAL,
+            role,
             write_limit: 0,
             read_max: 0,
-            role,
         };
         if role != FieldRole::None || spec.is_optional() {
             return general;
         }
         match spec.kind() {
-            Kind::Uint { bits } if bits <= IntBits::B64 => {
+            Kind::Uint { bits } if bits <= IntBits::B64 && (1..=20).contains(&spec.width()) => {
                 let read_max = uint_max(bits) as u64;
-                let at = usize::from(spec.width()).wrapping_sub(1);
-                let order = usize::from(spec.is_descending());
-                match (UINT_WRITERS.get(at), UINT_READERS.get(at)) {
-                    (Some(writers), Some(readers)) => Self {
-                        write: writers[order],
-                        read: readers[order],
-                        write_limit: read_max.min(num::u64_limit(spec.width())),
-                        read_max,
-                        role,
-                    },
-                    // Above width 20.
-                    _ => general,
+                Self {
+                    op: 2 * (spec.width() - 1) + u8::from(spec.is_descending()),
+                    write_limit: read_max.min(num::u64_limit(spec.width())),
+                    read_max,
+                    ..general
                 }
             }
-            Kind::Int { bits } if bits <= IntBits::B64 => Self {
-                write: int_writer,
-                read: int_reader,
-                ..general
-            },
+            Kind::Int { bits } if bits <= IntBits::B64 => Self { op: INT, ..general },
             Kind::Str if !spec.is_escaped() && !spec.is_descending() => Self {
-                write: str_writer,
-                read: str_reader,
+                op: PLAIN_STR,
                 ..general
             },
             _ => general,
         }
     }
 
-    /// Writes the field by its direct path or, declined, the general one.
+    /// Writes the field (after `delimiter` when `LEAD`) by its direct path, answering whether it
+    /// did; when it did not, it wrote nothing.
     #[inline(always)]
-    pub(super) fn write(&self, w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
-        if (self.write)(w, def, value, self.write_limit) {
-            Ok(())
-        } else {
-            write_field(w, def, self.role, value)
-        }
+    fn write_direct<const LEAD: bool>(
+        &self,
+        out: &mut String,
+        delimiter: u8,
+        value: &Value,
+    ) -> bool {
+        by_uint_op!(self.op, push_uint::<LEAD>(out, delimiter, value, self.write_limit), {
+            PLAIN_STR => match value {
+                Value::Str(s) if text::plain_len(s.as_bytes(), delimiter) == s.len() => {
+                    if LEAD {
+                        // For an ASCII delimiter (every layout's, rule `delimiter-ascii`) one
+                        // byte's store: `String::push` of a character known only at run time
+                        // stayed a call in this loop (26 instructions per key, callgrind).
+                        if delimiter.is_ascii() {
+                            let mut buf = [0u8; 4];
+                            out.push_str(char::from(delimiter).encode_utf8(&mut buf));
+                        } else {
+                            push_wide_delimiter(out, delimiter);
+                        }
+                    }
+                    out.push_str(s);
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        })
     }
 
-    /// Reads the field by its direct path or, declined, the general one, appending its value.
+    /// Reads the field at `*pos` of `key` (after `delimiter` when `LEAD`) by its direct path,
+    /// appending its value and moving `*pos` past it, answering whether it did; when it did
+    /// not, it moved and appended nothing.
     #[inline(always)]
-    pub(super) fn read(
+    fn read_direct<const LEAD: bool>(
+        &self,
+        key: &str,
+        pos: &mut usize,
+        delimiter: u8,
+        values: &mut Vec<Value>,
+    ) -> bool {
+        by_uint_op!(self.op, read_uint_at::<LEAD>(key, pos, delimiter, self.read_max, values), {
+            PLAIN_STR => {
+                let bytes = key.as_bytes();
+                let mut start = *pos;
+                if LEAD {
+                    if bytes.get(start) != Some(&delimiter) {
+                        return false;
+                    }
+                    start += 1;
+                }
+                let Some(rest) = bytes.get(start..) else {
+                    return false;
+                };
+                let len = text::plain_len(rest, delimiter);
+                if rest.get(len).is_some_and(|&b| b != delimiter) {
+                    return false;
+                }
+                // Between the ASCII delimiter or the key's ends: character boundaries.
+                let Some(s) = key.get(start..start + len) else {
+                    return false;
+                };
+                values.push(Value::Str(s.to_owned()));
+                *pos = start + len;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    /// Writes the field (after its delimiter when `LEAD`) by its direct path or, declined, the
+    /// general one.
+    #[inline(always)]
+    fn write<const LEAD: bool>(
+        &self,
+        w: &mut KeyWriter<'_>,
+        def: &FieldDef,
+        value: &Value,
+    ) -> Result<()> {
+        let written = by_uint_op!(self.op, uint_writer::<LEAD>(w, value, self.write_limit), {
+            PLAIN_STR => match value {
+                Value::Str(s) => w.try_lead_plain_str::<LEAD>(s),
+                _ => false,
+            },
+            INT => {
+                if LEAD {
+                    w.delimiter();
+                }
+                return if int_writer(w, def, value) {
+                    Ok(())
+                } else {
+                    write_field(w, def, self.role, value)
+                };
+            }
+            _ => false,
+        });
+        if written {
+            return Ok(());
+        }
+        if LEAD {
+            w.delimiter();
+        }
+        write_field(w, def, self.role, value)
+    }
+
+    /// Reads the field (after its delimiter when `LEAD`) by its direct path or, declined, the
+    /// general one, appending its value.
+    #[inline(always)]
+    fn read<const LEAD: bool>(
         &self,
         r: &mut KeyReader<'_>,
         def: &FieldDef,
         values: &mut Vec<Value>,
     ) -> Result<()> {
-        if !(self.read)(r, def, self.read_max, values) {
-            values.push(read_field(r, def, self.role)?);
+        let read = by_uint_op!(self.op, uint_reader::<LEAD>(r, self.read_max, values), {
+            PLAIN_STR => match r.lead_try_plain_str::<LEAD>() {
+                Some(s) => {
+                    values.push(Value::Str(s.to_owned()));
+                    true
+                }
+                None => false,
+            },
+            INT => {
+                r.begin_field(&def.name)?;
+                if !int_reader(r, def, values) {
+                    values.push(read_field(r, def, self.role)?);
+                }
+                return Ok(());
+            }
+            _ => false,
+        });
+        if read {
+            return Ok(());
         }
+        r.begin_field(&def.name)?;
+        values.push(read_field(r, def, self.role)?);
         Ok(())
     }
 }
 
-fn uint_writer<const WIDTH: u8, const DESC: bool>(
-    w: &mut KeyWriter<'_>,
-    _: &FieldDef,
+#[cold]
+#[inline(never)]
+fn push_wide_delimiter(out: &mut String, delimiter: u8) {
+    out.push(char::from(delimiter));
+}
+
+#[inline(always)]
+fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
+    out: &mut String,
+    delimiter: u8,
     value: &Value,
     limit: u64,
 ) -> bool {
     match *value {
         Value::Uint(v) if v <= u128::from(limit) => {
-            w.uint_digits_fixed::<WIDTH, DESC>(v as u64);
+            if LEAD {
+                num::push_u64_fitting_after(out, delimiter, v as u64, WIDTH, DESC);
+            } else {
+                num::push_u64_fitting(out, v as u64, WIDTH, DESC);
+            }
             true
         }
         _ => false,
     }
 }
 
-fn uint_reader<const WIDTH: u8, const DESC: bool>(
-    r: &mut KeyReader<'_>,
-    _: &FieldDef,
+#[inline(always)]
+fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
+    key: &str,
+    pos: &mut usize,
+    delimiter: u8,
     max: u64,
     values: &mut Vec<Value>,
 ) -> bool {
-    match r.uint64_fast(max, WIDTH, DESC) {
+    let start = *pos;
+    let end = start + usize::from(LEAD) + usize::from(WIDTH);
+    let Some(text) = key.as_bytes().get(start..end) else {
+        return false;
+    };
+    let digits = if LEAD {
+        match text.split_first() {
+            Some((&first, digits)) if first == delimiter => digits,
+            _ => return false,
+        }
+    } else {
+        text
+    };
+    match num::parse_u64_fast(digits, DESC) {
+        Some(v) if v <= max => {
+            values.push(Value::Uint(u128::from(v)));
+            *pos = end;
+            true
+        }
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn uint_writer<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
+    w: &mut KeyWriter<'_>,
+    value: &Value,
+    limit: u64,
+) -> bool {
+    match *value {
+        Value::Uint(v) if v <= u128::from(limit) => {
+            w.uint_digits_fixed::<LEAD, WIDTH, DESC>(v as u64);
+            true
+        }
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn uint_reader<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
+    r: &mut KeyReader<'_>,
+    max: u64,
+    values: &mut Vec<Value>,
+) -> bool {
+    match r.lead_uint64_fast::<LEAD>(max, WIDTH, DESC) {
         Some(v) => {
             values.push(Value::Uint(u128::from(v)));
             true
@@ -184,25 +510,8 @@ fn uint_reader<const WIDTH: u8, const DESC: bool>(
     }
 }
 
-/// The direct writers and readers of unsigned integers, compiled for each width (1 to 20, index
-/// `width - 1`) and order (ascending, then descending): the digits are the straight-line code of
-/// a derived key.
-macro_rules! uint_tables {
-    ($($width:literal)*) => {
-        static UINT_WRITERS: [[FieldWriter; 2]; 20] = [$([
-            uint_writer::<$width, false> as FieldWriter,
-            uint_writer::<$width, true> as FieldWriter,
-        ]),*];
-        static UINT_READERS: [[FieldReader; 2]; 20] = [$([
-            uint_reader::<$width, false> as FieldReader,
-            uint_reader::<$width, true> as FieldReader,
-        ]),*];
-    };
-}
-
-uint_tables!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20);
-
-fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value, _: u64) -> bool {
+#[inline(never)]
+fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> bool {
     let (&Value::Int(v), Kind::Int { bits }) = (value, def.spec.kind()) else {
         return false;
     };
@@ -211,7 +520,8 @@ fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value, _: u64) -> b
     v >= min && v <= max && w.int64(&def.spec, &def.name, v as i64).is_ok()
 }
 
-fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, _: u64, values: &mut Vec<Value>) -> bool {
+#[inline(never)]
+fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Vec<Value>) -> bool {
     let Kind::Int { bits } = def.spec.kind() else {
         return false;
     };
@@ -227,31 +537,6 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, _: u64, values: &mut Vec<Va
             false
         }
     }
-}
-
-fn str_writer(w: &mut KeyWriter<'_>, _: &FieldDef, value: &Value, _: u64) -> bool {
-    match value {
-        Value::Str(s) => w.try_plain_str(s),
-        _ => false,
-    }
-}
-
-fn str_reader(r: &mut KeyReader<'_>, _: &FieldDef, _: u64, values: &mut Vec<Value>) -> bool {
-    match r.try_plain_str() {
-        Some(s) => {
-            values.push(Value::Str(s.to_owned()));
-            true
-        }
-        None => false,
-    }
-}
-
-fn general_writer(_: &mut KeyWriter<'_>, _: &FieldDef, _: &Value, _: u64) -> bool {
-    false
-}
-
-fn general_reader(_: &mut KeyReader<'_>, _: &FieldDef, _: u64, _: &mut Vec<Value>) -> bool {
-    false
 }
 
 /// The integer a modulo bucket takes of a value (a type mismatch is reported when it is written).
