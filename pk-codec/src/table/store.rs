@@ -18,7 +18,7 @@ use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
-use super::row::StoredRow;
+use super::row::{RowRef, encode_key, encode_row, key_bytes};
 use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
@@ -281,17 +281,20 @@ impl Table {
         let now = self.tick();
         let cells = self.policy.cells_from_attributes(attributes, now)?;
         let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
-        // Encoded before the partition is locked.
-        let row = StoredRow::new(&key, &cells, size);
-        // The partition is found by the row's encoded key (one buffer of encoded bounds).
-        let map = self.map.read();
-        let at = map.index_of_encoded(row.partition_bytes());
-        self.write_at(map, at, key.partition_value(), move |data| {
-            if let Some(old) = data.rows.replace(row) {
-                data.bytes -= old.size();
-            }
-            data.bytes += size;
-            data.window.bytes_written += size;
+        with_scratch(|buf| {
+            // Encoded before the partition is locked, then copied into its leaf.
+            encode_row(&key, &cells, size, buf);
+            let row: &[u8] = buf;
+            // The partition is found by the row's encoded key (one buffer of encoded bounds).
+            let map = self.map.read();
+            let at = map.index_of_encoded(RowRef::new(row).partition_bytes());
+            self.write_at(map, at, key.partition_value(), move |data| {
+                if let Some(old) = data.rows.insert(row) {
+                    data.bytes -= old;
+                }
+                data.bytes += size;
+                data.window.bytes_written += size;
+            })
         })
     }
 
@@ -426,7 +429,12 @@ impl Table {
         if self.sampled(reads) {
             p.sample(key.partition_value());
         }
-        let cells = data.rows.get(&StoredRow::query(&key)).and_then(|r| {
+        let found = with_scratch(|buf| {
+            buf.clear();
+            encode_key(key.values(), buf);
+            data.rows.get(buf)
+        });
+        let cells = found.and_then(|r| {
             visible(r, live_from).then(|| {
                 let mut cells = Vec::with_capacity(r.cells().count());
                 select_cells(r.cells(), options, live_from, &mut cells);
@@ -492,12 +500,12 @@ impl Table {
             }
         }
         let max_versions = self.policy.max_versions;
-        let (key, query) = (&key, StoredRow::query(&key));
+        let (key, query) = (&key, key_bytes(&key));
         self.write_with(key.partition_value(), move |data| {
             let key_size = key.size() as u64;
-            let (mut cells, old_size, existed) = match data.rows.take(&query) {
+            let (mut cells, old_size, existed) = match data.rows.get(&query) {
                 Some(old) => {
-                    let live = visible(&old, live_from);
+                    let live = visible(old, live_from);
                     let cells = if live {
                         old.cells()
                             .filter(|c| VersionPolicy::is_live(c.version, live_from))
@@ -520,12 +528,15 @@ impl Table {
             normalize(&mut cells, max_versions);
             data.bytes -= old_size;
             if cells.is_empty() && !existed {
+                data.rows.remove(&query);
                 return;
             }
             let size = key_size + cells.iter().map(|c| c.size() as u64).sum::<u64>();
             data.bytes += size;
             data.window.bytes_written += size;
-            data.rows.insert(StoredRow::new(key, &cells, size));
+            let mut row = Vec::new();
+            encode_row(key, &cells, size, &mut row);
+            data.rows.insert(&row);
         })
     }
 }
@@ -539,7 +550,7 @@ enum Change {
 
 /// A stored row is visible when it has no columns (a key-only row) or a live cell.
 #[inline]
-fn visible(r: &StoredRow, live_from: i64) -> bool {
+fn visible(r: RowRef<'_>, live_from: i64) -> bool {
     r.has_no_cells()
         || r.cells()
             .any(|c| VersionPolicy::is_live(c.version, live_from))
@@ -555,10 +566,10 @@ impl Table {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         self.tick();
-        let query = StoredRow::query(&key);
+        let query = key_bytes(&key);
         self.write_with(key.partition_value(), |data| {
-            if let Some(old) = data.rows.take(&query) {
-                data.bytes -= old.size();
+            if let Some(old) = data.rows.remove(&query) {
+                data.bytes -= old;
             }
         })
     }
@@ -687,9 +698,9 @@ impl Table {
             Direction::Forward => {
                 // The request's start, then each next partition's lowest key.
                 let mut lo = Cow::Borrowed(&req.start);
-                let end_row = StoredRow::query(&req.end);
+                let end_row = key_bytes(&req.end);
                 loop {
-                    let lo_row = StoredRow::query(&lo);
+                    let lo_row = key_bytes(&lo);
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
@@ -698,9 +709,9 @@ impl Table {
                     let end = if *req.end.partition_value() >= p.upper {
                         Bound::Unbounded
                     } else {
-                        Excluded(&end_row)
+                        Excluded(end_row.as_slice())
                     };
-                    let (stop, took) = scan.take(data.rows.range((Included(&lo_row), end)));
+                    let (stop, took) = scan.take(data.rows.range(Included(&lo_row), end));
                     count_read(p, took);
                     if stop || p.upper == PkValue::InfMax {
                         break;
@@ -713,9 +724,9 @@ impl Table {
             }
             Direction::Backward => {
                 let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
-                let end_row = StoredRow::query(&req.end);
+                let end_row = key_bytes(&req.end);
                 loop {
-                    let hi_row = hi.as_ref().map(StoredRow::query);
+                    let hi_row = hi.as_ref().map(key_bytes);
                     let map = self.map.read();
                     let i = match &hi {
                         Included(k) => index_of(&map, k.partition_value()),
@@ -726,8 +737,11 @@ impl Table {
                     };
                     let p = &map[i];
                     let data = read(&p.data);
-                    let (stop, took) =
-                        scan.take(data.rows.range((Excluded(&end_row), hi_row.as_ref())).rev());
+                    let (stop, took) = scan.take(
+                        data.rows
+                            .range(Excluded(&end_row), hi_row.as_ref().map(Vec::as_slice))
+                            .rev(),
+                    );
                     count_read(p, took);
                     if stop || p.lower == PkValue::InfMin {
                         break;
@@ -800,14 +814,14 @@ impl Table {
             let mut data = write(&p.data);
             let mut freed = 0u64;
             let rows = std::mem::take(&mut data.rows);
-            data.rows = rows
-                .into_iter()
-                .filter_map(|r| {
-                    if r.cells()
-                        .all(|c| VersionPolicy::is_live(c.version, live_from))
-                    {
-                        return Some(r);
-                    }
+            let mut buf = Vec::new();
+            for r in rows.iter() {
+                let kept = if r
+                    .cells()
+                    .all(|c| VersionPolicy::is_live(c.version, live_from))
+                {
+                    Some(r.bytes())
+                } else {
                     let cells: Vec<Cell> = r
                         .cells()
                         .filter(|c| VersionPolicy::is_live(c.version, live_from))
@@ -815,18 +829,45 @@ impl Table {
                         .collect();
                     if cells.is_empty() {
                         freed += r.size();
-                        return None;
+                        None
+                    } else {
+                        let key = r.decode_key();
+                        let size =
+                            key.size() as u64 + cells.iter().map(|c| c.size() as u64).sum::<u64>();
+                        freed += r.size() - size;
+                        encode_row(&key, &cells, size, &mut buf);
+                        Some(buf.as_slice())
                     }
-                    let key = r.decode_key();
-                    let size =
-                        key.size() as u64 + cells.iter().map(|c| c.size() as u64).sum::<u64>();
-                    freed += r.size() - size;
-                    Some(StoredRow::new(&key, &cells, size))
-                })
-                .collect();
+                };
+                if let Some(row) = kept {
+                    data.rows.insert(row);
+                }
+            }
             data.bytes -= freed;
         }
     }
+}
+
+thread_local! {
+    /// A buffer each thread encodes its rows and keys in before they are copied into a leaf.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's scratch buffer (a fresh one if it is in use).
+#[inline]
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    /// A buffer grown past this by a large row is not kept.
+    const KEEP: usize = 64 << 10;
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut buf) => {
+            let r = f(&mut buf);
+            if buf.capacity() > KEEP {
+                *buf = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
 }
 
 /// A key of `n` columns: `v` then INF_MIN, the lowest key of partition-key value `v`.
@@ -855,7 +896,7 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     /// Takes rows in order; returns whether the read must stop, and (rows, bytes) taken.
-    fn take<'r>(&mut self, rows: impl Iterator<Item = &'r StoredRow>) -> (bool, (u64, u64)) {
+    fn take<'r>(&mut self, rows: impl Iterator<Item = RowRef<'r>>) -> (bool, (u64, u64)) {
         let (mut n, mut b) = (0u64, 0u64);
         // Without a TTL every cell is live, and so every row visible.
         let all_visible = self.live_from == i64::MIN;
@@ -907,10 +948,14 @@ mod tests {
             version,
             value: 1.into(),
         };
-        let row = |cells: Vec<Cell>| StoredRow::new(&"k".into(), &cells, 0);
-        assert!(visible(&row(vec![]), i64::MAX));
-        assert!(visible(&row(vec![cell(5_000)]), 5));
-        assert!(!visible(&row(vec![cell(4_999)]), 5));
+        let row = |cells: Vec<Cell>| {
+            let mut b = Vec::new();
+            encode_row(&"k".into(), &cells, 0, &mut b);
+            b
+        };
+        assert!(visible(RowRef::new(&row(vec![])), i64::MAX));
+        assert!(visible(RowRef::new(&row(vec![cell(5_000)])), 5));
+        assert!(!visible(RowRef::new(&row(vec![cell(4_999)])), 5));
     }
 
     #[test]
