@@ -22,48 +22,120 @@ const LEAF_BYTES: usize = 4096;
 /// A leaf left below this by a removal joins a neighbour when the two fit in one leaf.
 const MIN_LEAF_BYTES: usize = LEAF_BYTES / 4;
 
-/// Rows stored back to back, in key order.
+/// Rows in key order: their bytes one after another in one buffer, in the order they came (a
+/// split or a compaction puts them in key order again), and a slot per row, in key order.
+///
+/// An insert appends the row's bytes and shifts the slots after it, never the bytes. A row
+/// replaced by one of another length, or removed, leaves its bytes behind as garbage until the
+/// leaf is compacted.
+///
+/// A slot holds the key's *head*: its 8 bytes after the prefix every key of the leaf shares
+/// (`skip` bytes long), as a big-endian word, zero-padded. Two heads that differ order their
+/// keys as the bytes do (a zero of padding is below the byte a longer key has there, or equal
+/// to a `00`); only equal heads need the keys themselves. So a search reads the heads and
+/// rarely the rows.
 #[derive(Debug, Default, Clone)]
 struct Leaf {
     bytes: Vec<u8>,
-    /// Where each row ends in `bytes`.
-    ends: Vec<usize>,
+    /// Each row's key's head (apart from the rest of the slot, so that a search reads words
+    /// one after another).
+    heads: Vec<u64>,
+    /// Where each row lies in `bytes`.
+    slots: Vec<Slot>,
+    /// The length of a prefix every key of the leaf shares (at most [`PREFIX`]), and the
+    /// prefix, kept here so that a search need not read a row to compare it.
+    skip: usize,
+    prefix: [u8; PREFIX],
+    /// Bytes of `bytes` that no slot refers to.
+    garbage: usize,
+}
+
+/// Most bytes of a leaf's shared prefix that its heads skip.
+const PREFIX: usize = 32;
+
+/// Where a row lies in its leaf's bytes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: usize,
+    end: usize,
+}
+
+/// The head of `key` past its first `skip` bytes.
+#[inline]
+fn head(key: &[u8], skip: usize) -> u64 {
+    let rest = key.get(skip..).unwrap_or_default();
+    let mut w = [0u8; 8];
+    let n = rest.len().min(8);
+    w[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(w)
+}
+
+/// The length of the common prefix of `a` and `b`.
+#[inline]
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl Leaf {
     /// A leaf of one row. Its buffer grows as rows come (a leaf of one row in a gap between
     /// full leaves may stay one row, and should not cost a full leaf's room).
     fn with_row(row: &[u8]) -> Self {
-        let bytes = row.to_vec();
-        Self {
-            bytes,
-            ends: vec![row.len()],
-        }
+        let mut leaf = Self {
+            bytes: row.to_vec(),
+            heads: vec![0],
+            slots: vec![Slot {
+                start: 0,
+                end: row.len(),
+            }],
+            ..Self::default()
+        };
+        leaf.reset_heads();
+        leaf
     }
 
     #[inline]
     fn len(&self) -> usize {
-        self.ends.len()
+        self.slots.len()
     }
 
-    /// Where row `i` starts (`len()`: the end of the last row).
+    /// Bytes of the rows held.
     #[inline]
-    fn start(&self, i: usize) -> usize {
-        i.checked_sub(1).map_or(0, |last| self.ends[last])
+    fn live(&self) -> usize {
+        self.bytes.len() - self.garbage
     }
 
     #[inline]
     fn row(&self, i: usize) -> RowRef<'_> {
-        RowRef::new(&self.bytes[self.start(i)..self.ends[i]])
+        let s = self.slots[i];
+        RowRef::new(&self.bytes[s.start..s.end])
+    }
+
+    /// The prefix every key of the leaf shares.
+    #[inline]
+    fn prefix(&self) -> &[u8] {
+        &self.prefix[..self.skip]
     }
 
     /// `Ok(i)` when row `i` has `key`, else `Err(i)` with `i` where it would go.
     #[inline]
     fn search(&self, key: &[u8]) -> Result<usize, usize> {
-        let (mut lo, mut hi) = (0, self.len());
+        if self.len() == 0 {
+            return Err(0);
+        }
+        // A key without the shared prefix goes before or after every row.
+        match key[..self.skip.min(key.len())].cmp(self.prefix()) {
+            Ordering::Less => return Err(0),
+            Ordering::Greater => return Err(self.len()),
+            Ordering::Equal => {}
+        }
+        let h = head(key, self.skip);
+        let lo = self.heads.partition_point(|&x| x < h);
+        let ties = self.heads[lo..].partition_point(|&x| x == h);
+        // Rows whose heads equal the key's: ordered by the rest of their keys.
+        let (mut lo, mut hi) = (lo, lo + ties);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.row(mid).key().cmp(key) {
+            match self.row(mid).key()[self.skip..].cmp(&key[self.skip..]) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return Ok(mid),
@@ -78,86 +150,188 @@ impl Leaf {
         self.search(key).unwrap_or_else(|i| i)
     }
 
-    /// Replaces bytes `at..end` (whole rows, or none) with `with`, shifting the rows after them;
-    /// returns the change in length.
-    fn splice_bytes(&mut self, at: usize, end: usize, with: &[u8]) -> isize {
-        let (old, new) = (end - at, with.len());
-        let len = self.bytes.len();
-        if new > old {
-            self.bytes.resize(len + (new - old), 0);
-            self.bytes.copy_within(end..len, at + new);
-        } else if new < old {
-            self.bytes.copy_within(end..len, at + new);
-            self.bytes.truncate(len - (old - new));
+    /// Sets `skip` to the longest prefix the first and last keys share (every key between
+    /// shares it), and every head for it.
+    fn reset_heads(&mut self) {
+        let Some(last) = self.len().checked_sub(1) else {
+            self.skip = 0;
+            return;
+        };
+        let first = self.row(0).key();
+        let skip = common_prefix(first, self.row(last).key()).min(PREFIX);
+        let mut prefix = [0; PREFIX];
+        prefix[..skip].copy_from_slice(&first[..skip]);
+        (self.skip, self.prefix) = (skip, prefix);
+        for i in 0..self.len() {
+            let h = head(self.row(i).key(), self.skip);
+            self.heads[i] = h;
         }
-        self.bytes[at..at + new].copy_from_slice(with);
-        // Lengths are those of buffers in memory: the difference fits an isize.
-        new as isize - old as isize
     }
 
-    /// Adds `delta` to the ends of rows `from..`.
-    fn shift_ends(&mut self, from: usize, delta: isize) {
-        for e in &mut self.ends[from..] {
-            *e = e.wrapping_add_signed(delta);
+    /// Whether `n` more bytes fit without a split (compacting the leaf when its garbage is in
+    /// the way).
+    #[inline]
+    fn has_room(&mut self, n: usize) -> bool {
+        if self.live() + n > LEAF_BYTES {
+            return false;
         }
+        if self.bytes.len() + n > LEAF_BYTES && self.garbage > 0 {
+            self.compact();
+        }
+        true
+    }
+
+    /// Drops the garbage: moves the rows down over it, in the order they lie (so each moves
+    /// to or below where it was), in place.
+    fn compact(&mut self) {
+        let mut order: Vec<usize> = (0..self.slots.len()).collect();
+        if !self.slots.windows(2).all(|w| w[0].start < w[1].start) {
+            order.sort_unstable_by_key(|&i| self.slots[i].start);
+        }
+        let mut to = 0;
+        for i in order {
+            let s = &mut self.slots[i];
+            let len = s.end - s.start;
+            self.bytes.copy_within(s.start..s.end, to);
+            (s.start, s.end) = (to, to + len);
+            to += len;
+        }
+        self.bytes.truncate(to);
+        self.garbage = 0;
     }
 
     fn insert_at(&mut self, i: usize, row: &[u8]) {
-        let at = self.start(i);
-        self.splice_bytes(at, at, row);
-        self.ends.insert(i, at);
-        self.shift_ends(i, row.len().cast_signed());
+        let key = RowRef::new(row).key();
+        // A key between two rows shares their prefix; one past either end may not.
+        let skip = if i == 0 || i == self.len() {
+            common_prefix(key, self.prefix())
+        } else {
+            self.skip
+        };
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(row);
+        let end = self.bytes.len();
+        self.heads.insert(i, head(key, self.skip));
+        self.slots.insert(i, Slot { start, end });
+        if skip < self.skip {
+            self.reset_heads();
+        }
     }
 
-    /// Replaces row `i` by `row`; returns the old row's size.
+    /// Replaces row `i` by `row` (of the same key); returns the old row's size.
     fn replace_at(&mut self, i: usize, row: &[u8]) -> u64 {
         let old = self.row(i).size();
-        let (at, end) = (self.start(i), self.ends[i]);
-        let delta = self.splice_bytes(at, end, row);
-        self.shift_ends(i, delta);
-        self.fit_capacity();
+        let s = &mut self.slots[i];
+        if s.end - s.start == row.len() {
+            self.bytes[s.start..s.end].copy_from_slice(row);
+        } else {
+            self.garbage += s.end - s.start;
+            s.start = self.bytes.len();
+            self.bytes.extend_from_slice(row);
+            s.end = self.bytes.len();
+            self.tidy();
+        }
         old
     }
 
     /// Removes row `i`; returns its size.
     fn remove_at(&mut self, i: usize) -> u64 {
         let old = self.row(i).size();
-        let (at, end) = (self.start(i), self.ends[i]);
-        let delta = self.splice_bytes(at, end, &[]);
-        self.ends.remove(i);
-        self.shift_ends(i, delta);
-        self.fit_capacity();
+        let s = self.slots.remove(i);
+        self.heads.remove(i);
+        self.garbage += s.end - s.start;
+        self.tidy();
         old
     }
 
-    /// Rows `i..` as a leaf of their own.
-    fn split_off(&mut self, i: usize) -> Self {
-        let at = self.start(i);
-        let mut bytes = Vec::with_capacity(LEAF_BYTES.max(self.bytes.len() - at));
-        bytes.extend_from_slice(&self.bytes[at..]);
-        self.bytes.truncate(at);
-        let mut ends = self.ends.split_off(i);
-        for e in &mut ends {
-            *e -= at;
+    /// Compacts a leaf that is more garbage than rows, and gives back the room a large row left
+    /// behind (a leaf keeps at most twice what it holds or a leaf's worth, whichever is more).
+    fn tidy(&mut self) {
+        if self.garbage > self.live() {
+            self.compact();
         }
-        self.fit_capacity();
-        Self { bytes, ends }
-    }
-
-    /// Appends `other`'s rows (all above this leaf's).
-    fn append(&mut self, other: &Self) {
-        let at = self.bytes.len();
-        self.bytes.extend_from_slice(&other.bytes);
-        self.ends.extend(other.ends.iter().map(|e| e + at));
-    }
-
-    /// Gives back the room a large row left behind (a leaf keeps at most twice what it holds
-    /// or a leaf's worth, whichever is more).
-    fn fit_capacity(&mut self) {
         let keep = LEAF_BYTES.max(2 * self.bytes.len());
         if self.bytes.capacity() > 2 * keep {
             self.bytes.shrink_to(keep);
         }
+    }
+
+    /// Rows `i..` as a leaf of their own (in key order); both leaves come out compacted.
+    fn split_off(&mut self, i: usize) -> Self {
+        let rows = self.len() - i;
+        let mut right = Self {
+            bytes: Vec::with_capacity(LEAF_BYTES),
+            heads: Vec::with_capacity(self.heads.capacity().max(2 * rows)),
+            slots: Vec::with_capacity(self.slots.capacity().max(2 * rows)),
+            ..Self::default()
+        };
+        right.heads.extend_from_slice(&self.heads[i..]);
+        self.heads.truncate(i);
+        for s in self.slots.drain(i..) {
+            let start = right.bytes.len();
+            right.bytes.extend_from_slice(&self.bytes[s.start..s.end]);
+            let end = right.bytes.len();
+            right.slots.push(Slot { start, end });
+        }
+        self.compact();
+        // Each half's keys may share a longer prefix.
+        self.reset_heads();
+        right.reset_heads();
+        right
+    }
+
+    /// Appends `other`'s rows (all above this leaf's).
+    fn append(&mut self, other: &Self) {
+        for s in &other.slots {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(&other.bytes[s.start..s.end]);
+            let end = self.bytes.len();
+            self.slots.push(Slot { start, end });
+            self.heads.push(0);
+        }
+        self.reset_heads();
+    }
+}
+
+/// Bytes of a [`Fence`] kept inline.
+const FENCE_HEAD: usize = 40;
+
+/// A leaf's lower fence (a key), or a key searched for among the fences: its first
+/// [`FENCE_HEAD`] bytes inline as big-endian words (zero-padded), the rest (empty for most
+/// keys) behind a pointer, and the length. Ordered as the bytes are: the words decide unless
+/// equal, then the rest, then the length (equal words and rests leave one key a prefix of the
+/// other, padded with zeros). So a search among the fences compares words in the map's nodes
+/// instead of following a pointer per comparison.
+#[derive(Debug, Default, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Fence {
+    head: [u64; FENCE_HEAD / 8],
+    rest: Box<[u8]>,
+    len: usize,
+}
+
+impl Fence {
+    #[inline]
+    fn new(key: &[u8]) -> Self {
+        let mut bytes = [0u8; FENCE_HEAD];
+        let n = key.len().min(FENCE_HEAD);
+        bytes[..n].copy_from_slice(&key[..n]);
+        let mut head = [0u64; FENCE_HEAD / 8];
+        for (w, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(chunk);
+            *w = u64::from_be_bytes(b);
+        }
+        Self {
+            head,
+            rest: key.get(FENCE_HEAD..).unwrap_or_default().into(),
+            len: key.len(),
+        }
+    }
+
+    /// Whether this is the empty key (the first leaf's fence).
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -165,7 +339,7 @@ impl Leaf {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct RowSet {
     /// Leaves under their fences (see the module docs).
-    leaves: BTreeMap<Box<[u8]>, Leaf>,
+    leaves: BTreeMap<Fence, Leaf>,
     len: usize,
 }
 
@@ -183,11 +357,10 @@ impl RowSet {
 
     /// The fence and leaf that hold `key` if it is stored (`None` when the set is empty).
     #[inline]
-    fn leaf_of(&self, key: &[u8]) -> Option<(&[u8], &Leaf)> {
+    fn leaf_of(&self, key: &[u8]) -> Option<(&Fence, &Leaf)> {
         self.leaves
-            .range::<[u8], _>((Unbounded, Included(key)))
+            .range((Unbounded, Included(&Fence::new(key))))
             .next_back()
-            .map(|(f, l)| (&**f, l))
     }
 
     /// The row with `key`.
@@ -203,26 +376,26 @@ impl RowSet {
         let key = RowRef::new(row).key();
         let Some((_, leaf)) = self
             .leaves
-            .range_mut::<[u8], _>((Unbounded, Included(key)))
+            .range_mut((Unbounded, Included(&Fence::new(key))))
             .next_back()
         else {
-            self.leaves.insert(Box::default(), Leaf::with_row(row));
+            self.leaves.insert(Fence::default(), Leaf::with_row(row));
             self.len = 1;
             return None;
         };
         match leaf.search(key) {
             Ok(i) => {
                 let old = leaf.replace_at(i, row);
-                if leaf.bytes.len() > LEAF_BYTES && leaf.len() > 1 {
+                if leaf.live() > LEAF_BYTES && leaf.len() > 1 {
                     let at = leaf.len() / 2;
                     let right = leaf.split_off(at);
-                    self.leaves.insert(right.row(0).key().into(), right);
+                    self.leaves.insert(Fence::new(right.row(0).key()), right);
                 }
                 Some(old)
             }
             Err(i) => {
                 self.len += 1;
-                if leaf.bytes.len() + row.len() <= LEAF_BYTES {
+                if leaf.has_room(row.len()) {
                     leaf.insert_at(i, row);
                     return None;
                 }
@@ -243,7 +416,7 @@ impl RowSet {
                     }
                     right
                 };
-                self.leaves.insert(right.row(0).key().into(), right);
+                self.leaves.insert(Fence::new(right.row(0).key()), right);
                 None
             }
         }
@@ -253,13 +426,13 @@ impl RowSet {
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<u64> {
         let (fence, leaf) = self
             .leaves
-            .range_mut::<[u8], _>((Unbounded, Included(key)))
+            .range_mut((Unbounded, Included(&Fence::new(key))))
             .next_back()?;
         let i = leaf.search(key).ok()?;
         let size = leaf.remove_at(i);
         self.len -= 1;
-        if leaf.bytes.len() < MIN_LEAF_BYTES {
-            let fence: Box<[u8]> = fence.clone();
+        if leaf.live() < MIN_LEAF_BYTES {
+            let fence = fence.clone();
             self.rejoin(fence);
         }
         Some(size)
@@ -268,11 +441,11 @@ impl RowSet {
     /// After a removal from the leaf under `fence`: drops it when empty, else joins it to its
     /// next or previous neighbour when the two fit in one leaf.
     #[cold]
-    fn rejoin(&mut self, fence: Box<[u8]>) {
+    fn rejoin(&mut self, fence: Fence) {
         let Some(leaf) = self.leaves.get(&fence) else {
             return;
         };
-        let size = leaf.bytes.len();
+        let size = leaf.live();
         if leaf.len() == 0 {
             self.leaves.remove(&fence);
             self.fix_first_fence();
@@ -280,9 +453,9 @@ impl RowSet {
         }
         let next = self
             .leaves
-            .range::<[u8], _>((Excluded(&*fence), Unbounded))
+            .range((Excluded(&fence), Unbounded))
             .next()
-            .filter(|(_, n)| n.bytes.len() + size <= LEAF_BYTES)
+            .filter(|(_, n)| n.live() + size <= LEAF_BYTES)
             .map(|(f, _)| f.clone());
         if let Some(next) = next
             && let Some(n) = self.leaves.remove(&next)
@@ -293,9 +466,9 @@ impl RowSet {
         }
         let previous = self
             .leaves
-            .range::<[u8], _>((Unbounded, Excluded(&*fence)))
+            .range((Unbounded, Excluded(&fence)))
             .next_back()
-            .filter(|(_, p)| p.bytes.len() + size <= LEAF_BYTES)
+            .filter(|(_, p)| p.live() + size <= LEAF_BYTES)
             .map(|(f, _)| f.clone());
         if let Some(previous) = previous
             && let Some(leaf) = self.leaves.remove(&fence)
@@ -313,7 +486,7 @@ impl RowSet {
             .is_some_and(|(f, _)| !f.is_empty())
             && let Some((_, leaf)) = self.leaves.pop_first()
         {
-            self.leaves.insert(Box::default(), leaf);
+            self.leaves.insert(Fence::default(), leaf);
         }
     }
 
@@ -342,7 +515,7 @@ impl RowSet {
     ) -> impl DoubleEndedIterator<Item = RowRef<'a>> + 'a {
         // The first row: its leaf (by fence) and index.
         let from = match lower {
-            Unbounded => self.leaves.first_key_value().map(|(f, l)| (&**f, l, 0)),
+            Unbounded => self.leaves.first_key_value().map(|(f, l)| (f, l, 0)),
             Included(k) => self.leaf_of(k).map(|(f, l)| (f, l, l.lower_bound(k))),
             Excluded(k) => self.leaf_of(k).map(|(f, l)| {
                 let i = l.search(k).map_or_else(|i| i, |i| i + 1);
@@ -351,10 +524,7 @@ impl RowSet {
         };
         // The end: a leaf and the index past the last row.
         let to = match upper {
-            Unbounded => self
-                .leaves
-                .last_key_value()
-                .map(|(f, l)| (&**f, l, l.len())),
+            Unbounded => self.leaves.last_key_value().map(|(f, l)| (f, l, l.len())),
             Included(k) => self.leaf_of(k).map(|(f, l)| {
                 let i = l.search(k).map_or_else(|i| i, |i| i + 1);
                 (f, l, i)
@@ -364,7 +534,7 @@ impl RowSet {
         let leaves = match (from, to) {
             (Some((f, first, start)), Some((t, last, end))) if f <= t => Some(
                 self.leaves
-                    .range::<[u8], _>((Included(f), Included(t)))
+                    .range((Included(f), Included(t)))
                     .flat_map(move |(_, leaf)| {
                         let from = if std::ptr::eq(leaf, first) { start } else { 0 };
                         let to = if std::ptr::eq(leaf, last) {
@@ -383,7 +553,7 @@ impl RowSet {
     /// Moves the rows at and above `key` into a set of their own.
     pub(crate) fn split_off(&mut self, key: &[u8]) -> Self {
         let mut right = Self {
-            leaves: self.leaves.split_off(key),
+            leaves: self.leaves.split_off(&Fence::new(key)),
             len: 0,
         };
         // The last leaf left (its fence below `key`) may hold rows at or above it.
@@ -396,7 +566,7 @@ impl RowSet {
                     last.remove();
                 }
                 // Below every fence `right` has: its first leaf, under the empty fence.
-                right.leaves.insert(Box::default(), tail);
+                right.leaves.insert(Fence::default(), tail);
             }
         }
         right.fix_first_fence();
@@ -415,8 +585,7 @@ impl RowSet {
             return;
         }
         if let Some((_, first)) = other.leaves.pop_first() {
-            let fence: Box<[u8]> = first.row(0).key().into();
-            self.leaves.insert(fence, first);
+            self.leaves.insert(Fence::new(first.row(0).key()), first);
         }
         self.leaves.append(&mut other.leaves);
         self.len += std::mem::take(&mut other.len);
@@ -430,10 +599,18 @@ impl RowSet {
         for (i, (fence, leaf)) in self.leaves.iter().enumerate() {
             assert!(leaf.len() > 0, "empty leaf");
             assert_eq!(i == 0, fence.is_empty(), "fence {fence:?} at {i}");
-            assert_eq!(leaf.ends.last().copied(), Some(leaf.bytes.len()));
+            assert_eq!(leaf.heads.len(), leaf.len());
+            let held: usize = leaf.slots.iter().map(|s| s.end - s.start).sum();
+            assert_eq!(held + leaf.garbage, leaf.bytes.len());
+            let prefix = leaf.prefix();
             for r in 0..leaf.len() {
                 let key = leaf.row(r).key();
-                assert!(key >= &**fence);
+                assert_eq!(&key[..leaf.skip], prefix);
+                assert_eq!(leaf.heads[r], head(key, leaf.skip));
+            }
+            for r in 0..leaf.len() {
+                let key = leaf.row(r).key();
+                assert!(Fence::new(key) >= *fence);
                 assert!(previous.is_none_or(|p| p < key), "order");
                 previous = Some(key);
                 n += 1;
@@ -599,6 +776,24 @@ mod tests {
                 set.check();
             }
             assert!(set.is_empty() && set.leaves.is_empty());
+        }
+    }
+
+    /// Fences order as their bytes do: keys with zeros (of which padding looks the same),
+    /// prefixes of each other, and lengths on both sides of the inline head.
+    #[test]
+    fn fences_order_as_bytes() {
+        let mut next = lcg(7);
+        let keys: Vec<Vec<u8>> = (0..600)
+            .map(|_| {
+                let len = [0, 1, 7, 8, 9, 39, 40, 41, 60][next(9) as usize];
+                (0..len).map(|_| [0u8, 1, 0xff][next(3) as usize]).collect()
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(Fence::new(a).cmp(&Fence::new(b)), a.cmp(b), "{a:?} {b:?}");
+            }
         }
     }
 
