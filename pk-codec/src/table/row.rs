@@ -195,6 +195,75 @@ pub(crate) fn decode_key(b: &[u8]) -> Option<PrimaryKey> {
     Some(PrimaryKey::new(values))
 }
 
+/// Bytes the key encoded in `b` takes in the size accounting ([`PrimaryKey::size`] of the
+/// decoded key), without decoding it; `None` for bytes that [`encode_key`] does not write.
+pub(crate) fn encoded_key_size(mut b: &[u8]) -> Option<usize> {
+    let mut size = 0;
+    while let Some(&tag) = b.first() {
+        let used = first_value_len(b)?;
+        size += match tag {
+            TAG_INTEGER => 8,
+            // The payload: the bytes between tag and terminator, less one per escaped `00`.
+            TAG_STRING | TAG_BINARY => {
+                let payload = &b[1..used - 2];
+                payload.len() - payload.windows(2).filter(|w| *w == ESCAPED_ZERO).count()
+            }
+            _ => 0,
+        };
+        b = &b[used..];
+    }
+    Some(size)
+}
+
+/// Decodes the key encoded in `b` into `key`, reusing its values' buffers; `false` (and `key`
+/// unspecified) for bytes that [`encode_key`] does not write.
+pub(crate) fn decode_key_into(b: &[u8], key: &mut PrimaryKey) -> bool {
+    let mut n = 0;
+    let mut at = 0;
+    while at < b.len() {
+        let Some(used) = first_value_len(&b[at..]) else {
+            return false;
+        };
+        at += used;
+        n += 1;
+    }
+    let mut b = b;
+    for v in key.values_mut(n) {
+        let Some(used) = decode_value_into(b, v) else {
+            return false;
+        };
+        b = &b[used..];
+    }
+    true
+}
+
+/// [`decode_value`] into `out`, reusing its buffer when it holds a String or Binary and the
+/// payload has no escaped `00`.
+fn decode_value_into(b: &[u8], out: &mut PkValue) -> Option<usize> {
+    let (&tag, rest) = b.split_first()?;
+    if tag == TAG_STRING || tag == TAG_BINARY {
+        let first = rest.iter().position(|&x| x == 0)?;
+        if rest.get(first + 1) == Some(&TERMINATOR[1]) {
+            let payload = &rest[..first];
+            match (tag, &mut *out) {
+                (TAG_STRING, PkValue::String(s)) => {
+                    s.clear();
+                    s.push_str(std::str::from_utf8(payload).ok()?);
+                }
+                (TAG_BINARY, PkValue::Binary(v)) => {
+                    v.clear();
+                    v.extend_from_slice(payload);
+                }
+                _ => *out = decode_value(b)?.0,
+            }
+            return Some(1 + first + 2);
+        }
+    }
+    let (v, used) = decode_value(b)?;
+    *out = v;
+    Some(used)
+}
+
 /// Decodes a key that the table encoded itself (a stored row's, a split point's).
 fn decode_own_key(b: &[u8]) -> PrimaryKey {
     decode_key(b).unwrap_or_else(|| {
@@ -395,6 +464,31 @@ pub(crate) struct CellRef<'a> {
 }
 
 impl CellRef<'_> {
+    /// Bytes the cell takes in the size accounting ([`Cell::size`]): a Boolean's value is one
+    /// byte, an Integer's or Double's eight, a String's or Binary's its length, as stored.
+    #[inline]
+    pub(crate) fn size(self) -> usize {
+        self.name.len() + self.value.len() + 8
+    }
+
+    /// The owned cell, written into `cell` (reusing its name's and value's buffers).
+    pub(crate) fn write_to(self, cell: &mut Cell) {
+        cell.name.clear();
+        cell.name.push_str(&own_str_ref(self.name));
+        cell.version = self.version;
+        match (self.tag, &mut cell.value) {
+            (VALUE_STRING, AttributeValue::String(s)) => {
+                s.clear();
+                s.push_str(&own_str_ref(self.value));
+            }
+            (VALUE_BINARY, AttributeValue::Binary(b)) => {
+                b.clear();
+                b.extend_from_slice(self.value);
+            }
+            (_, value) => *value = self.to_cell().value,
+        }
+    }
+
     /// The owned cell.
     pub(crate) fn to_cell(self) -> Cell {
         let eight = || {
@@ -414,6 +508,17 @@ impl CellRef<'_> {
             value,
         }
     }
+}
+
+/// Text the table wrote from a `String`, borrowed.
+fn own_str_ref(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    std::str::from_utf8(b).map_or_else(
+        |_| {
+            debug_assert!(false, "stored text is not UTF-8");
+            String::from_utf8_lossy(b)
+        },
+        std::borrow::Cow::Borrowed,
+    )
 }
 
 /// Text the table wrote from a `String`, owned again.
@@ -519,9 +624,14 @@ mod tests {
                 std::iter::once(one).chain(two)
             })
             .collect();
+        // Decoded into one key after another (reusing its buffers), and sized undecoded.
+        let mut reused = PrimaryKey::new(Vec::new());
         for a in &keys {
             let ea = key_bytes(a);
             assert_eq!(decode_key(&ea).as_ref(), Some(a));
+            assert!(decode_key_into(&ea, &mut reused));
+            assert_eq!(&reused, a);
+            assert_eq!(encoded_key_size(&ea), Some(a.size()), "{a:?}");
             let mut ra = Vec::new();
             encode_row(a, &[], 0, &mut ra);
             for b in &keys {
@@ -604,6 +714,7 @@ mod tests {
             &[3, 0xFF, 0xFE],
         ] {
             assert_eq!(decode_key(bad), None, "{bad:?}");
+            assert!(!decode_key_into(bad, &mut PrimaryKey::from("k")), "{bad:?}");
         }
         assert_eq!(decode_key(&[3, 0xFF, 0, 1]), None); // not UTF-8
         assert_eq!(decode_key(&[]), Some(PrimaryKey::new(vec![])));
