@@ -209,6 +209,12 @@ impl Leaf {
             self.skip
         };
         let start = self.bytes.len();
+        if self.bytes.capacity() - start < row.len() {
+            // A leaf that takes a second row is likely to fill: room for a full leaf at once,
+            // rather than doubling up to it.
+            self.bytes
+                .reserve_exact(LEAF_BYTES.saturating_sub(start).max(row.len()));
+        }
         self.bytes.extend_from_slice(row);
         let end = self.bytes.len();
         self.heads.insert(i, head(key, self.skip));
