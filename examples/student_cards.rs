@@ -21,8 +21,8 @@ use std::error::Error;
 use std::ops::Range;
 
 use pk_codec::table::{
-    Attribute, Heatmap, HeatmapOptions, HotspotMeter, HotspotReport, LoadReport, ManualClock,
-    PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, Schema, Table, TableOptions,
+    Attribute, AttributeValue, Heatmap, HeatmapOptions, HotspotMeter, HotspotReport, LoadReport,
+    ManualClock, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, Schema, Table, TableOptions,
 };
 use pk_codec::{KeyRange, PartitionKey};
 
@@ -340,24 +340,15 @@ fn string_key(a: String, b: PkValue) -> PrimaryKey {
     PrimaryKey::new(vec![PkValue::String(a), b])
 }
 
-/// Reads `[start, end)` to the end, page by page; returns the rows' partition keys.
-fn read_all(
-    table: &Table,
-    start: PrimaryKey,
-    end: PrimaryKey,
-) -> Result<Vec<String>, Box<dyn Error>> {
-    let mut keys = Vec::new();
+/// Reads `[start, end)` to the end, page by page; returns the number of rows.
+fn count_all(table: &Table, start: PrimaryKey, end: PrimaryKey) -> Result<usize, Box<dyn Error>> {
+    let mut rows = 0;
     let mut next = Some(start);
     while let Some(from) = next {
-        let page = table.get_range(&RangeRequest::forward(from, end.clone()))?;
-        for row in &page.rows {
-            if let Some(PkValue::String(pk)) = row.key.values().first() {
-                keys.push(pk.clone());
-            }
-        }
-        next = page.next_start;
+        // The rows are lent one by one, not collected: nothing to allocate per row.
+        next = table.for_each_in_range(&RangeRequest::forward(from, end.clone()), |_| rows += 1)?;
     }
-    Ok(keys)
+    Ok(rows)
 }
 
 /// Stores the day under `design` and measures it.
@@ -374,15 +365,21 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
         .load_sample_every(1);
     let table = Table::with_clock(two_column_schema()?, options, clock.clone())?;
     let mut meter = HotspotMeter::new(table.load_window_ms());
+    // One attribute list and one key vector, refilled for every purchase (`put_ref` borrows
+    // them).
+    let mut attributes = vec![Attribute::new("amount_cents", 0)];
+    let mut values = Vec::with_capacity(2);
     for p in day {
         let (pk, rest) = (design.key)(p)?;
         let pk = PkValue::String(pk);
         meter.record(&table, &pk, p.ts as i64);
         clock.set(p.ts as i64);
-        table.put(
-            PrimaryKey::new(vec![pk, PkValue::String(rest)]),
-            vec![Attribute::new("amount_cents", p.amount_cents)],
-        )?;
+        attributes[0].value = AttributeValue::Integer(p.amount_cents);
+        values.clear();
+        values.extend([pk, PkValue::String(rest)]);
+        let key = PrimaryKey::new(values);
+        table.put_ref(&key, &attributes)?;
+        values = key.into_values();
     }
 
     // "All purchases of devices 15 to 99", the way this design can answer it.
@@ -398,7 +395,7 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
                     Some(end) => string_key(end.clone(), PkValue::InfMin),
                     None => PrimaryKey::inf_max(2),
                 };
-                rows += read_all(&table, string_key(r.start.clone(), PkValue::InfMin), end)?.len();
+                rows += count_all(&table, string_key(r.start.clone(), PkValue::InfMin), end)?;
             }
             (Some(ranges.len()), rows, rows)
         }
@@ -407,17 +404,24 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
             let mut rows = 0;
             let mut found = 0;
             let mut next = Some(PrimaryKey::inf_min(2));
+            let mut bad_device = None;
             while let Some(from) = next {
-                let page = table.get_range(&RangeRequest::forward(from, PrimaryKey::inf_max(2)))?;
-                for row in &page.rows {
+                let req = RangeRequest::forward(from, PrimaryKey::inf_max(2));
+                next = table.for_each_in_range(&req, |row| {
                     rows += 1;
                     if let Some(PkValue::String(rest)) = row.key.values().get(1) {
                         // The device is the second-to-last field of the rest of the key.
-                        let device: u32 = rest.rsplit(',').nth(1).unwrap_or_default().parse()?;
-                        found += usize::from(DEVICES.contains(&device));
+                        match rest.rsplit(',').nth(1).unwrap_or_default().parse::<u32>() {
+                            Ok(device) => found += usize::from(DEVICES.contains(&device)),
+                            Err(e) => {
+                                bad_device.get_or_insert(e);
+                            }
+                        }
                     }
+                })?;
+                if let Some(e) = bad_device.take() {
+                    return Err(e.into());
                 }
-                next = page.next_start;
             }
             (None, rows, found)
         }

@@ -125,6 +125,7 @@ mod partition;
 mod rebalance;
 mod request;
 mod row;
+mod rowset;
 mod schema;
 mod store;
 mod version;

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::HotKeyValue;
 use super::partition::{PartData, Partition, load_split_point};
-use super::row::StoredRow;
+use super::row::key_bytes;
 use super::schema::PkValue;
 use super::store::{Table, bound_key, index_of, lock, write};
 use super::window::take_window;
@@ -75,11 +75,10 @@ impl Table {
         };
         debug_assert!(part.lower < point && point < part.upper);
         let (_, rec) = take_window(&part, &mut data, window);
-        let right_rows = data.rows.split_off(&StoredRow::query(&bound_key(
-            &point,
-            self.schema.columns().len(),
-        )));
-        let right_bytes: u64 = right_rows.iter().map(StoredRow::size).sum();
+        let right_rows = data
+            .rows
+            .split_off(&key_bytes(&bound_key(&point, self.schema.columns().len())));
+        let right_bytes: u64 = right_rows.iter().map(|r| r.size()).sum();
         let left = PartData {
             rows: std::mem::take(&mut data.rows),
             bytes: data.bytes - right_bytes,

@@ -463,6 +463,21 @@ impl PrimaryKey {
         }
     }
 
+    /// `n` values to refill in place (a decoder's reuse of a key): the values already there
+    /// keep their buffers, new ones are INF_MIN.
+    pub(crate) fn values_mut(&mut self, n: usize) -> &mut [PkValue] {
+        match (&mut self.0, n) {
+            (Repr::One(_), 1) => {}
+            (Repr::Many(v), n) if n != 1 => v.resize(n, PkValue::InfMin),
+            (repr, 1) => *repr = Repr::One(PkValue::InfMin),
+            (repr, n) => *repr = Repr::Many(vec![PkValue::InfMin; n]),
+        }
+        match &mut self.0 {
+            Repr::One(v) => std::slice::from_mut(v),
+            Repr::Many(v) => v,
+        }
+    }
+
     /// The column values, owned.
     #[must_use]
     pub fn into_values(self) -> Vec<PkValue> {

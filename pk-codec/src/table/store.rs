@@ -18,10 +18,15 @@ use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
-use super::row::StoredRow;
-use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
+use super::row::{
+    RowRef, decode_key_into, encode_key, encode_row, encode_row_with, encoded_key_size, key_bytes,
+};
+use super::schema::{
+    Attribute, AttributeValue, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name,
+};
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
+    select_cells_with,
 };
 use super::window::{Log, next_window_start};
 
@@ -276,22 +281,100 @@ impl Table {
         key: impl Into<PrimaryKey>,
         attributes: Vec<Attribute>,
     ) -> Result<(), TableError> {
-        let key = key.into();
-        self.schema.check_row_key(&key)?;
+        self.put_attributes(&key.into(), Cow::Owned(attributes))
+    }
+
+    /// Writes a row as [`Table::put`] does, from a borrowed key and attributes.
+    ///
+    /// The table keeps neither (it stores the row in its own encoding), so a caller that writes
+    /// many rows can keep one key and one attribute list and refill them between puts instead
+    /// of allocating new ones for every row. Attributes already in the stored order (by name,
+    /// newest version first, at most `max_versions` per column: any single attribute) are
+    /// encoded as they are; others are sorted and trimmed as [`Table::put`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::put`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, AttributeValue, PkValue, PrimaryKey, ReadOptions, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// let mut key = PrimaryKey::from("order:0");
+    /// let mut attributes = vec![Attribute::new("amount_cents", 0)];
+    /// for i in 1..=3 {
+    ///     // Refill the same key and attribute for every row.
+    ///     key = PrimaryKey::from(PkValue::String(format!("order:{i}")));
+    ///     attributes[0].value = AttributeValue::Integer(i * 100);
+    ///     table.put_ref(&key, &attributes)?;
+    /// }
+    /// let row = table.get("order:2", &ReadOptions::default())?.unwrap();
+    /// assert_eq!(row.value("amount_cents"), Some(&AttributeValue::Integer(200)));
+    /// assert_eq!(table.stored_rows(), 3);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn put_ref(&self, key: &PrimaryKey, attributes: &[Attribute]) -> Result<(), TableError> {
+        self.put_attributes(key, Cow::Borrowed(attributes))
+    }
+
+    /// [`Table::put`] and [`Table::put_ref`].
+    #[inline]
+    fn put_attributes(
+        &self,
+        key: &PrimaryKey,
+        attributes: Cow<'_, [Attribute]>,
+    ) -> Result<(), TableError> {
+        self.schema.check_row_key(key)?;
         let now = self.tick();
-        let cells = self.policy.cells_from_attributes(attributes, now)?;
-        let size = (key.size() + cells.iter().map(Cell::size).sum::<usize>()) as u64;
-        // Encoded before the partition is locked.
-        let row = StoredRow::new(&key, &cells, size);
-        // The partition is found by the row's encoded key (one buffer of encoded bounds).
-        let map = self.map.read();
-        let at = map.index_of_encoded(row.partition_bytes());
-        self.write_at(map, at, key.partition_value(), move |data| {
-            if let Some(old) = data.rows.replace(row) {
-                data.bytes -= old.size();
-            }
-            data.bytes += size;
-            data.window.bytes_written += size;
+        self.policy.check_attributes(&attributes, now)?;
+        if self.policy.stored_as_written(&attributes, now) {
+            let cells = attributes
+                .iter()
+                .map(|a| (a.name.as_str(), a.version.unwrap_or(now), &a.value));
+            self.put_encoded(key, cells)
+        } else {
+            let cells = self
+                .policy
+                .cells_from_attributes(attributes.into_owned(), now)?;
+            self.put_encoded(
+                key,
+                cells.iter().map(|c| (c.name.as_str(), c.version, &c.value)),
+            )
+        }
+    }
+
+    /// Stores the row of `key` (checked) holding `cells` (checked and in the stored order).
+    #[inline]
+    fn put_encoded<'c>(
+        &self,
+        key: &PrimaryKey,
+        cells: impl Iterator<Item = (&'c str, i64, &'c AttributeValue)> + Clone,
+    ) -> Result<(), TableError> {
+        let size = (key.size()
+            + cells
+                .clone()
+                .map(|(name, _, value)| name.len() + value.size() + 8)
+                .sum::<usize>()) as u64;
+        with_scratch(|buf| {
+            // Encoded before the partition is locked, then copied into its leaf.
+            encode_row_with(key, cells, size, buf);
+            let row: &[u8] = buf;
+            // The partition is found by the row's encoded key (one buffer of encoded bounds).
+            let map = self.map.read();
+            let at = if map.len() == 1 {
+                0
+            } else {
+                map.index_of_encoded(RowRef::new(row).partition_bytes())
+            };
+            self.write_at(map, at, key.partition_value(), move |data| {
+                if let Some(old) = data.rows.insert(row) {
+                    data.bytes -= old;
+                }
+                data.bytes += size;
+                data.window.bytes_written += size;
+            })
         })
     }
 
@@ -426,7 +509,12 @@ impl Table {
         if self.sampled(reads) {
             p.sample(key.partition_value());
         }
-        let cells = data.rows.get(&StoredRow::query(&key)).and_then(|r| {
+        let found = with_scratch(|buf| {
+            buf.clear();
+            encode_key(key.values(), buf);
+            data.rows.get(buf)
+        });
+        let cells = found.and_then(|r| {
             visible(r, live_from).then(|| {
                 let mut cells = Vec::with_capacity(r.cells().count());
                 select_cells(r.cells(), options, live_from, &mut cells);
@@ -492,12 +580,12 @@ impl Table {
             }
         }
         let max_versions = self.policy.max_versions;
-        let (key, query) = (&key, StoredRow::query(&key));
+        let (key, query) = (&key, key_bytes(&key));
         self.write_with(key.partition_value(), move |data| {
             let key_size = key.size() as u64;
-            let (mut cells, old_size, existed) = match data.rows.take(&query) {
+            let (mut cells, old_size, existed) = match data.rows.get(&query) {
                 Some(old) => {
-                    let live = visible(&old, live_from);
+                    let live = visible(old, live_from);
                     let cells = if live {
                         old.cells()
                             .filter(|c| VersionPolicy::is_live(c.version, live_from))
@@ -520,12 +608,15 @@ impl Table {
             normalize(&mut cells, max_versions);
             data.bytes -= old_size;
             if cells.is_empty() && !existed {
+                data.rows.remove(&query);
                 return;
             }
             let size = key_size + cells.iter().map(|c| c.size() as u64).sum::<u64>();
             data.bytes += size;
             data.window.bytes_written += size;
-            data.rows.insert(StoredRow::new(key, &cells, size));
+            let mut row = Vec::new();
+            encode_row(key, &cells, size, &mut row);
+            data.rows.insert(&row);
         })
     }
 }
@@ -539,7 +630,7 @@ enum Change {
 
 /// A stored row is visible when it has no columns (a key-only row) or a live cell.
 #[inline]
-fn visible(r: &StoredRow, live_from: i64) -> bool {
+fn visible(r: RowRef<'_>, live_from: i64) -> bool {
     r.has_no_cells()
         || r.cells()
             .any(|c| VersionPolicy::is_live(c.version, live_from))
@@ -555,10 +646,10 @@ impl Table {
         let key = key.into();
         self.schema.check_row_key(&key)?;
         self.tick();
-        let query = StoredRow::query(&key);
+        let query = key_bytes(&key);
         self.write_with(key.partition_value(), |data| {
-            if let Some(old) = data.rows.take(&query) {
-                data.bytes -= old.size();
+            if let Some(old) = data.rows.remove(&query) {
+                data.bytes -= old;
             }
         })
     }
@@ -653,6 +744,66 @@ impl Table {
     /// # Ok::<(), pk_codec::table::TableError>(())
     /// ```
     pub fn get_range(&self, req: &RangeRequest) -> Result<RangeResult, TableError> {
+        let mut sink = Collect(Vec::new());
+        let next_start = self.range_scan(req, &mut sink)?;
+        Ok(RangeResult {
+            rows: sink.0,
+            next_start,
+        })
+    }
+
+    /// Reads a range as [`Table::get_range`] does, handing each row to `f` instead of
+    /// collecting them: the same rows in the same order, under the same limits (the row limit,
+    /// 5,000 rows, 4 MB); returns the key to resume from, as [`RangeResult::next_start`].
+    ///
+    /// The row is lent: its key and cells are refilled for the next row, reusing their
+    /// buffers, so a long read allocates next to nothing per row. `f` runs with no lock held
+    /// and may use the table.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::get_range`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, PrimaryKey, RangeRequest, Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     table.put(k, vec![Attribute::new("n", 1)])?;
+    /// }
+    /// let mut keys = Vec::new();
+    /// let req = RangeRequest::forward("b", PrimaryKey::inf_max(1)).limit(2);
+    /// let next = table.for_each_in_range(&req, |row| keys.push(row.key.to_string()))?;
+    /// assert_eq!(keys, ["b", "c"]);
+    /// assert_eq!(next, Some("d".into()));
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn for_each_in_range(
+        &self,
+        req: &RangeRequest,
+        f: impl FnMut(&Row),
+    ) -> Result<Option<PrimaryKey>, TableError> {
+        let mut sink = Lend {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            row: Row {
+                key: PrimaryKey::new(Vec::new()),
+                cells: Vec::new(),
+            },
+            f,
+        };
+        self.range_scan(req, &mut sink)
+    }
+
+    /// A range read: checks the request, then takes its rows into `sink` partition by
+    /// partition; returns the key to resume from.
+    fn range_scan(
+        &self,
+        req: &RangeRequest,
+        sink: &mut impl RangeSink,
+    ) -> Result<Option<PrimaryKey>, TableError> {
         self.schema.check_bound(&req.start)?;
         self.schema.check_bound(&req.end)?;
         req.options.check()?;
@@ -677,8 +828,7 @@ impl Table {
             live_from: self.policy.live_from_seconds(now),
             options: &req.options,
             max_rows: req.limit.unwrap_or(usize::MAX).min(MAX_RANGE_ROWS),
-            // Grown as rows come: reserving a limited read's page up front measured slower.
-            rows: Vec::new(),
+            rows: 0,
             bytes: 0,
             next_start: None,
         };
@@ -687,9 +837,9 @@ impl Table {
             Direction::Forward => {
                 // The request's start, then each next partition's lowest key.
                 let mut lo = Cow::Borrowed(&req.start);
-                let end_row = StoredRow::query(&req.end);
+                let end_row = key_bytes(&req.end);
                 loop {
-                    let lo_row = StoredRow::query(&lo);
+                    let lo_row = key_bytes(&lo);
                     let map = self.map.read();
                     let p = &map[index_of(&map, lo.partition_value())];
                     let data = read(&p.data);
@@ -698,14 +848,20 @@ impl Table {
                     let end = if *req.end.partition_value() >= p.upper {
                         Bound::Unbounded
                     } else {
-                        Excluded(&end_row)
+                        Excluded(end_row.as_slice())
                     };
-                    let (stop, took) = scan.take(data.rows.range((Included(&lo_row), end)));
+                    let (stop, took) = scan.take(data.rows.range(Included(&lo_row), end), sink);
                     count_read(p, took);
-                    if stop || p.upper == PkValue::InfMax {
+                    let next =
+                        (!stop && p.upper != PkValue::InfMax).then(|| bound_key(&p.upper, n));
+                    // The rows are handed on with no lock held.
+                    drop(data);
+                    drop(map);
+                    sink.unlocked(scan.live_from, scan.options);
+                    let Some(next) = next else {
                         break;
-                    }
-                    lo = Cow::Owned(bound_key(&p.upper, n));
+                    };
+                    lo = Cow::Owned(next);
                     if *lo >= req.end {
                         break;
                     }
@@ -713,9 +869,9 @@ impl Table {
             }
             Direction::Backward => {
                 let mut hi: Bound<PrimaryKey> = Included(req.start.clone());
-                let end_row = StoredRow::query(&req.end);
+                let end_row = key_bytes(&req.end);
                 loop {
-                    let hi_row = hi.as_ref().map(StoredRow::query);
+                    let hi_row = hi.as_ref().map(key_bytes);
                     let map = self.map.read();
                     let i = match &hi {
                         Included(k) => index_of(&map, k.partition_value()),
@@ -726,13 +882,19 @@ impl Table {
                     };
                     let p = &map[i];
                     let data = read(&p.data);
-                    let (stop, took) =
-                        scan.take(data.rows.range((Excluded(&end_row), hi_row.as_ref())).rev());
+                    let rows = data
+                        .rows
+                        .range(Excluded(&end_row), hi_row.as_ref().map(Vec::as_slice));
+                    let (stop, took) = scan.take(rows.rev(), sink);
                     count_read(p, took);
-                    if stop || p.lower == PkValue::InfMin {
+                    let next =
+                        (!stop && p.lower != PkValue::InfMin).then(|| bound_key(&p.lower, n));
+                    drop(data);
+                    drop(map);
+                    sink.unlocked(scan.live_from, scan.options);
+                    let Some(below) = next else {
                         break;
-                    }
-                    let below = bound_key(&p.lower, n);
+                    };
                     if req.end >= below {
                         break;
                     }
@@ -740,10 +902,7 @@ impl Table {
                 }
             }
         }
-        Ok(RangeResult {
-            rows: scan.rows,
-            next_start: scan.next_start,
-        })
+        Ok(scan.next_start)
     }
 
     /// Writes a stream of `(key, attributes, timestamp_ms)` events, setting `clock` (which must
@@ -800,14 +959,14 @@ impl Table {
             let mut data = write(&p.data);
             let mut freed = 0u64;
             let rows = std::mem::take(&mut data.rows);
-            data.rows = rows
-                .into_iter()
-                .filter_map(|r| {
-                    if r.cells()
-                        .all(|c| VersionPolicy::is_live(c.version, live_from))
-                    {
-                        return Some(r);
-                    }
+            let mut buf = Vec::new();
+            for r in rows.iter() {
+                let kept = if r
+                    .cells()
+                    .all(|c| VersionPolicy::is_live(c.version, live_from))
+                {
+                    Some(r.bytes())
+                } else {
                     let cells: Vec<Cell> = r
                         .cells()
                         .filter(|c| VersionPolicy::is_live(c.version, live_from))
@@ -815,18 +974,45 @@ impl Table {
                         .collect();
                     if cells.is_empty() {
                         freed += r.size();
-                        return None;
+                        None
+                    } else {
+                        let key = r.decode_key();
+                        let size =
+                            key.size() as u64 + cells.iter().map(|c| c.size() as u64).sum::<u64>();
+                        freed += r.size() - size;
+                        encode_row(&key, &cells, size, &mut buf);
+                        Some(buf.as_slice())
                     }
-                    let key = r.decode_key();
-                    let size =
-                        key.size() as u64 + cells.iter().map(|c| c.size() as u64).sum::<u64>();
-                    freed += r.size() - size;
-                    Some(StoredRow::new(&key, &cells, size))
-                })
-                .collect();
+                };
+                if let Some(row) = kept {
+                    data.rows.insert(row);
+                }
+            }
             data.bytes -= freed;
         }
     }
+}
+
+thread_local! {
+    /// A buffer each thread encodes its rows and keys in before they are copied into a leaf.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's scratch buffer (a fresh one if it is in use).
+#[inline]
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    /// A buffer grown past this by a large row is not kept.
+    const KEEP: usize = 64 << 10;
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut buf) => {
+            let r = f(&mut buf);
+            if buf.capacity() > KEEP {
+                *buf = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
 }
 
 /// A key of `n` columns: `v` then INF_MIN, the lowest key of partition-key value `v`.
@@ -848,14 +1034,20 @@ struct Scan<'a> {
     live_from: i64,
     options: &'a ReadOptions,
     max_rows: usize,
-    rows: Vec<Row>,
+    /// Rows taken so far.
+    rows: usize,
     bytes: usize,
     next_start: Option<PrimaryKey>,
 }
 
 impl Scan<'_> {
-    /// Takes rows in order; returns whether the read must stop, and (rows, bytes) taken.
-    fn take<'r>(&mut self, rows: impl Iterator<Item = &'r StoredRow>) -> (bool, (u64, u64)) {
+    /// Takes rows in order into `sink`; returns whether the read must stop, and (rows, bytes)
+    /// taken.
+    fn take<'r>(
+        &mut self,
+        rows: impl Iterator<Item = RowRef<'r>>,
+        sink: &mut impl RangeSink,
+    ) -> (bool, (u64, u64)) {
         let (mut n, mut b) = (0u64, 0u64);
         // Without a TTL every cell is live, and so every row visible.
         let all_visible = self.live_from == i64::MIN;
@@ -863,25 +1055,92 @@ impl Scan<'_> {
             if !all_visible && !visible(r, self.live_from) {
                 continue;
             }
-            if self.rows.len() >= self.max_rows {
+            if self.rows >= self.max_rows {
                 self.next_start = Some(r.decode_key());
                 return (true, (n, b));
             }
-            let mut cells = Vec::with_capacity(r.cells().count());
-            select_cells(r.cells(), self.options, self.live_from, &mut cells);
-            let key = r.decode_key();
-            let size = key.size() + cells.iter().map(Cell::size).sum::<usize>();
-            if !self.rows.is_empty() && self.bytes + size > MAX_RANGE_BYTES {
-                self.next_start = Some(key);
+            let mut size = encoded_key_size(r.key()).unwrap_or_default();
+            select_cells_with(r.cells(), self.options, self.live_from, |c| {
+                size += c.size()
+            });
+            if self.rows > 0 && self.bytes + size > MAX_RANGE_BYTES {
+                self.next_start = Some(r.decode_key());
                 return (true, (n, b));
             }
-            let row = Row { key, cells };
+            sink.take(r, self.live_from, self.options);
+            self.rows += 1;
             self.bytes += size;
             n += 1;
             b += size as u64;
-            self.rows.push(row);
         }
         (false, (n, b))
+    }
+}
+
+/// Where a range read's rows go.
+trait RangeSink {
+    /// One row of the read, under its partition's read lock.
+    fn take(&mut self, r: RowRef<'_>, live_from: i64, options: &ReadOptions);
+
+    /// The partition's lock was released.
+    #[inline]
+    fn unlocked(&mut self, _live_from: i64, _options: &ReadOptions) {}
+}
+
+/// [`Table::get_range`]'s rows, owned.
+struct Collect(Vec<Row>);
+
+impl RangeSink for Collect {
+    fn take(&mut self, r: RowRef<'_>, live_from: i64, options: &ReadOptions) {
+        let mut cells = Vec::with_capacity(r.cells().count());
+        select_cells(r.cells(), options, live_from, &mut cells);
+        self.0.push(Row {
+            key: r.decode_key(),
+            cells,
+        });
+    }
+}
+
+/// [`Table::for_each_in_range`]'s rows: copied as stored while the partition is locked, then
+/// decoded one by one into the lent row and handed to `f`.
+struct Lend<F> {
+    bytes: Vec<u8>,
+    /// Where each copied row ends in `bytes`.
+    ends: Vec<usize>,
+    row: Row,
+    f: F,
+}
+
+impl<F: FnMut(&Row)> RangeSink for Lend<F> {
+    #[inline]
+    fn take(&mut self, r: RowRef<'_>, _: i64, _: &ReadOptions) {
+        self.bytes.extend_from_slice(r.bytes());
+        self.ends.push(self.bytes.len());
+    }
+
+    fn unlocked(&mut self, live_from: i64, options: &ReadOptions) {
+        let mut start = 0;
+        for &end in &self.ends {
+            let r = RowRef::new(&self.bytes[start..end]);
+            start = end;
+            if !decode_key_into(r.key(), &mut self.row.key) {
+                debug_assert!(false, "a stored key does not decode");
+                continue;
+            }
+            let cells = &mut self.row.cells;
+            let mut n = 0;
+            select_cells_with(r.cells(), options, live_from, |c| {
+                match cells.get_mut(n) {
+                    Some(cell) => c.write_to(cell),
+                    None => cells.push(c.to_cell()),
+                }
+                n += 1;
+            });
+            cells.truncate(n);
+            (self.f)(&self.row);
+        }
+        self.bytes.clear();
+        self.ends.clear();
     }
 }
 
@@ -907,10 +1166,14 @@ mod tests {
             version,
             value: 1.into(),
         };
-        let row = |cells: Vec<Cell>| StoredRow::new(&"k".into(), &cells, 0);
-        assert!(visible(&row(vec![]), i64::MAX));
-        assert!(visible(&row(vec![cell(5_000)]), 5));
-        assert!(!visible(&row(vec![cell(4_999)]), 5));
+        let row = |cells: Vec<Cell>| {
+            let mut b = Vec::new();
+            encode_row(&"k".into(), &cells, 0, &mut b);
+            b
+        };
+        assert!(visible(RowRef::new(&row(vec![])), i64::MAX));
+        assert!(visible(RowRef::new(&row(vec![cell(5_000)])), 5));
+        assert!(!visible(RowRef::new(&row(vec![cell(4_999)])), 5));
     }
 
     #[test]

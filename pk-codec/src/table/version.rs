@@ -176,21 +176,18 @@ impl VersionPolicy {
         version.div_euclid(1000) >= live_from
     }
 
-    /// Turns written attributes into stored cells: checks names and sizes, fills in versions
-    /// from `now_ms`, checks the version window, orders by (name, newest first), keeps the last
-    /// write of a repeated (name, version) and at most `max_versions` per column.
-    pub(crate) fn cells_from_attributes(
+    /// Checks written attributes: names, sizes, and the version window at `now_ms`.
+    pub(crate) fn check_attributes(
         &self,
-        attrs: Vec<Attribute>,
+        attrs: &[Attribute],
         now_ms: i64,
-    ) -> Result<Vec<Cell>, TableError> {
+    ) -> Result<(), TableError> {
         let now_s = now_ms.div_euclid(1000);
         let min_s = now_s
             .saturating_sub(self.max_version_offset_seconds)
             .max(self.live_from_seconds(now_ms));
         let max_s = now_s.saturating_add(self.max_version_offset_seconds);
-        // Check everything first, then convert in place (the allocation is reused).
-        for a in &attrs {
+        for a in attrs {
             check_column_name(&a.name)?;
             let len = a.value.size();
             if len > MAX_ATTRIBUTE_BYTES {
@@ -212,6 +209,41 @@ impl VersionPolicy {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Whether checked attributes, versions filled in from `now_ms`, are stored as they are:
+    /// ordered by (name, newest first), no (name, version) twice, at most `max_versions` per
+    /// column (`max_versions` is at least 1: a single attribute is stored as it is).
+    pub(crate) fn stored_as_written(&self, attrs: &[Attribute], now_ms: i64) -> bool {
+        let mut count = 1usize;
+        attrs.windows(2).all(|w| {
+            let (a, b) = (&w[0], &w[1]);
+            match a.name.cmp(&b.name) {
+                std::cmp::Ordering::Less => {
+                    count = 1;
+                    true
+                }
+                std::cmp::Ordering::Equal => {
+                    count += 1;
+                    a.version.unwrap_or(now_ms) > b.version.unwrap_or(now_ms)
+                        && count <= self.max_versions
+                }
+                std::cmp::Ordering::Greater => false,
+            }
+        })
+    }
+
+    /// Turns written attributes into stored cells: checks names and sizes, fills in versions
+    /// from `now_ms`, checks the version window, orders by (name, newest first), keeps the last
+    /// write of a repeated (name, version) and at most `max_versions` per column.
+    pub(crate) fn cells_from_attributes(
+        &self,
+        attrs: Vec<Attribute>,
+        now_ms: i64,
+    ) -> Result<Vec<Cell>, TableError> {
+        // Check everything first, then convert in place (the allocation is reused).
+        self.check_attributes(&attrs, now_ms)?;
         let mut cells: Vec<Cell> = attrs
             .into_iter()
             .map(|a| Cell {
@@ -266,6 +298,17 @@ pub(crate) fn select_cells<'a>(
     live_from: i64,
     out: &mut Vec<Cell>,
 ) {
+    select_cells_with(cells, opts, live_from, |c| out.push(c.to_cell()));
+}
+
+/// [`select_cells`], handing each selected cell to `f`.
+#[inline]
+pub(crate) fn select_cells_with<'a>(
+    cells: impl Iterator<Item = CellRef<'a>>,
+    opts: &ReadOptions,
+    live_from: i64,
+    mut f: impl FnMut(CellRef<'a>),
+) {
     let per_column = match (opts.time_range, opts.max_versions) {
         (Some(_), _) => usize::MAX,
         (None, Some(n)) => n as usize,
@@ -294,7 +337,7 @@ pub(crate) fn select_cells<'a>(
             count = 1;
         }
         if count <= per_column {
-            out.push(c.to_cell());
+            f(c);
         }
     }
 }

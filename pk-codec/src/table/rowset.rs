@@ -1,0 +1,827 @@
+//! The rows of one partition, in key order: encoded rows ([`RowRef`]'s layout) packed one after
+//! another into leaves of a few KB, the leaves in a `BTreeMap` under their lower fences.
+//!
+//! Against a `BTreeSet` of one heap block per row this keeps the rows of a key range in one
+//! buffer: a range read walks contiguous memory, a put costs no allocation (the row is copied
+//! into its leaf), and dropping a partition frees three buffers per leaf (a few dozen rows)
+//! instead of one per row.
+//!
+//! Invariants: no leaf is empty; the first leaf's fence is the empty key (which sorts below
+//! every key); every row of a leaf sorts below the next leaf's fence, and at or above its own
+//! leaf's fence. A row lives in the last leaf whose fence is at or below its key.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::ops::Bound::{self, Excluded, Included, Unbounded};
+
+use super::row::RowRef;
+
+/// Bytes a leaf holds before it splits (a leaf of one large row holds that row).
+const LEAF_BYTES: usize = 4096;
+
+/// A leaf left below this by a removal joins a neighbour when the two fit in one leaf.
+const MIN_LEAF_BYTES: usize = LEAF_BYTES / 4;
+
+/// Rows in key order: their bytes one after another in one buffer, in the order they came (a
+/// split or a compaction puts them in key order again), and a slot per row, in key order.
+///
+/// An insert appends the row's bytes and shifts the slots after it, never the bytes. A row
+/// replaced by one of another length, or removed, leaves its bytes behind as garbage until the
+/// leaf is compacted.
+///
+/// A slot holds the key's *head*: its 8 bytes after the prefix every key of the leaf shares
+/// (`skip` bytes long), as a big-endian word, zero-padded. Two heads that differ order their
+/// keys as the bytes do (a zero of padding is below the byte a longer key has there, or equal
+/// to a `00`); only equal heads need the keys themselves. So a search reads the heads and
+/// rarely the rows.
+#[derive(Debug, Default, Clone)]
+struct Leaf {
+    bytes: Vec<u8>,
+    /// Each row's key's head (apart from the rest of the slot, so that a search reads words
+    /// one after another).
+    heads: Vec<u64>,
+    /// Where each row lies in `bytes`.
+    slots: Vec<Slot>,
+    /// The length of a prefix every key of the leaf shares (at most [`PREFIX`]), and the
+    /// prefix, kept here so that a search need not read a row to compare it.
+    skip: usize,
+    prefix: [u8; PREFIX],
+    /// Bytes of `bytes` that no slot refers to.
+    garbage: usize,
+}
+
+/// Most bytes of a leaf's shared prefix that its heads skip.
+const PREFIX: usize = 32;
+
+/// Where a row lies in its leaf's bytes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    start: usize,
+    end: usize,
+}
+
+/// The head of `key` past its first `skip` bytes.
+#[inline]
+fn head(key: &[u8], skip: usize) -> u64 {
+    let rest = key.get(skip..).unwrap_or_default();
+    let mut w = [0u8; 8];
+    let n = rest.len().min(8);
+    w[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(w)
+}
+
+/// The length of the common prefix of `a` and `b`.
+#[inline]
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Leaf {
+    /// A leaf of one row. Its buffer grows as rows come (a leaf of one row in a gap between
+    /// full leaves may stay one row, and should not cost a full leaf's room).
+    fn with_row(row: &[u8]) -> Self {
+        let mut leaf = Self {
+            bytes: row.to_vec(),
+            heads: vec![0],
+            slots: vec![Slot {
+                start: 0,
+                end: row.len(),
+            }],
+            ..Self::default()
+        };
+        leaf.reset_heads();
+        leaf
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Bytes of the rows held.
+    #[inline]
+    fn live(&self) -> usize {
+        self.bytes.len() - self.garbage
+    }
+
+    #[inline]
+    fn row(&self, i: usize) -> RowRef<'_> {
+        let s = self.slots[i];
+        RowRef::new(&self.bytes[s.start..s.end])
+    }
+
+    /// The prefix every key of the leaf shares.
+    #[inline]
+    fn prefix(&self) -> &[u8] {
+        &self.prefix[..self.skip]
+    }
+
+    /// `Ok(i)` when row `i` has `key`, else `Err(i)` with `i` where it would go.
+    #[inline]
+    fn search(&self, key: &[u8]) -> Result<usize, usize> {
+        if self.len() == 0 {
+            return Err(0);
+        }
+        // A key without the shared prefix goes before or after every row.
+        match key[..self.skip.min(key.len())].cmp(self.prefix()) {
+            Ordering::Less => return Err(0),
+            Ordering::Greater => return Err(self.len()),
+            Ordering::Equal => {}
+        }
+        let h = head(key, self.skip);
+        let lo = self.heads.partition_point(|&x| x < h);
+        let ties = self.heads[lo..].partition_point(|&x| x == h);
+        // Rows whose heads equal the key's: ordered by the rest of their keys.
+        let (mut lo, mut hi) = (lo, lo + ties);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.row(mid).key()[self.skip..].cmp(&key[self.skip..]) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// The index of the first row at or above `key`.
+    #[inline]
+    fn lower_bound(&self, key: &[u8]) -> usize {
+        self.search(key).unwrap_or_else(|i| i)
+    }
+
+    /// Sets `skip` to the longest prefix the first and last keys share (every key between
+    /// shares it), and every head for it.
+    fn reset_heads(&mut self) {
+        let Some(last) = self.len().checked_sub(1) else {
+            self.skip = 0;
+            return;
+        };
+        let first = self.row(0).key();
+        let skip = common_prefix(first, self.row(last).key()).min(PREFIX);
+        let mut prefix = [0; PREFIX];
+        prefix[..skip].copy_from_slice(&first[..skip]);
+        (self.skip, self.prefix) = (skip, prefix);
+        for i in 0..self.len() {
+            let h = head(self.row(i).key(), self.skip);
+            self.heads[i] = h;
+        }
+    }
+
+    /// Whether `n` more bytes fit without a split (compacting the leaf when its garbage is in
+    /// the way).
+    #[inline]
+    fn has_room(&mut self, n: usize) -> bool {
+        if self.live() + n > LEAF_BYTES {
+            return false;
+        }
+        if self.bytes.len() + n > LEAF_BYTES && self.garbage > 0 {
+            self.compact();
+        }
+        true
+    }
+
+    /// Drops the garbage: moves the rows down over it, in the order they lie (so each moves
+    /// to or below where it was), in place.
+    fn compact(&mut self) {
+        let mut order: Vec<usize> = (0..self.slots.len()).collect();
+        if !self.slots.windows(2).all(|w| w[0].start < w[1].start) {
+            order.sort_unstable_by_key(|&i| self.slots[i].start);
+        }
+        let mut to = 0;
+        for i in order {
+            let s = &mut self.slots[i];
+            let len = s.end - s.start;
+            self.bytes.copy_within(s.start..s.end, to);
+            (s.start, s.end) = (to, to + len);
+            to += len;
+        }
+        self.bytes.truncate(to);
+        self.garbage = 0;
+    }
+
+    fn insert_at(&mut self, i: usize, row: &[u8]) {
+        let key = RowRef::new(row).key();
+        // A key between two rows shares their prefix; one past either end may not.
+        let skip = if i == 0 || i == self.len() {
+            common_prefix(key, self.prefix())
+        } else {
+            self.skip
+        };
+        let start = self.bytes.len();
+        if self.bytes.capacity() - start < row.len() {
+            // A leaf that takes a second row is likely to fill: room for a full leaf at once,
+            // rather than doubling up to it.
+            self.bytes
+                .reserve_exact(LEAF_BYTES.saturating_sub(start).max(row.len()));
+        }
+        self.bytes.extend_from_slice(row);
+        let end = self.bytes.len();
+        self.heads.insert(i, head(key, self.skip));
+        self.slots.insert(i, Slot { start, end });
+        if skip < self.skip {
+            self.reset_heads();
+        }
+    }
+
+    /// Replaces row `i` by `row` (of the same key); returns the old row's size.
+    fn replace_at(&mut self, i: usize, row: &[u8]) -> u64 {
+        let old = self.row(i).size();
+        let s = &mut self.slots[i];
+        if s.end - s.start == row.len() {
+            self.bytes[s.start..s.end].copy_from_slice(row);
+        } else {
+            self.garbage += s.end - s.start;
+            s.start = self.bytes.len();
+            self.bytes.extend_from_slice(row);
+            s.end = self.bytes.len();
+            self.tidy();
+        }
+        old
+    }
+
+    /// Removes row `i`; returns its size.
+    fn remove_at(&mut self, i: usize) -> u64 {
+        let old = self.row(i).size();
+        let s = self.slots.remove(i);
+        self.heads.remove(i);
+        self.garbage += s.end - s.start;
+        self.tidy();
+        old
+    }
+
+    /// Compacts a leaf that is more garbage than rows, and gives back the room a large row left
+    /// behind (a leaf keeps at most twice what it holds or a leaf's worth, whichever is more).
+    fn tidy(&mut self) {
+        if self.garbage > self.live() {
+            self.compact();
+        }
+        let keep = LEAF_BYTES.max(2 * self.bytes.len());
+        if self.bytes.capacity() > 2 * keep {
+            self.bytes.shrink_to(keep);
+        }
+    }
+
+    /// Rows `i..` as a leaf of their own (in key order); both leaves come out compacted.
+    fn split_off(&mut self, i: usize) -> Self {
+        let rows = self.len() - i;
+        let mut right = Self {
+            bytes: Vec::with_capacity(LEAF_BYTES),
+            heads: Vec::with_capacity(self.heads.capacity().max(2 * rows)),
+            slots: Vec::with_capacity(self.slots.capacity().max(2 * rows)),
+            ..Self::default()
+        };
+        right.heads.extend_from_slice(&self.heads[i..]);
+        self.heads.truncate(i);
+        for s in self.slots.drain(i..) {
+            let start = right.bytes.len();
+            right.bytes.extend_from_slice(&self.bytes[s.start..s.end]);
+            let end = right.bytes.len();
+            right.slots.push(Slot { start, end });
+        }
+        self.compact();
+        // Each half's keys may share a longer prefix.
+        self.reset_heads();
+        right.reset_heads();
+        right
+    }
+
+    /// Appends `other`'s rows (all above this leaf's).
+    fn append(&mut self, other: &Self) {
+        for s in &other.slots {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(&other.bytes[s.start..s.end]);
+            let end = self.bytes.len();
+            self.slots.push(Slot { start, end });
+            self.heads.push(0);
+        }
+        self.reset_heads();
+    }
+}
+
+/// Bytes of a [`Fence`] kept inline.
+const FENCE_HEAD: usize = 40;
+
+/// A leaf's lower fence (a key), or a key searched for among the fences: its first
+/// [`FENCE_HEAD`] bytes inline as big-endian words (zero-padded), the rest (empty for most
+/// keys) behind a pointer, and the length. Ordered as the bytes are: the words decide unless
+/// equal, then the rest, then the length (equal words and rests leave one key a prefix of the
+/// other, padded with zeros). So a search among the fences compares words in the map's nodes
+/// instead of following a pointer per comparison.
+#[derive(Debug, Default, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Fence {
+    head: [u64; FENCE_HEAD / 8],
+    rest: Box<[u8]>,
+    len: usize,
+}
+
+impl Fence {
+    #[inline]
+    fn new(key: &[u8]) -> Self {
+        let mut bytes = [0u8; FENCE_HEAD];
+        let n = key.len().min(FENCE_HEAD);
+        bytes[..n].copy_from_slice(&key[..n]);
+        let mut head = [0u64; FENCE_HEAD / 8];
+        for (w, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(chunk);
+            *w = u64::from_be_bytes(b);
+        }
+        Self {
+            head,
+            rest: key.get(FENCE_HEAD..).unwrap_or_default().into(),
+            len: key.len(),
+        }
+    }
+
+    /// Whether this is the empty key (the first leaf's fence).
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The rows of a partition, in key order, searched by encoded key.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct RowSet {
+    /// Leaves under their fences (see the module docs).
+    leaves: BTreeMap<Fence, Leaf>,
+    len: usize,
+}
+
+impl RowSet {
+    /// Rows held.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The fence and leaf that hold `key` if it is stored (`None` when the set is empty).
+    #[inline]
+    fn leaf_of(&self, key: &[u8]) -> Option<(&Fence, &Leaf)> {
+        self.leaves
+            .range((Unbounded, Included(&Fence::new(key))))
+            .next_back()
+    }
+
+    /// The row with `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: &[u8]) -> Option<RowRef<'_>> {
+        let (_, leaf) = self.leaf_of(key)?;
+        leaf.search(key).ok().map(|i| leaf.row(i))
+    }
+
+    /// Stores `row` (an encoded row), replacing the row with its key; returns the replaced
+    /// row's size.
+    pub(crate) fn insert(&mut self, row: &[u8]) -> Option<u64> {
+        let key = RowRef::new(row).key();
+        let Some((_, leaf)) = self
+            .leaves
+            .range_mut((Unbounded, Included(&Fence::new(key))))
+            .next_back()
+        else {
+            self.leaves.insert(Fence::default(), Leaf::with_row(row));
+            self.len = 1;
+            return None;
+        };
+        match leaf.search(key) {
+            Ok(i) => {
+                let old = leaf.replace_at(i, row);
+                if leaf.live() > LEAF_BYTES && leaf.len() > 1 {
+                    let at = leaf.len() / 2;
+                    let right = leaf.split_off(at);
+                    self.leaves.insert(Fence::new(right.row(0).key()), right);
+                }
+                Some(old)
+            }
+            Err(i) => {
+                self.len += 1;
+                if leaf.has_room(row.len()) {
+                    leaf.insert_at(i, row);
+                    return None;
+                }
+                // Full: the leaf splits first. A row past either end starts a leaf of its own
+                // there (so that rows arriving in order fill whole leaves); otherwise the leaf
+                // splits in the middle and the row goes to its half.
+                let right = if i == leaf.len() {
+                    Leaf::with_row(row)
+                } else if i == 0 {
+                    std::mem::replace(leaf, Leaf::with_row(row))
+                } else {
+                    let at = leaf.len() / 2;
+                    let mut right = leaf.split_off(at);
+                    if i <= at {
+                        leaf.insert_at(i, row);
+                    } else {
+                        right.insert_at(i - at, row);
+                    }
+                    right
+                };
+                self.leaves.insert(Fence::new(right.row(0).key()), right);
+                None
+            }
+        }
+    }
+
+    /// Removes the row with `key`; returns its size.
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Option<u64> {
+        let (fence, leaf) = self
+            .leaves
+            .range_mut((Unbounded, Included(&Fence::new(key))))
+            .next_back()?;
+        let i = leaf.search(key).ok()?;
+        let size = leaf.remove_at(i);
+        self.len -= 1;
+        if leaf.live() < MIN_LEAF_BYTES {
+            let fence = fence.clone();
+            self.rejoin(fence);
+        }
+        Some(size)
+    }
+
+    /// After a removal from the leaf under `fence`: drops it when empty, else joins it to its
+    /// next or previous neighbour when the two fit in one leaf.
+    #[cold]
+    fn rejoin(&mut self, fence: Fence) {
+        let Some(leaf) = self.leaves.get(&fence) else {
+            return;
+        };
+        let size = leaf.live();
+        if leaf.len() == 0 {
+            self.leaves.remove(&fence);
+            self.fix_first_fence();
+            return;
+        }
+        let next = self
+            .leaves
+            .range((Excluded(&fence), Unbounded))
+            .next()
+            .filter(|(_, n)| n.live() + size <= LEAF_BYTES)
+            .map(|(f, _)| f.clone());
+        if let Some(next) = next
+            && let Some(n) = self.leaves.remove(&next)
+            && let Some(leaf) = self.leaves.get_mut(&fence)
+        {
+            leaf.append(&n);
+            return;
+        }
+        let previous = self
+            .leaves
+            .range((Unbounded, Excluded(&fence)))
+            .next_back()
+            .filter(|(_, p)| p.live() + size <= LEAF_BYTES)
+            .map(|(f, _)| f.clone());
+        if let Some(previous) = previous
+            && let Some(leaf) = self.leaves.remove(&fence)
+            && let Some(p) = self.leaves.get_mut(&previous)
+        {
+            p.append(&leaf);
+        }
+    }
+
+    /// Gives the first leaf the empty fence (after the first leaf was removed).
+    fn fix_first_fence(&mut self) {
+        if self
+            .leaves
+            .first_key_value()
+            .is_some_and(|(f, _)| !f.is_empty())
+            && let Some((_, leaf)) = self.leaves.pop_first()
+        {
+            self.leaves.insert(Fence::default(), leaf);
+        }
+    }
+
+    /// The first row.
+    pub(crate) fn first(&self) -> Option<RowRef<'_>> {
+        let (_, leaf) = self.leaves.first_key_value()?;
+        Some(leaf.row(0))
+    }
+
+    /// The last row.
+    pub(crate) fn last(&self) -> Option<RowRef<'_>> {
+        let (_, leaf) = self.leaves.last_key_value()?;
+        Some(leaf.row(leaf.len().checked_sub(1)?))
+    }
+
+    /// Every row, in order.
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = RowRef<'_>> + '_ {
+        self.range(Unbounded, Unbounded)
+    }
+
+    /// The rows with keys within the bounds, in order (none when `lower` lies above `upper`).
+    pub(crate) fn range<'a>(
+        &'a self,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> impl DoubleEndedIterator<Item = RowRef<'a>> + 'a {
+        // The first row: its leaf (by fence) and index.
+        let from = match lower {
+            Unbounded => self.leaves.first_key_value().map(|(f, l)| (f, l, 0)),
+            Included(k) => self.leaf_of(k).map(|(f, l)| (f, l, l.lower_bound(k))),
+            Excluded(k) => self.leaf_of(k).map(|(f, l)| {
+                let i = l.search(k).map_or_else(|i| i, |i| i + 1);
+                (f, l, i)
+            }),
+        };
+        // The end: a leaf and the index past the last row.
+        let to = match upper {
+            Unbounded => self.leaves.last_key_value().map(|(f, l)| (f, l, l.len())),
+            Included(k) => self.leaf_of(k).map(|(f, l)| {
+                let i = l.search(k).map_or_else(|i| i, |i| i + 1);
+                (f, l, i)
+            }),
+            Excluded(k) => self.leaf_of(k).map(|(f, l)| (f, l, l.lower_bound(k))),
+        };
+        let leaves = match (from, to) {
+            (Some((f, first, start)), Some((t, last, end))) if f <= t => Some(
+                self.leaves
+                    .range((Included(f), Included(t)))
+                    .flat_map(move |(_, leaf)| {
+                        let from = if std::ptr::eq(leaf, first) { start } else { 0 };
+                        let to = if std::ptr::eq(leaf, last) {
+                            end
+                        } else {
+                            leaf.len()
+                        };
+                        (from..to).map(move |i| leaf.row(i))
+                    }),
+            ),
+            _ => None,
+        };
+        leaves.into_iter().flatten()
+    }
+
+    /// Moves the rows at and above `key` into a set of their own.
+    pub(crate) fn split_off(&mut self, key: &[u8]) -> Self {
+        let mut right = Self {
+            leaves: self.leaves.split_off(&Fence::new(key)),
+            len: 0,
+        };
+        // The last leaf left (its fence below `key`) may hold rows at or above it.
+        if let Some(mut last) = self.leaves.last_entry() {
+            let leaf = last.get_mut();
+            let i = leaf.lower_bound(key);
+            if i < leaf.len() {
+                let tail = leaf.split_off(i);
+                if leaf.len() == 0 {
+                    last.remove();
+                }
+                // Below every fence `right` has: its first leaf, under the empty fence.
+                right.leaves.insert(Fence::default(), tail);
+            }
+        }
+        right.fix_first_fence();
+        right.len = right.leaves.values().map(Leaf::len).sum();
+        self.len -= right.len;
+        right
+    }
+
+    /// Moves every row of `other`, all above this set's rows, to the end of this set.
+    pub(crate) fn append(&mut self, other: &mut Self) {
+        if other.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            std::mem::swap(self, other);
+            return;
+        }
+        if let Some((_, first)) = other.leaves.pop_first() {
+            self.leaves.insert(Fence::new(first.row(0).key()), first);
+        }
+        self.leaves.append(&mut other.leaves);
+        self.len += std::mem::take(&mut other.len);
+    }
+
+    /// Checks the invariants (tests).
+    #[cfg(test)]
+    pub(crate) fn check(&self) {
+        let mut previous: Option<&[u8]> = None;
+        let mut n = 0;
+        for (i, (fence, leaf)) in self.leaves.iter().enumerate() {
+            assert!(leaf.len() > 0, "empty leaf");
+            assert_eq!(i == 0, fence.is_empty(), "fence {fence:?} at {i}");
+            assert_eq!(leaf.heads.len(), leaf.len());
+            let held: usize = leaf.slots.iter().map(|s| s.end - s.start).sum();
+            assert_eq!(held + leaf.garbage, leaf.bytes.len());
+            let prefix = leaf.prefix();
+            for r in 0..leaf.len() {
+                let key = leaf.row(r).key();
+                assert_eq!(&key[..leaf.skip], prefix);
+                assert_eq!(leaf.heads[r], head(key, leaf.skip));
+            }
+            for r in 0..leaf.len() {
+                let key = leaf.row(r).key();
+                assert!(Fence::new(key) >= *fence);
+                assert!(previous.is_none_or(|p| p < key), "order");
+                previous = Some(key);
+                n += 1;
+            }
+        }
+        assert_eq!(n, self.len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::row::encode_row;
+    use crate::table::{Cell, PrimaryKey};
+    use std::collections::BTreeMap as Model;
+
+    /// A seeded generator of 31-bit numbers (a 64-bit LCG's high bits).
+    fn lcg(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |n| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        }
+    }
+
+    /// An encoded row of key `k` with a cell of `len` bytes, accounted as `size`.
+    fn row(k: u64, len: usize, size: u64) -> Vec<u8> {
+        let key = PrimaryKey::new(vec![format!("{:03}", k % 50).into(), (k as i64).into()]);
+        let cells = [Cell {
+            name: "v".into(),
+            version: 1,
+            value: "x".repeat(len).into(),
+        }];
+        let mut out = Vec::new();
+        encode_row(&key, &cells, size, &mut out);
+        out
+    }
+
+    fn key_of(r: &[u8]) -> Vec<u8> {
+        RowRef::new(r).key().to_vec()
+    }
+
+    fn rows_of(set: &RowSet) -> Vec<Vec<u8>> {
+        set.iter().map(|r| r.bytes().to_vec()).collect()
+    }
+
+    /// Bounds over a model's keys, as the set takes them.
+    fn bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+        match b {
+            Included(k) => Included(k.as_slice()),
+            Excluded(k) => Excluded(k.as_slice()),
+            Unbounded => Unbounded,
+        }
+    }
+
+    /// Inserts, replacements (growing and shrinking rows, some larger than a leaf), removals,
+    /// range reads both ways, splits and appends: the set holds and returns what a `BTreeMap`
+    /// of the same rows does, and keeps its invariants.
+    #[test]
+    fn row_set_matches_a_btreemap() {
+        for seed in 0..60 {
+            let mut next = lcg(seed);
+            let mut set = RowSet::default();
+            let mut model: Model<Vec<u8>, Vec<u8>> = Model::new();
+            let keys = [20, 300, 3_000][seed as usize % 3];
+            for step in 0..2_500 {
+                let k = next(keys);
+                match next(10) {
+                    0..=5 => {
+                        let len = if next(50) == 0 {
+                            5_000 + next(5_000) as usize
+                        } else {
+                            next(120) as usize
+                        };
+                        let r = row(k, len, next(1 << 20));
+                        let old = model.insert(key_of(&r), r.clone());
+                        let old = old.map(|o| RowRef::new(&o).size());
+                        assert_eq!(set.insert(&r), old, "seed {seed} step {step}");
+                    }
+                    6..=7 => {
+                        let key = key_of(&row(k, 0, 0));
+                        let old = model.remove(&key).map(|o| RowRef::new(&o).size());
+                        assert_eq!(set.remove(&key), old);
+                    }
+                    8 => {
+                        let key = key_of(&row(k, 0, 0));
+                        assert_eq!(
+                            set.get(&key).map(|r| r.bytes().to_vec()),
+                            model.get(&key).cloned()
+                        );
+                    }
+                    _ => {
+                        let pick = |next: &mut dyn FnMut(u64) -> u64| {
+                            let key = key_of(&row(next(keys + 2), 0, 0));
+                            match next(3) {
+                                0 => Included(key),
+                                1 => Excluded(key),
+                                _ => Unbounded,
+                            }
+                        };
+                        let (lo, hi) = (pick(&mut next), pick(&mut next));
+                        let valid = match (&lo, &hi) {
+                            (Included(a) | Excluded(a), Included(b) | Excluded(b)) => {
+                                a < b
+                                    || (a == b && matches!((&lo, &hi), (Included(_), Included(_))))
+                            }
+                            _ => true,
+                        };
+                        let expected: Vec<Vec<u8>> = if valid {
+                            model
+                                .range::<Vec<u8>, _>((lo.clone(), hi.clone()))
+                                .map(|(_, v)| v.clone())
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        let got: Vec<Vec<u8>> = set
+                            .range(bound(&lo), bound(&hi))
+                            .map(|r| r.bytes().to_vec())
+                            .collect();
+                        assert_eq!(got, expected, "seed {seed} step {step}");
+                        let back: Vec<Vec<u8>> = set
+                            .range(bound(&lo), bound(&hi))
+                            .rev()
+                            .map(|r| r.bytes().to_vec())
+                            .collect();
+                        assert!(back.iter().rev().eq(expected.iter()));
+                    }
+                }
+                if step % 500 == 499 {
+                    // A split and the append that undoes it.
+                    let at = key_of(&row(next(keys), 0, 0));
+                    let mut right = set.split_off(&at);
+                    set.check();
+                    right.check();
+                    let model_right = model.split_off(&at);
+                    assert_eq!(
+                        rows_of(&right),
+                        model_right.values().cloned().collect::<Vec<_>>()
+                    );
+                    assert_eq!(rows_of(&set), model.values().cloned().collect::<Vec<_>>());
+                    set.append(&mut right);
+                    assert!(right.is_empty());
+                    model.extend(model_right);
+                }
+                set.check();
+            }
+            assert_eq!(set.len(), model.len());
+            assert_eq!(rows_of(&set), model.values().cloned().collect::<Vec<_>>());
+            assert_eq!(
+                set.first().map(|r| r.bytes().to_vec()),
+                model.values().next().cloned()
+            );
+            assert_eq!(
+                set.last().map(|r| r.bytes().to_vec()),
+                model.values().next_back().cloned()
+            );
+            // Emptied row by row, the set keeps no leaf.
+            for key in model.keys() {
+                assert!(set.remove(key).is_some());
+                set.check();
+            }
+            assert!(set.is_empty() && set.leaves.is_empty());
+        }
+    }
+
+    /// Fences order as their bytes do: keys with zeros (of which padding looks the same),
+    /// prefixes of each other, and lengths on both sides of the inline head.
+    #[test]
+    fn fences_order_as_bytes() {
+        let mut next = lcg(7);
+        let keys: Vec<Vec<u8>> = (0..600)
+            .map(|_| {
+                let len = [0, 1, 7, 8, 9, 39, 40, 41, 60][next(9) as usize];
+                (0..len).map(|_| [0u8, 1, 0xff][next(3) as usize]).collect()
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(Fence::new(a).cmp(&Fence::new(b)), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
+
+    /// Rows added in ascending or descending order fill their leaves: few leaves for the rows.
+    #[test]
+    fn ordered_loads_fill_leaves() {
+        for ascending in [true, false] {
+            let mut set = RowSet::default();
+            let mut bytes = 0;
+            for k in 0..10_000u64 {
+                let k = if ascending { k } else { 10_000 - k };
+                let r = row(k * 50, 20, 0);
+                bytes += r.len();
+                set.insert(&r);
+            }
+            set.check();
+            let full = bytes.div_ceil(LEAF_BYTES);
+            assert!(
+                set.leaves.len() <= full + full / 20 + 1,
+                "{} leaves",
+                set.leaves.len()
+            );
+        }
+    }
+}
