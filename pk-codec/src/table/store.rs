@@ -299,14 +299,21 @@ impl Table {
     /// # Examples
     ///
     /// ```
+    /// use std::fmt::Write;
+    ///
     /// use pk_codec::table::{Attribute, AttributeValue, PkValue, PrimaryKey, ReadOptions, Table, TableOptions};
     ///
     /// let table = Table::single_string_key("pk", TableOptions::default())?;
     /// let mut key = PrimaryKey::from("order:0");
     /// let mut attributes = vec![Attribute::new("amount_cents", 0)];
     /// for i in 1..=3 {
-    ///     // Refill the same key and attribute for every row.
-    ///     key = PrimaryKey::from(PkValue::String(format!("order:{i}")));
+    ///     // Refill the same key and attribute for every row: no allocation per row.
+    ///     let mut values = key.into_values();
+    ///     if let Some(PkValue::String(text)) = values.first_mut() {
+    ///         text.clear();
+    ///         write!(text, "order:{i}").unwrap();
+    ///     }
+    ///     key = PrimaryKey::new(values);
     ///     attributes[0].value = AttributeValue::Integer(i * 100);
     ///     table.put_ref(&key, &attributes)?;
     /// }
