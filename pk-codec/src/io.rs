@@ -99,19 +99,7 @@ impl<'a> KeyWriter<'a> {
     /// measured 371 -> 401 instructions per student-card key under callgrind.)
     #[inline(always)]
     pub(crate) fn delimiter(&mut self) {
-        let d = self.delimiter;
-        // Every layout's delimiter is ASCII (rule `delimiter-ascii`): then the push is one byte's
-        // store, where a byte only known at run time would pay for a character's length.
-        if d.is_ascii() {
-            self.out.push(char::from(d));
-        } else {
-            self.push_wide_delimiter();
-        }
-    }
-
-    #[cold]
-    fn push_wide_delimiter(&mut self) {
-        self.out.push(char::from(self.delimiter));
+        push_delimiter(self.out, self.delimiter);
     }
 
     /// Appends the delimiter when `LEAD`, then `v`, which must fit `WIDTH` digits, at that width
@@ -122,11 +110,7 @@ impl<'a> KeyWriter<'a> {
         &mut self,
         v: u64,
     ) {
-        if LEAD {
-            num::push_u64_fitting_after(self.out, self.delimiter, v, WIDTH, DESC);
-        } else {
-            num::push_u64_fitting(self.out, v, WIDTH, DESC);
-        }
+        push_lead_uint::<LEAD>(self.out, self.delimiter, v, WIDTH, DESC);
     }
 
     /// Writes `s` in the plain ascending string form, answering whether it could: nothing is
@@ -140,14 +124,7 @@ impl<'a> KeyWriter<'a> {
     /// [`KeyWriter::delimiter`]); when it declines, it writes nothing, delimiter included.
     #[inline(always)]
     pub(crate) fn try_lead_plain_str<const LEAD: bool>(&mut self, s: &str) -> bool {
-        if text::plain_len(s.as_bytes(), self.delimiter) != s.len() {
-            return false;
-        }
-        if LEAD {
-            self.delimiter();
-        }
-        self.out.push_str(s);
-        true
+        push_lead_plain_str::<LEAD>(self.out, self.delimiter, s)
     }
 
     /// Writes an unsigned 128-bit integer.
@@ -611,20 +588,7 @@ impl<'a> KeyReader<'a> {
         width: u8,
         desc: bool,
     ) -> Option<u64> {
-        let start = self.pos;
-        let lead = usize::from(LEAD);
-        let end = start + lead + usize::from(width);
-        let text = self.key.as_bytes().get(start..end)?;
-        let digits = if LEAD {
-            let (&first, digits) = text.split_first()?;
-            if first != self.delimiter {
-                return None;
-            }
-            digits
-        } else {
-            text
-        };
-        let v = num::parse_u64_fast(digits, desc).filter(|&v| v <= max)?;
+        let (v, end) = lead_uint_at::<LEAD>(self.key, self.pos, self.delimiter, max, width, desc)?;
         self.pos = end;
         self.fields += 1;
         Some(v)
@@ -861,23 +825,8 @@ impl<'a> KeyReader<'a> {
     /// counts nothing.
     #[inline(always)]
     pub(crate) fn lead_try_plain_str<const LEAD: bool>(&mut self) -> Option<&'a str> {
-        let bytes = self.key.as_bytes();
-        let mut start = self.pos;
-        if LEAD {
-            if bytes.get(start) != Some(&self.delimiter) {
-                return None;
-            }
-            start += 1;
-        }
-        let rest = bytes.get(start..)?;
-        let len = text::plain_len(rest, self.delimiter);
-        if rest.get(len).is_some_and(|&b| b != self.delimiter) {
-            return None;
-        }
-        // The bytes before and after the text are the ASCII delimiter or the key's ends:
-        // character boundaries.
-        let s = self.key.get(start..start + len)?;
-        self.pos = start + len;
+        let (s, end) = lead_plain_str_at::<LEAD>(self.key, self.pos, self.delimiter)?;
+        self.pos = end;
         self.fields += 1;
         Some(s)
     }
@@ -1102,6 +1051,122 @@ impl<'a> KeyReader<'a> {
         }
         Ok(())
     }
+}
+
+/// Appends the delimiter: [`KeyWriter::delimiter`], for a runtime layout's whole-key path too,
+/// which writes without a writer.
+#[inline(always)]
+pub(crate) fn push_delimiter(out: &mut String, delimiter: u8) {
+    // Every layout's delimiter is ASCII (rule `delimiter-ascii`): then the push is one byte's
+    // store. `String::push` of a character known only at run time stayed a call in a layout's
+    // loop (26 instructions per key, callgrind); a one-byte `&str` is a store.
+    if delimiter.is_ascii() {
+        let mut buf = [0u8; 4];
+        out.push_str(char::from(delimiter).encode_utf8(&mut buf));
+    } else {
+        push_wide_delimiter(out, delimiter);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn push_wide_delimiter(out: &mut String, delimiter: u8) {
+    out.push(char::from(delimiter));
+}
+
+/// Appends `delimiter` when `LEAD`, then `v`, which must fit `width` digits, at that width and
+/// order, in one append: [`KeyWriter::uint_digits_fixed`], for a runtime layout's whole-key path
+/// too.
+#[inline(always)]
+pub(crate) fn push_lead_uint<const LEAD: bool>(
+    out: &mut String,
+    delimiter: u8,
+    v: u64,
+    width: u8,
+    desc: bool,
+) {
+    if LEAD {
+        num::push_u64_fitting_after(out, delimiter, v, width, desc);
+    } else {
+        num::push_u64_fitting(out, v, width, desc);
+    }
+}
+
+/// Appends `delimiter` when `LEAD`, then `s` in the plain ascending string form, answering
+/// whether it could: nothing is written, delimiter included, for a string with a byte at or
+/// below the delimiter. [`KeyWriter::try_lead_plain_str`], for a runtime layout's whole-key path
+/// too.
+#[inline(always)]
+pub(crate) fn push_lead_plain_str<const LEAD: bool>(
+    out: &mut String,
+    delimiter: u8,
+    s: &str,
+) -> bool {
+    if text::plain_len(s.as_bytes(), delimiter) != s.len() {
+        return false;
+    }
+    if LEAD {
+        push_delimiter(out, delimiter);
+    }
+    out.push_str(s);
+    true
+}
+
+/// The unsigned integer of `width` digits at byte `pos` of `key` (after `delimiter` when `LEAD`)
+/// and the position after it, if its text is the fast path's (at most `max`): what
+/// [`KeyReader::lead_uint64_fast`] reads, for a runtime layout's whole-key path too, which reads
+/// without a reader. `None` when the text is not there or not the fast path's.
+#[inline(always)]
+pub(crate) fn lead_uint_at<const LEAD: bool>(
+    key: &str,
+    pos: usize,
+    delimiter: u8,
+    max: u64,
+    width: u8,
+    desc: bool,
+) -> Option<(u64, usize)> {
+    let end = pos + usize::from(LEAD) + usize::from(width);
+    let text = key.as_bytes().get(pos..end)?;
+    let digits = if LEAD {
+        let (&first, digits) = text.split_first()?;
+        if first != delimiter {
+            return None;
+        }
+        digits
+    } else {
+        text
+    };
+    let v = num::parse_u64_fast(digits, desc).filter(|&v| v <= max)?;
+    Some((v, end))
+}
+
+/// The plain ascending string at byte `pos` of `key` (after `delimiter` when `LEAD`) and the
+/// position after it: its bytes up to the next delimiter or the key's end, all above the
+/// delimiter. What [`KeyReader::lead_try_plain_str`] reads, for a runtime layout's whole-key
+/// path too. `None` when the delimiter is missing or a byte at or below it ends the text.
+#[inline(always)]
+pub(crate) fn lead_plain_str_at<const LEAD: bool>(
+    key: &str,
+    pos: usize,
+    delimiter: u8,
+) -> Option<(&str, usize)> {
+    let bytes = key.as_bytes();
+    let mut start = pos;
+    if LEAD {
+        if bytes.get(start) != Some(&delimiter) {
+            return None;
+        }
+        start += 1;
+    }
+    let rest = bytes.get(start..)?;
+    let len = text::plain_len(rest, delimiter);
+    if rest.get(len).is_some_and(|&b| b != delimiter) {
+        return None;
+    }
+    // The bytes before and after the text are the ASCII delimiter or the key's ends:
+    // character boundaries.
+    let s = key.get(start..start + len)?;
+    Some((s, start + len))
 }
 
 #[cfg(test)]

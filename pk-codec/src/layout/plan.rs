@@ -7,11 +7,10 @@ use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, IntBits, Kind};
-use crate::io::{KeyReader, KeyWriter};
+use crate::io::{self, KeyReader, KeyWriter};
 use crate::num;
 use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
-use crate::text;
 use crate::value::Value;
 
 use super::{BucketFields, FieldDef};
@@ -292,21 +291,7 @@ impl Step {
     ) -> bool {
         by_uint_op!(self.op, push_uint::<LEAD>(out, delimiter, value, self.write_limit), {
             PLAIN_STR => match value {
-                Value::Str(s) if text::plain_len(s.as_bytes(), delimiter) == s.len() => {
-                    if LEAD {
-                        // For an ASCII delimiter (every layout's, rule `delimiter-ascii`) one
-                        // byte's store: `String::push` of a character known only at run time
-                        // stayed a call in this loop (26 instructions per key, callgrind).
-                        if delimiter.is_ascii() {
-                            let mut buf = [0u8; 4];
-                            out.push_str(char::from(delimiter).encode_utf8(&mut buf));
-                        } else {
-                            push_wide_delimiter(out, delimiter);
-                        }
-                    }
-                    out.push_str(s);
-                    true
-                }
+                Value::Str(s) => io::push_lead_plain_str::<LEAD>(out, delimiter, s),
                 _ => false,
             },
             _ => false,
@@ -325,30 +310,14 @@ impl Step {
         values: &mut Vec<Value>,
     ) -> bool {
         by_uint_op!(self.op, read_uint_at::<LEAD>(key, pos, delimiter, self.read_max, values), {
-            PLAIN_STR => {
-                let bytes = key.as_bytes();
-                let mut start = *pos;
-                if LEAD {
-                    if bytes.get(start) != Some(&delimiter) {
-                        return false;
-                    }
-                    start += 1;
+            PLAIN_STR => match io::lead_plain_str_at::<LEAD>(key, *pos, delimiter) {
+                Some((s, end)) => {
+                    values.push(Value::Str(s.to_owned()));
+                    *pos = end;
+                    true
                 }
-                let Some(rest) = bytes.get(start..) else {
-                    return false;
-                };
-                let len = text::plain_len(rest, delimiter);
-                if rest.get(len).is_some_and(|&b| b != delimiter) {
-                    return false;
-                }
-                // Between the ASCII delimiter or the key's ends: character boundaries.
-                let Some(s) = key.get(start..start + len) else {
-                    return false;
-                };
-                values.push(Value::Str(s.to_owned()));
-                *pos = start + len;
-                true
-            }
+                None => false,
+            },
             _ => false,
         })
     }
@@ -423,12 +392,6 @@ impl Step {
     }
 }
 
-#[cold]
-#[inline(never)]
-fn push_wide_delimiter(out: &mut String, delimiter: u8) {
-    out.push(char::from(delimiter));
-}
-
 #[inline(always)]
 fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     out: &mut String,
@@ -438,11 +401,7 @@ fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
 ) -> bool {
     match *value {
         Value::Uint(v) if v <= u128::from(limit) => {
-            if LEAD {
-                num::push_u64_fitting_after(out, delimiter, v as u64, WIDTH, DESC);
-            } else {
-                num::push_u64_fitting(out, v as u64, WIDTH, DESC);
-            }
+            io::push_lead_uint::<LEAD>(out, delimiter, v as u64, WIDTH, DESC);
             true
         }
         _ => false,
@@ -457,26 +416,13 @@ fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     max: u64,
     values: &mut Vec<Value>,
 ) -> bool {
-    let start = *pos;
-    let end = start + usize::from(LEAD) + usize::from(WIDTH);
-    let Some(text) = key.as_bytes().get(start..end) else {
-        return false;
-    };
-    let digits = if LEAD {
-        match text.split_first() {
-            Some((&first, digits)) if first == delimiter => digits,
-            _ => return false,
-        }
-    } else {
-        text
-    };
-    match num::parse_u64_fast(digits, DESC) {
-        Some(v) if v <= max => {
+    match io::lead_uint_at::<LEAD>(key, *pos, delimiter, max, WIDTH, DESC) {
+        Some((v, end)) => {
             values.push(Value::Uint(u128::from(v)));
             *pos = end;
             true
         }
-        _ => false,
+        None => false,
     }
 }
 
