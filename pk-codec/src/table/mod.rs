@@ -131,6 +131,18 @@ mod store;
 mod version;
 mod window;
 
+/// A seeded generator of 31-bit numbers (a 64-bit LCG's high bits), for the unit tests.
+#[cfg(test)]
+pub(crate) fn test_lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        x >> 33
+    }
+}
+
 pub use error::TableError;
 pub use heatmap::{Heatmap, HeatmapOptions, Metric};
 pub use hotspot::{HotspotMeter, HotspotReport, HotspotWindow};

@@ -523,20 +523,9 @@ mod tests {
         s.into()
     }
 
-    /// A seeded generator of 31-bit numbers (a 64-bit LCG's high bits).
-    fn lcg(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            x >> 33
-        }
-    }
-
     /// A seeded mix of partition-key values of every kind, with the bytes the encoding escapes.
     fn mixed_values(seed: u64, n: usize) -> Vec<PkValue> {
-        let mut next = lcg(seed);
+        let mut next = crate::table::test_lcg(seed);
         (0..n)
             .map(|_| match next() % 3 {
                 0 => PkValue::Integer(next() as i64 - (1 << 30)),
@@ -626,7 +615,7 @@ mod tests {
     /// up, one row, one value.
     #[test]
     fn size_split_point_balances_the_bytes_best() {
-        let mut random = lcg(0x5_1217);
+        let mut random = crate::table::test_lcg(0x5_1217);
         let mut next = move |n: u64| random() % n;
         for case in 0..400 {
             let rows = 1 + next(if case % 8 == 0 { 600 } else { 60 }) as usize;

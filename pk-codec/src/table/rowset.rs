@@ -633,15 +633,10 @@ mod tests {
     use crate::table::{Cell, PrimaryKey};
     use std::collections::BTreeMap as Model;
 
-    /// A seeded generator of 31-bit numbers (a 64-bit LCG's high bits).
+    /// A seeded draw below `n` ([`test_lcg`](crate::table::test_lcg)'s numbers modulo `n`).
     fn lcg(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut x = seed;
-        move |n| {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (x >> 33) % n
-        }
+        let mut next = crate::table::test_lcg(seed);
+        move |n| next() % n
     }
 
     /// An encoded row of key `k` with a cell of `len` bytes, accounted as `size`.
