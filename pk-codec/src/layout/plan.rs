@@ -86,16 +86,27 @@ impl Plan {
         if !self.direct {
             return false;
         }
+        // The default delimiter as a constant: its lead bytes and string-scan words fold.
+        if self.delimiter == b',' {
+            self.write_direct_key(values, out, b',')
+        } else {
+            self.write_direct_key(values, out, self.delimiter)
+        }
+    }
+
+    /// [`Plan::try_write_direct`] of a direct plan, with `delimiter` (the plan's).
+    #[inline(always)]
+    fn write_direct_key(&self, values: &[Value], out: &mut String, delimiter: u8) -> bool {
         let base = out.len();
         let mut fields = self.steps.iter().zip(values);
         let written = 'key: {
             if let Some((step, value)) = fields.next()
-                && !step.write_direct::<false>(out, self.delimiter, value)
+                && !step.write_direct::<false>(out, delimiter, value)
             {
                 break 'key false;
             }
             for (step, value) in fields {
-                if !step.write_direct::<true>(out, self.delimiter, value) {
+                if !step.write_direct::<true>(out, delimiter, value) {
                     break 'key false;
                 }
             }
