@@ -22,7 +22,7 @@ mod text;
 pub use builder::LayoutBuilder;
 #[cfg(feature = "serde")]
 use config::LayoutConfig;
-use plan::{FieldRole, Plan, bucket_value, write_value};
+use plan::{FieldRole, Plan, Slots, bucket_value, write_value};
 
 /// One named field of a [`Layout`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -191,8 +191,16 @@ impl Layout {
         Ok(values)
     }
 
-    /// Decodes one key, appending its values to `values` (the allocation-saving form of
-    /// [`Layout::decode`], for a loop that reuses one vector); on error `values` is left as it was.
+    /// Decodes one key into `values`, replacing what it held: afterwards `values` holds exactly
+    /// the key's values, as [`Layout::decode`] answers them. On error `values` is empty.
+    ///
+    /// The allocation-saving form of [`Layout::decode`], for a loop over keys that passes one
+    /// vector: it keeps the vector's allocation, overwrites its values in place, and reads a string
+    /// field into the buffer of the string already at that place (as the previous key left it), so
+    /// that such a loop allocates only when a string outgrows the buffer it reuses. (A layout with
+    /// a prefix, or with a field other than an unsigned integer or a plain string, reuses the
+    /// vector but not the strings' buffers.) Whatever `values` held before, of any kinds and
+    /// length, the answer is the same.
     ///
     /// # Errors
     ///
@@ -206,28 +214,35 @@ impl Layout {
     /// let layout: Layout = "device_id: u32 width=6; seller_id: str".parse()?;
     /// let mut values = Vec::new();
     /// for key in ["000054,a100", "000055,a101"] {
-    ///     values.clear();
     ///     layout.decode_into(key, &mut values)?;
     ///     assert_eq!(values.len(), 2);
     /// }
     /// assert_eq!(values, vec![Value::Uint(55), Value::from("a101")]);
     /// assert!(layout.decode_into("000054", &mut values).is_err());
-    /// assert_eq!(values.len(), 2);
+    /// assert!(values.is_empty());
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
-        values.reserve(self.fields.len());
-        if self.plan.try_read_direct(key, values) {
+        let mut direct = Slots::new(values);
+        if self.plan.try_read_direct(key, &mut direct) {
+            direct.finish();
             return Ok(());
         }
-        let base = values.len();
-        let decoded = self
+        // Declined: read again from the first field.
+        let mut slots = Slots::new(values);
+        match self
             .shape
-            .decode_checked(key, |r| self.plan.read(r, &self.fields, values));
-        if decoded.is_err() {
-            values.truncate(base);
+            .decode_checked(key, |r| self.plan.read(r, &self.fields, &mut slots))
+        {
+            Ok(()) => {
+                slots.finish();
+                Ok(())
+            }
+            Err(e) => {
+                values.clear();
+                Err(e)
+            }
         }
-        decoded
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,

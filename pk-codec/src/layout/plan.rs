@@ -86,16 +86,27 @@ impl Plan {
         if !self.direct {
             return false;
         }
+        // The default delimiter as a constant: its lead bytes and string-scan words fold.
+        if self.delimiter == b',' {
+            self.write_direct_key(values, out, b',')
+        } else {
+            self.write_direct_key(values, out, self.delimiter)
+        }
+    }
+
+    /// [`Plan::try_write_direct`] of a direct plan, with `delimiter` (the plan's).
+    #[inline(always)]
+    fn write_direct_key(&self, values: &[Value], out: &mut String, delimiter: u8) -> bool {
         let base = out.len();
         let mut fields = self.steps.iter().zip(values);
         let written = 'key: {
             if let Some((step, value)) = fields.next()
-                && !step.write_direct::<false>(out, self.delimiter, value)
+                && !step.write_direct::<false>(out, delimiter, value)
             {
                 break 'key false;
             }
             for (step, value) in fields {
-                if !step.write_direct::<true>(out, self.delimiter, value) {
+                if !step.write_direct::<true>(out, delimiter, value) {
                     break 'key false;
                 }
             }
@@ -107,35 +118,28 @@ impl Plan {
         written
     }
 
-    /// Reads a whole key by the direct paths, appending its values, answering whether it did.
-    /// When it did not (a layout without them, text one of them declines, text left over, a
-    /// key over the limit), `values` is as it was, and the caller reads the key by
-    /// [`Plan::read`], which reads it or says what is wrong.
+    /// Reads a whole key by the direct paths into `out`, answering whether it did. When it did
+    /// not (a layout without them, text one of them declines, text left over, a key over the
+    /// limit), `out` may hold some of the key's values, and the caller reads the key again from
+    /// its first field by [`Plan::read`], which reads it or says what is wrong.
     #[inline(always)]
-    pub(super) fn try_read_direct(&self, key: &str, values: &mut Vec<Value>) -> bool {
+    pub(super) fn try_read_direct(&self, key: &str, out: &mut Slots<'_>) -> bool {
         if !self.direct || key.len() > self.max_len {
             return false;
         }
-        let base = values.len();
         let mut pos = 0;
         let mut steps = self.steps.iter();
-        let read = 'key: {
-            if let Some(step) = steps.next()
-                && !step.read_direct::<false>(key, &mut pos, self.delimiter, values)
-            {
-                break 'key false;
-            }
-            for step in steps {
-                if !step.read_direct::<true>(key, &mut pos, self.delimiter, values) {
-                    break 'key false;
-                }
-            }
-            pos == key.len()
-        };
-        if !read {
-            values.truncate(base);
+        if let Some(step) = steps.next()
+            && !step.read_direct::<false>(key, &mut pos, self.delimiter, out)
+        {
+            return false;
         }
-        read
+        for step in steps {
+            if !step.read_direct::<true>(key, &mut pos, self.delimiter, out) {
+                return false;
+            }
+        }
+        pos == key.len()
     }
 
     /// Writes the fields of a key, delimiters included: each by its direct path or, declined,
@@ -160,14 +164,14 @@ impl Plan {
         Ok(())
     }
 
-    /// Reads the fields of a key, delimiters included, appending their values: each by its
-    /// direct path or, declined, the general one.
+    /// Reads the fields of a key, delimiters included, into `out`: each by its direct path or,
+    /// declined, the general one.
     #[inline(always)]
     pub(super) fn read(
         &self,
         r: &mut KeyReader<'_>,
         fields: &[FieldDef],
-        values: &mut Vec<Value>,
+        values: &mut Slots<'_>,
     ) -> Result<()> {
         let mut fields = self.steps.iter().zip(fields);
         if let Some((step, def)) = fields.next() {
@@ -299,20 +303,20 @@ impl Step {
     }
 
     /// Reads the field at `*pos` of `key` (after `delimiter` when `LEAD`) by its direct path,
-    /// appending its value and moving `*pos` past it, answering whether it did; when it did
-    /// not, it moved and appended nothing.
+    /// putting its value in `values` and moving `*pos` past it, answering whether it did; when
+    /// it did not, it moved and put nothing.
     #[inline(always)]
     fn read_direct<const LEAD: bool>(
         &self,
         key: &str,
         pos: &mut usize,
         delimiter: u8,
-        values: &mut Vec<Value>,
+        values: &mut Slots<'_>,
     ) -> bool {
         by_uint_op!(self.op, read_uint_at::<LEAD>(key, pos, delimiter, self.read_max, values), {
             PLAIN_STR => match io::lead_plain_str_at::<LEAD>(key, *pos, delimiter) {
                 Some((s, end)) => {
-                    values.push(Value::Str(s.to_owned()));
+                    values.put_str(s);
                     *pos = end;
                     true
                 }
@@ -358,18 +362,18 @@ impl Step {
     }
 
     /// Reads the field (after its delimiter when `LEAD`) by its direct path or, declined, the
-    /// general one, appending its value.
+    /// general one, putting its value in `values`.
     #[inline(always)]
     fn read<const LEAD: bool>(
         &self,
         r: &mut KeyReader<'_>,
         def: &FieldDef,
-        values: &mut Vec<Value>,
+        values: &mut Slots<'_>,
     ) -> Result<()> {
         let read = by_uint_op!(self.op, uint_reader::<LEAD>(r, self.read_max, values), {
             PLAIN_STR => match r.lead_try_plain_str::<LEAD>() {
                 Some(s) => {
-                    values.push(Value::Str(s.to_owned()));
+                    values.put_str(s);
                     true
                 }
                 None => false,
@@ -377,7 +381,7 @@ impl Step {
             INT => {
                 r.begin_field(&def.name)?;
                 if !int_reader(r, def, values) {
-                    values.push(read_field(r, def, self.role)?);
+                    values.put(read_field(r, def, self.role)?);
                 }
                 return Ok(());
             }
@@ -387,7 +391,7 @@ impl Step {
             return Ok(());
         }
         r.begin_field(&def.name)?;
-        values.push(read_field(r, def, self.role)?);
+        values.put(read_field(r, def, self.role)?);
         Ok(())
     }
 }
@@ -414,11 +418,11 @@ fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     pos: &mut usize,
     delimiter: u8,
     max: u64,
-    values: &mut Vec<Value>,
+    values: &mut Slots<'_>,
 ) -> bool {
     match io::lead_uint_at::<LEAD>(key, *pos, delimiter, max, WIDTH, DESC) {
         Some((v, end)) => {
-            values.push(Value::Uint(u128::from(v)));
+            values.put_uint(v);
             *pos = end;
             true
         }
@@ -445,11 +449,11 @@ fn uint_writer<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
 fn uint_reader<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     r: &mut KeyReader<'_>,
     max: u64,
-    values: &mut Vec<Value>,
+    values: &mut Slots<'_>,
 ) -> bool {
     match r.lead_uint64_fast::<LEAD>(max, WIDTH, DESC) {
         Some(v) => {
-            values.push(Value::Uint(u128::from(v)));
+            values.put_uint(v);
             true
         }
         None => false,
@@ -467,7 +471,7 @@ fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> bool {
 }
 
 #[inline(never)]
-fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Vec<Value>) -> bool {
+fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> bool {
     let Kind::Int { bits } = def.spec.kind() else {
         return false;
     };
@@ -475,13 +479,69 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Vec<Value>) ->
     let at = r.position();
     match r.int128(&def.spec, &def.name, min, max) {
         Ok(v) => {
-            values.push(Value::Int(v));
+            values.put(Value::Int(v));
             true
         }
         Err(_) => {
             r.rewind(at);
             false
         }
+    }
+}
+
+/// Where a key's values go as it is read: the caller's vector, overwritten from its start (see
+/// [`Layout::decode_into`](super::Layout::decode_into)). The `n`th value read replaces the
+/// vector's `n`th value, a string reusing the buffer of a string already there, or is pushed
+/// when the vector is shorter; [`Slots::finish`] drops the values past the last one read.
+pub(super) struct Slots<'v> {
+    values: &'v mut Vec<Value>,
+    next: usize,
+}
+
+impl<'v> Slots<'v> {
+    /// Slots over `values`, from its first value.
+    #[inline(always)]
+    pub(super) fn new(values: &'v mut Vec<Value>) -> Self {
+        Self { values, next: 0 }
+    }
+
+    /// Drops the values past the last one put: the vector holds exactly the values read.
+    #[inline(always)]
+    pub(super) fn finish(self) {
+        self.values.truncate(self.next);
+    }
+
+    /// Puts an unsigned integer.
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        match self.values.get_mut(self.next) {
+            Some(Value::Uint(slot)) => *slot = u128::from(v),
+            Some(slot) => *slot = Value::Uint(u128::from(v)),
+            None => self.values.push(Value::Uint(u128::from(v))),
+        }
+        self.next += 1;
+    }
+
+    /// Puts a string, into the buffer of the string in its place if there is one.
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        if let Some(Value::Str(slot)) = self.values.get_mut(self.next) {
+            slot.clear();
+            slot.push_str(s);
+            self.next += 1;
+        } else {
+            self.put(Value::Str(s.to_owned()));
+        }
+    }
+
+    /// Puts any value.
+    #[inline(always)]
+    fn put(&mut self, value: Value) {
+        match self.values.get_mut(self.next) {
+            Some(slot) => *slot = value,
+            None => self.values.push(value),
+        }
+        self.next += 1;
     }
 }
 

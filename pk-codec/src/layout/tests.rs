@@ -3,8 +3,11 @@
 //! A layout writes and reads a key three ways: the whole key by the direct paths
 //! ([`Plan::try_write_direct`], [`Plan::try_read_direct`]), field by field with each field's
 //! direct path ([`Plan::write`], [`Plan::read`]), and every field by the general path. The first
-//! two must answer exactly what the third answers (the same key or values, or the same error, and
-//! the output untouched on error) for every value and every text, accepted or not. Checked here
+//! two must answer exactly what the third answers (the same key or values, or the same error; an
+//! encoding's output untouched on error, a decoding's vector empty) for every value and every
+//! text, accepted or not, and `decode_into` the same whatever its vector held before (nothing, the
+//! right kinds, other kinds, too many or too few values, what the keys before and their errors
+//! left). Checked here
 //! over every unsigned width the direct paths take (1 to 20) and their neighbours, both orders,
 //! every integer size, values at and around the limits, mismatched values, strings at and around
 //! the delimiter, optional, signed, escaped and bucketed fields, prefixes, a tight length limit,
@@ -52,33 +55,71 @@ fn check_encode(ways: &[Layout; 3], values: &[Value]) -> Option<String> {
     general.ok()
 }
 
-/// Decodes `key` each way, into an empty vector and after an existing value, and checks that the
-/// answers agree.
-fn check_decode(ways: &[Layout; 3], key: &str) {
-    let answer = |layout: &Layout, before: &[Value]| {
-        let mut values = before.to_vec();
-        let result = layout.decode_into(key, &mut values);
-        if result.is_err() {
-            assert_eq!(values, before, "{layout}: values changed on error, {key:?}");
+/// What a vector may hold before [`Layout::decode_into`] overwrites it: nothing, a string,
+/// `previous` (the values of another key: the right kinds), `previous` with more values, with
+/// fewer, and with every value of another kind (strings where it has numbers, numbers where it
+/// has strings).
+fn befores(previous: &[Value]) -> Vec<Vec<Value>> {
+    let mut longer = previous.to_vec();
+    longer.extend([Value::Uint(1), Value::from("extra")]);
+    let shorter = previous[..previous.len().saturating_sub(1)].to_vec();
+    let other_kinds = previous
+        .iter()
+        .map(|v| match v {
+            Value::Str(_) => Value::Uint(3),
+            _ => Value::from("a string longer than any in the keys"),
+        })
+        .collect();
+    vec![
+        Vec::new(),
+        vec![Value::from("kept")],
+        previous.to_vec(),
+        longer,
+        shorter,
+        other_kinds,
+    ]
+}
+
+/// Decodes `key` each way: by [`Layout::decode`], and by [`Layout::decode_into`] over each of
+/// [`befores`]`(previous)` (over `previous` alone unless `every_before`) and over `reused` (one
+/// vector per way, carried from key to key, errors included); checks that every answer is the general path's fresh answer, and that a vector
+/// is empty after an error. Answers the general path's values, if any.
+fn check_decode(
+    ways: &[Layout; 3],
+    key: &str,
+    previous: &[Value],
+    every_before: bool,
+    reused: &mut [Vec<Value>; 3],
+) -> Option<Vec<Value>> {
+    let general = ways[2].decode(key);
+    for (way, reused) in ways.iter().zip(reused) {
+        assert_eq!(way.decode(key), general, "{way}: decode {key:?}");
+        let answer = |values: &mut Vec<Value>, before: &str| {
+            let result = way.decode_into(key, values);
+            assert_eq!(
+                result.clone().map(|()| values.clone()),
+                general,
+                "{way}: decode_into {key:?} over {before}"
+            );
+            if result.is_err() {
+                assert!(
+                    values.is_empty(),
+                    "{way}: {values:?} left by an error, {key:?}"
+                );
+            }
+        };
+        let befores = if every_before {
+            befores(previous)
+        } else {
+            vec![previous.to_vec()]
+        };
+        for mut values in befores {
+            let before = format!("{values:?}");
+            answer(&mut values, &before);
         }
-        result.map(|()| values)
-    };
-    let general = answer(&ways[2], &[]);
-    let before = [Value::from("kept")];
-    let general_after = answer(&ways[2], &before);
-    for way in &ways[..2] {
-        assert_eq!(answer(way, &[]), general, "{way}: decoding {key:?}");
-        assert_eq!(
-            answer(way, &before),
-            general_after,
-            "{way}: after a value, {key:?}"
-        );
-        assert_eq!(
-            way.decode(key),
-            ways[2].decode(key),
-            "{way}: decode {key:?}"
-        );
+        answer(reused, "the vector of the keys before");
     }
+    general.ok()
 }
 
 /// Every text one edit away from `key`: cut short, a character replaced, inserted or removed,
@@ -230,13 +271,17 @@ fn check_layout(spec: &str, candidates: &[Vec<Value>], edited_keys: usize) -> us
         more.push(Value::Uint(0));
         check_encode(&ways, &more);
     }
+    let mut reused: [Vec<Value>; 3] = Default::default();
+    let mut previous = Vec::new();
     for (i, key) in keys.iter().enumerate() {
-        check_decode(&ways, key);
+        let values = check_decode(&ways, key, &previous, true, &mut reused)
+            .unwrap_or_else(|| panic!("{spec}: {key:?} does not decode"));
         if i < edited_keys {
             for edited in edits(key, delimiter) {
-                check_decode(&ways, &edited);
+                check_decode(&ways, &edited, &values, false, &mut reused);
             }
         }
+        previous = values;
     }
     keys.len()
 }
