@@ -12,7 +12,6 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::collections::btree_map::OccupiedEntry;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 
 use super::row::RowRef;
@@ -401,22 +400,11 @@ impl RowSet {
     /// row's size.
     pub(crate) fn insert(&mut self, row: &[u8]) -> Option<u64> {
         let key = RowRef::new(row).key();
-        let fence = Fence::new(key);
-        // Rows that arrive in key order go to the last leaf: it is tried before the search
-        // among the leaves (a walk down the right edge of the map and one comparison).
-        let leaf = if self
+        let Some((_, leaf)) = self
             .leaves
-            .last_key_value()
-            .is_some_and(|(f, _)| *f <= fence)
-        {
-            self.leaves.last_entry().map(OccupiedEntry::into_mut)
-        } else {
-            self.leaves
-                .range_mut((Unbounded, Included(&fence)))
-                .next_back()
-                .map(|(_, leaf)| leaf)
-        };
-        let Some(leaf) = leaf else {
+            .range_mut((Unbounded, Included(&Fence::new(key))))
+            .next_back()
+        else {
             self.leaves.insert(Fence::default(), Leaf::with_row(row));
             self.len = 1;
             return None;
