@@ -63,8 +63,8 @@ struct DeviceFirst {
 
 /// SellerID first: few sellers, a few of them very busy.
 #[derive(PartitionKey)]
-struct SellerFirst {
-    seller_id: String,
+struct SellerFirst<'a> {
+    seller_id: &'a str,
 }
 
 /// OrderNumber first: increases over time on every terminal.
@@ -84,10 +84,10 @@ struct OrderHashed {
 
 /// DeviceID, SellerID and CardID spliced into one partition key.
 #[derive(PartitionKey)]
-struct Spliced {
+struct Spliced<'a> {
     #[pk(width = 4)]
     device_id: u32,
-    seller_id: String,
+    seller_id: &'a str,
     #[pk(width = 6)]
     card_id: u32,
 }
@@ -121,16 +121,19 @@ enum DeviceRead {
 /// One key design: its name, how it keys a purchase, and how it reads a DeviceID range.
 pub(crate) struct Design {
     name: &'static str,
-    key: fn(&Purchase) -> pk_codec::Result<(String, String)>,
+    /// Writes a purchase's partition key to the first String and the rest of its primary key
+    /// to the second (both empty): the caller keeps and refills the two.
+    key: fn(&Purchase, &mut String, &mut String) -> pk_codec::Result<()>,
     device_read: fn() -> pk_codec::Result<DeviceRead>,
 }
 
-fn rest(p: &Purchase) -> pk_codec::Result<String> {
+/// Appends the rest of `p`'s primary key to `out`.
+fn rest(p: &Purchase, out: &mut String) -> pk_codec::Result<()> {
     Rest {
         device_id: p.device_id,
         order_number: p.order_number,
     }
-    .encode()
+    .encode_into(out)
 }
 
 fn full_scan() -> pk_codec::Result<DeviceRead> {
@@ -143,80 +146,82 @@ pub(crate) fn designs() -> Vec<Design> {
     vec![
         Design {
             name: "CardID first",
-            key: |p| Ok((CardFirst { card_id: p.card_id }.encode()?, rest(p)?)),
+            key: |p, pk, rest_of_key| {
+                CardFirst { card_id: p.card_id }.encode_into(pk)?;
+                rest(p, rest_of_key)
+            },
             device_read: full_scan,
         },
         Design {
             name: "DeviceID first",
-            key: |p| {
-                Ok((
-                    DeviceFirst {
-                        device_id: p.device_id,
-                    }
-                    .encode()?,
-                    rest(p)?,
-                ))
+            key: |p, pk, rest_of_key| {
+                DeviceFirst {
+                    device_id: p.device_id,
+                }
+                .encode_into(pk)?;
+                rest(p, rest_of_key)
             },
             device_read: || Ok(DeviceRead::Ranges(DeviceFirst::ranges_device_id(DEVICES)?)),
         },
         Design {
             name: "SellerID first",
-            key: |p| {
-                Ok((
-                    SellerFirst {
-                        seller_id: p.seller_id.clone(),
-                    }
-                    .encode()?,
-                    rest(p)?,
-                ))
+            key: |p, pk, rest_of_key| {
+                SellerFirst {
+                    seller_id: &p.seller_id,
+                }
+                .encode_into(pk)?;
+                rest(p, rest_of_key)
             },
             device_read: full_scan,
         },
         Design {
             name: "OrderNumber first",
-            key: |p| {
-                Ok((
-                    OrderFirst {
-                        order_number: p.order_number,
-                    }
-                    .encode()?,
-                    rest(p)?,
-                ))
+            key: |p, pk, rest_of_key| {
+                OrderFirst {
+                    order_number: p.order_number,
+                }
+                .encode_into(pk)?;
+                rest(p, rest_of_key)
             },
             device_read: full_scan,
         },
         Design {
             name: "MD5(OrderNumber) prefix",
-            key: |p| {
-                Ok((
-                    OrderHashed {
-                        order_number: p.order_number,
-                    }
-                    .encode()?,
-                    rest(p)?,
-                ))
+            key: |p, pk, rest_of_key| {
+                OrderHashed {
+                    order_number: p.order_number,
+                }
+                .encode_into(pk)?;
+                rest(p, rest_of_key)
             },
             device_read: full_scan,
         },
         Design {
             name: "Device+Seller+Card spliced",
-            key: |p| {
-                let pk = Spliced {
+            key: |p, pk, rest_of_key| {
+                Spliced {
                     device_id: p.device_id,
-                    seller_id: p.seller_id.clone(),
+                    seller_id: &p.seller_id,
                     card_id: p.card_id,
-                };
-                Ok((pk.encode()?, rest(p)?))
+                }
+                .encode_into(pk)?;
+                rest(p, rest_of_key)
             },
             device_read: || Ok(DeviceRead::Ranges(Spliced::ranges_device_id(DEVICES)?)),
         },
         Design {
             name: "time % 16 buckets",
-            // As in the practices: the first column is the bucket alone, the second the time.
-            key: |p| {
-                let key = TimeBucket { ts: p.ts }.encode()?;
-                let (bucket, time) = TimeBucket::SHAPE.split_prefix(&key)?;
-                Ok((bucket.to_owned(), format!("{time},{}", rest(p)?)))
+            // As in the practices: the first column is the bucket alone, the second the time
+            // (then a comma and the rest of the key). The whole key is encoded into the second
+            // String, its bucket moved to the first.
+            key: |p, pk, rest_of_key| {
+                TimeBucket { ts: p.ts }.encode_into(rest_of_key)?;
+                let (bucket, time) = TimeBucket::SHAPE.split_prefix(rest_of_key)?;
+                pk.push_str(bucket);
+                let time_starts = rest_of_key.len() - time.len();
+                rest_of_key.drain(..time_starts);
+                rest_of_key.push(',');
+                rest(p, rest_of_key)
             },
             device_read: full_scan,
         },
@@ -365,18 +370,22 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
         .load_sample_every(1);
     let table = Table::with_clock(two_column_schema()?, options, clock.clone())?;
     let mut meter = HotspotMeter::new(table.load_window_ms());
-    // One attribute list and one key vector, refilled for every purchase (`put_ref` borrows
-    // them).
+    // One attribute list and one key, refilled for every purchase (`put_ref` borrows them):
+    // the key's two Strings keep their buffers, so a purchase allocates nothing.
     let mut attributes = vec![Attribute::new("amount_cents", 0)];
-    let mut values = Vec::with_capacity(2);
+    let mut values = vec![
+        PkValue::String(String::new()),
+        PkValue::String(String::new()),
+    ];
     for p in day {
-        let (pk, rest) = (design.key)(p)?;
-        let pk = PkValue::String(pk);
-        meter.record(&table, &pk, p.ts as i64);
+        if let [PkValue::String(pk), PkValue::String(rest)] = values.as_mut_slice() {
+            pk.clear();
+            rest.clear();
+            (design.key)(p, pk, rest)?;
+        }
+        meter.record(&table, &values[0], p.ts as i64);
         clock.set(p.ts as i64);
         attributes[0].value = AttributeValue::Integer(p.amount_cents);
-        values.clear();
-        values.extend([pk, PkValue::String(rest)]);
         let key = PrimaryKey::new(values);
         table.put_ref(&key, &attributes)?;
         values = key.into_values();

@@ -200,7 +200,10 @@ impl Samples {
     /// The lowest and the highest value, encoded one after the other (as a load record keeps
     /// them); `None` without samples.
     pub(crate) fn extremes(&self) -> Option<Extremes> {
-        let (low, high) = (self.iter().min()?, self.iter().max()?);
+        // One pass for both.
+        let mut values = self.iter();
+        let first = values.next()?;
+        let (low, high) = values.fold((first, first), |(low, high), v| (low.min(v), high.max(v)));
         Some(Extremes::new(low, high))
     }
 

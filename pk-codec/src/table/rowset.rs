@@ -262,6 +262,26 @@ impl Leaf {
         }
     }
 
+    /// Where a full leaf splits: within its middle half, between the neighbouring rows whose
+    /// heads part at the earliest byte (the nearest to the middle among those). Keys that
+    /// share a longer prefix then stay together, so each half's shared prefix is longer and
+    /// its heads tell more of its rows apart (a leaf that spans two partition-key values splits
+    /// between them, and its halves' heads reach past the value).
+    fn split_point(&self) -> usize {
+        let n = self.len();
+        let mid = (n / 2).max(1);
+        let parts_at = |i: usize| (self.heads[i - 1] ^ self.heads[i]).leading_zeros() / 8;
+        let (from, to) = ((n / 4).max(1), (n - n / 4).min(n - 1));
+        let mut best = (parts_at(mid), 0, mid);
+        for i in from..=to {
+            let candidate = (parts_at(i), i.abs_diff(mid), i);
+            if candidate < best {
+                best = candidate;
+            }
+        }
+        best.2
+    }
+
     /// Rows `i..` as a leaf of their own (in key order); both leaves come out compacted.
     fn split_off(&mut self, i: usize) -> Self {
         let rows = self.len() - i;
@@ -393,7 +413,7 @@ impl RowSet {
             Ok(i) => {
                 let old = leaf.replace_at(i, row);
                 if leaf.live() > LEAF_BYTES && leaf.len() > 1 {
-                    let at = leaf.len() / 2;
+                    let at = leaf.split_point();
                     let right = leaf.split_off(at);
                     self.leaves.insert(Fence::new(right.row(0).key()), right);
                 }
@@ -413,7 +433,7 @@ impl RowSet {
                 } else if i == 0 {
                     std::mem::replace(leaf, Leaf::with_row(row))
                 } else {
-                    let at = leaf.len() / 2;
+                    let at = leaf.split_point();
                     let mut right = leaf.split_off(at);
                     if i <= at {
                         leaf.insert_at(i, row);
@@ -796,6 +816,27 @@ mod tests {
                 assert_eq!(Fence::new(a).cmp(&Fence::new(b)), a.cmp(b), "{a:?} {b:?}");
             }
         }
+    }
+
+    /// A full leaf of two partition-key values splits between them when that is within its
+    /// middle half (each half's heads then reach past its value), else in the middle.
+    #[test]
+    fn a_leaf_splits_between_partition_key_values() {
+        for (first, n, expected) in [(6, 20, 6), (14, 20, 14), (2, 20, 10), (10, 21, 10)] {
+            // Keys `001` (k = 1, 51, ...) then `002` (k = 2, 52, ...): `first` of the former.
+            let keys = (0..first)
+                .map(|j| 50 * j + 1)
+                .chain((0..n - first).map(|j| 50 * j + 2));
+            let mut leaf = Leaf::default();
+            for (i, k) in keys.enumerate() {
+                leaf.insert_at(i, &row(k, 10, 0));
+            }
+            assert_eq!(leaf.split_point(), expected, "{first} of {n}");
+        }
+        // Two rows: the only split point.
+        let mut leaf = Leaf::with_row(&row(1, 10, 0));
+        leaf.insert_at(1, &row(2, 10, 0));
+        assert_eq!(leaf.split_point(), 1);
     }
 
     /// Rows added in ascending or descending order fill their leaves: few leaves for the rows.
