@@ -709,36 +709,32 @@ mod tests {
         }
     }
 
+    /// One cell of each value kind (string, binary, double, boolean, integer at its minimum),
+    /// with these names and versions.
+    fn cells_of_every_kind(names: [&str; 5], versions: [i64; 5]) -> Vec<Cell> {
+        let values: [AttributeValue; 5] = [
+            "x".into(),
+            AttributeValue::Binary(vec![0, 1]),
+            1.5.into(),
+            true.into(),
+            i64::MIN.into(),
+        ];
+        names
+            .into_iter()
+            .zip(versions)
+            .zip(values)
+            .map(|((name, version), value)| Cell {
+                name: name.into(),
+                version,
+                value,
+            })
+            .collect()
+    }
+
     #[test]
     fn a_row_keeps_key_size_and_cells() {
         let key = PrimaryKey::new(vec!["k\0".into(), 7.into()]);
-        let cells = vec![
-            Cell {
-                name: "a".into(),
-                version: 5,
-                value: "x".into(),
-            },
-            Cell {
-                name: "b".into(),
-                version: -1,
-                value: AttributeValue::Binary(vec![0, 1]),
-            },
-            Cell {
-                name: "c".into(),
-                version: 2,
-                value: 1.5.into(),
-            },
-            Cell {
-                name: "d".into(),
-                version: 2,
-                value: true.into(),
-            },
-            Cell {
-                name: "e".into(),
-                version: i64::MAX,
-                value: i64::MIN.into(),
-            },
-        ];
+        let cells = cells_of_every_kind(["a", "b", "c", "d", "e"], [5, -1, 2, 2, i64::MAX]);
         let mut bytes = Vec::new();
         encode_row(&key, &cells, 99, &mut bytes);
         let row = RowRef::new(&bytes);
@@ -773,33 +769,8 @@ mod tests {
     /// a cell of any kind, equals the owned cell.
     #[test]
     fn a_cell_written_over_any_cell_equals_the_owned_cell() {
-        let cells = vec![
-            Cell {
-                name: "a".into(),
-                version: 5,
-                value: "x".into(),
-            },
-            Cell {
-                name: "bb".into(),
-                version: -1,
-                value: AttributeValue::Binary(vec![0, 1]),
-            },
-            Cell {
-                name: "c".into(),
-                version: 2,
-                value: 1.5.into(),
-            },
-            Cell {
-                name: "ddd".into(),
-                version: 3,
-                value: true.into(),
-            },
-            Cell {
-                name: "e".into(),
-                version: i64::MAX,
-                value: i64::MIN.into(),
-            },
-        ];
+        // Names of different lengths: a refilled cell's name buffer grows and shrinks.
+        let cells = cells_of_every_kind(["a", "bb", "c", "ddd", "e"], [5, -1, 2, 3, i64::MAX]);
         let mut bytes = Vec::new();
         encode_row(&"k".into(), &cells, 0, &mut bytes);
         let row = RowRef::new(&bytes);
