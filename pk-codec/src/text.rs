@@ -36,10 +36,9 @@ pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
     let mut i = 0;
     if delimiter < 0x80 {
         let below = ONES * (u64::from(delimiter) + 1);
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let Ok(word) = <[u8; 8]>::try_from(chunk) else {
-                break;
-            };
+        for chunk in bytes.chunks_exact(8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
             let w = u64::from_le_bytes(word);
             let found = w.wrapping_sub(below) & !w & HIGHS;
             if found != 0 {
@@ -49,15 +48,25 @@ pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
         }
     }
     let rest = &bytes[i..];
-    // 4 to 7 bytes left (a short string being written): two overlapping 4-byte words clear them.
+    // 4 to 7 bytes left: two overlapping 4-byte words, each answering as the 8-byte words do
+    // (a match in the last word is the first one, as the first word had none).
     if delimiter < 0x80
         && let (Some(first), Some(last)) = (rest.first_chunk::<4>(), rest.last_chunk::<4>())
     {
         let below = 0x0101_0101 * (u32::from(delimiter) + 1);
-        let any_below = |w: u32| w.wrapping_sub(below) & !w & 0x8080_8080 != 0;
-        if !any_below(u32::from_le_bytes(*first)) && !any_below(u32::from_le_bytes(*last)) {
-            return bytes.len();
+        let found = |w: [u8; 4]| {
+            let w = u32::from_le_bytes(w);
+            w.wrapping_sub(below) & !w & 0x8080_8080
+        };
+        let in_first = found(*first);
+        if in_first != 0 {
+            return i + (in_first.trailing_zeros() / 8) as usize;
         }
+        let in_last = found(*last);
+        if in_last != 0 {
+            return bytes.len() - 4 + (in_last.trailing_zeros() / 8) as usize;
+        }
+        return bytes.len();
     }
     i + rest
         .iter()

@@ -27,6 +27,7 @@
 //! two keys compare with one `memcmp`.
 
 use super::schema::{AttributeValue, Cell, PkValue, PrimaryKey};
+use crate::text;
 
 const TAG_INF_MIN: u8 = 0x01;
 const TAG_INTEGER: u8 = 0x02;
@@ -87,32 +88,14 @@ pub(crate) fn encode_value(v: &PkValue, out: &mut Vec<u8>) {
     }
 }
 
-/// The index of the first `00` byte of `b`: eight bytes per step (a word with a zero byte
-/// has that byte's high bit set in `(w - 0x01..01) & !w & 0x80..80`, and no false one below
-/// the first zero), then byte by byte in the tail. Keys' Strings are a few words long, and this
-/// finds each value's end in every stored key a range read or a search decodes.
+/// The index of the first `00` byte of `b`: the word-at-a-time scan that finds a plain string's
+/// end ([`text::plain_len`] with `00` as the delimiter: the first byte at or below it). Keys'
+/// Strings are a few words long, and this finds each value's end in every stored key a range
+/// read or a search decodes.
 #[inline]
 fn first_zero(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut words = b.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut words {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(w);
-        let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zeros != 0 {
-            // Little-endian: the lowest set bit is in the first zero byte.
-            return Some(at + zeros.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&x| x == 0)
-        .map(|i| at + i)
+    let end = text::plain_len(b, 0);
+    (end < b.len()).then_some(end)
 }
 
 #[inline]
