@@ -193,3 +193,90 @@ fn encode_into_a_buffer_with_room_keeps_the_buffer() {
     }
     assert_eq!((out.as_ptr(), out.capacity()), (ptr, cap));
 }
+
+/// `encode()` answers each key in one allocation of exactly its length (after the thread's first
+/// key, which also gives the thread its scratch buffer), however many fields grow it meanwhile.
+#[test]
+fn encode_allocates_once_at_the_keys_length() {
+    let card = Card {
+        device_id: 54,
+        seller_id: "a1001".into(),
+        card_id: 6777,
+        note: Some("a,b".into()),
+    };
+    let layout: Layout = "device_id: u32 width=6; seller_id: str; card_id: u64; order: u64"
+        .parse()
+        .unwrap();
+    let values = vec![
+        Value::from(54u32),
+        Value::from("a1001"),
+        Value::from(6777u64),
+        Value::from(u64::MAX),
+    ];
+    let mut into = String::new();
+    card.encode_into(&mut into).unwrap();
+    let mut layout_into = String::new();
+    layout.encode_into(&values, &mut layout_into).unwrap();
+    // The thread's first key may allocate the scratch buffer too.
+    card.encode().unwrap();
+    for _ in 0..3 {
+        let mut key = String::new();
+        assert_eq!(allocations(|| key = card.encode().unwrap()), 1);
+        assert_eq!((key.as_str(), key.capacity()), (into.as_str(), into.len()));
+        let mut key = String::new();
+        assert_eq!(allocations(|| key = layout.encode(&values).unwrap()), 1);
+        assert_eq!(key, layout_into);
+        assert_eq!(key.capacity(), key.len());
+    }
+    // An error answers the error, and the next key is whole.
+    assert!(layout.encode(&[Value::from("x")]).is_err());
+    let too_wide = Card {
+        device_id: 1_000_000,
+        ..card
+    };
+    assert!(too_wide.encode().is_err());
+    assert_eq!(layout.encode(&values).unwrap(), layout_into);
+}
+
+/// A key longer than the scratch buffer keeps is answered whole, and the buffer does not keep
+/// its memory (the next key allocates the scratch buffer again).
+#[test]
+fn encode_answers_long_keys_whole() {
+    let layout: Layout = "a: str; b: u8; max_len=200000".parse().unwrap();
+    for len in [0, 1, 4095, 4096, 4097, 100_000] {
+        let s = "x".repeat(len);
+        let values = vec![Value::from(s.as_str()), Value::from(7u8)];
+        let key = layout.encode(&values).unwrap();
+        assert_eq!(key, format!("{s},007"));
+        assert_eq!(layout.decode(&key).unwrap(), values);
+    }
+}
+
+/// A key whose `encode_into` calls another key's `encode()` (the scratch buffer is in use)
+/// still gets both keys right.
+#[test]
+fn encode_inside_encode_gets_both_keys_right() {
+    struct Outer(Order);
+    impl PartitionKey for Outer {
+        const SHAPE: KeyShape = Order::SHAPE;
+        fn layout() -> Layout {
+            Order::layout()
+        }
+        fn write_fields(&self, w: &mut pk_codec::KeyWriter<'_>) -> pk_codec::Result<()> {
+            self.0.write_fields(w)
+        }
+        fn encode_into(&self, out: &mut String) -> pk_codec::Result<()> {
+            let inner = self.0.encode()?;
+            out.push_str(&inner);
+            out.push('|');
+            out.push_str(&self.0.encode()?);
+            Ok(())
+        }
+    }
+    let outer = Outer(Order {
+        order_number: 200_001,
+    });
+    for _ in 0..3 {
+        assert_eq!(outer.encode().unwrap(), "ee8f,200001|ee8f,200001");
+    }
+}

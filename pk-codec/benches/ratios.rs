@@ -138,6 +138,29 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // `PartitionKey::encode`: the key as a new `String` each time, as most callers use it.
+            name: "encode derive, encode() a new String per key",
+            run: |i, part| {
+                let mut n = 0;
+                for r in &i.derived[part] {
+                    let s = black_box(r).encode().unwrap();
+                    n += black_box(&s).len();
+                }
+                n
+            },
+        },
+        Case {
+            name: "encode Layout, encode() a new String per key",
+            run: |i, part| {
+                let mut n = 0;
+                for r in &i.values[part] {
+                    let s = i.layout.encode(black_box(r)).unwrap();
+                    n += black_box(&s).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "encode storekey",
             run: |i, part| {
                 let mut v = Vec::with_capacity(128);
@@ -478,6 +501,14 @@ const COMPARISONS: &[(&str, Compare)] = &[
     (
         "Layout encode / derive encode",
         Compare::Ratio("encode Layout", "encode derive", 1.3),
+    ),
+    (
+        "Layout encode() / derive encode(), a new String per key",
+        Compare::Ratio(
+            "encode Layout, encode() a new String per key",
+            "encode derive, encode() a new String per key",
+            f64::NAN,
+        ),
     ),
     (
         "Layout decode / derive decode",
