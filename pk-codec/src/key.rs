@@ -576,8 +576,8 @@ thread_local! {
 
 /// The key that `write` appends to an empty string, as a new `String` of exactly its length:
 /// written into a per-thread scratch buffer first, then copied out in one allocation. Written
-/// into a new `String` directly, a key's fields would grow it three or four times (8, 16, 32,
-/// 64 bytes for a 55-byte key), and leave it up to twice its length.
+/// into a new `String` directly, a key's fields would grow it field by field (a student-card
+/// key: allocated at 8 bytes, then reallocated three times), and leave it up to twice its length.
 ///
 /// When the scratch buffer is in use (a `write` that encodes another key by this function) or
 /// gone (a thread's destructors), `write` writes into a new `String` as before.
