@@ -238,6 +238,56 @@ fn rows_that_stay_busy_fail_at_their_deadline_with_the_busy_error() {
     assert!(sim.elapsed >= Duration::from_secs(5), "{:?}", sim.elapsed);
 }
 
+/// A backoff longer than the deadline waits only until the deadline: the rows are tried once
+/// more then and fail, instead of keeping the lane asleep for the backoff's length.
+#[test]
+fn a_backoff_longer_than_the_deadline_waits_until_the_deadline() {
+    struct AlwaysBusy;
+    impl RangeStore for AlwaysBusy {
+        fn put(&self, _: &str, _: &[u8]) -> Result<(), StoreError> {
+            Err(StoreError::new(StoreErrorKind::Busy, "busy"))
+        }
+        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            Ok(None)
+        }
+        fn delete(&self, _: &str) -> Result<bool, StoreError> {
+            Ok(false)
+        }
+        fn range(&self, _: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+            Ok(RangePage::default())
+        }
+    }
+    for (base, cap) in [
+        (Duration::from_secs(3_600), Duration::MAX),
+        (Duration::from_secs(1), Duration::from_secs(86_400 * 365)),
+        (Duration::MAX, Duration::MAX),
+    ] {
+        let options = BulkOptions {
+            workers: 2,
+            backoff: Backoff::Jittered { base, cap },
+            deadline: Duration::from_millis(500),
+            seed: 7,
+            ..BulkOptions::default()
+        };
+        let rows = (0..20u32).map(|i| (format!("{i:03}"), vec![1]));
+        let sim = simulate_import(
+            &AlwaysBusy,
+            rows,
+            &options,
+            Duration::from_millis(1),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!((sim.stats.rows_written, sim.stats.rows_failed), (0, 20));
+        assert!(
+            sim.elapsed <= options.deadline + Duration::from_millis(50),
+            "{base:?}/{cap:?}: {:?}",
+            sim.elapsed
+        );
+        assert!(sim.stats.max_backoff_us <= 500_000, "{:?}", sim.stats);
+    }
+}
+
 #[test]
 fn bad_options_are_refused() {
     let store = Arc::new(MemoryStore::default());

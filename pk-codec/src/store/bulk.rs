@@ -90,7 +90,8 @@ pub struct BulkOptions {
     pub flush_interval: Duration,
     /// How retries wait.
     pub backoff: Backoff,
-    /// How long after its first attempt a row may still be retried.
+    /// How long after its first attempt a row may still be retried. A backoff never waits past
+    /// the deadline of the row it is for: that row is tried once more at its deadline.
     pub deadline: Duration,
     /// The seed of the jitter and of random dispatch.
     pub seed: u64,
@@ -359,10 +360,15 @@ impl Lane {
                         stats.busy.fetch_add(1, Relaxed);
                     }
                     let started = row.first_try.unwrap_or(now);
-                    if e.is_retryable() && now.saturating_sub(started) < options.deadline {
+                    let age = now.saturating_sub(started);
+                    if e.is_retryable() && age < options.deadline {
                         row.retries += 1;
                         stats.retries.fetch_add(1, Relaxed);
-                        wait = wait.max(self.backoff(options.backoff, row.retries));
+                        // Never past the row's deadline: it is retried at the latest then, and
+                        // fails for good if that try fails (a backoff longer than the deadline
+                        // would only keep the lane asleep).
+                        let backoff = self.backoff(options.backoff, row.retries);
+                        wait = wait.max(backoff.min(options.deadline - age));
                         self.queue.push_back(row);
                     } else {
                         // Release: see `written` below.
