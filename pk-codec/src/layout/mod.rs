@@ -15,6 +15,7 @@ use crate::value::Value;
 mod builder;
 mod config;
 mod plan;
+mod tail;
 #[cfg(test)]
 mod tests;
 mod text;
