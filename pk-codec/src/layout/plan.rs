@@ -90,7 +90,12 @@ impl Plan {
         if !self.direct {
             return false;
         }
-        self.write_direct_key(values, out, self.delimiter)
+        // The default delimiter as a constant: its lead bytes and string-scan words fold.
+        if self.delimiter == b',' {
+            self.write_direct_key(values, out, b',')
+        } else {
+            self.write_direct_key(values, out, self.delimiter)
+        }
     }
 
     /// [`Plan::try_write_direct`] of a direct plan, with `delimiter` (the plan's).
@@ -122,7 +127,7 @@ impl Plan {
     /// limit), `out` may hold some of the key's values, and the caller reads the key again from
     /// its first field by [`Plan::read`], which reads it or says what is wrong.
     #[inline(always)]
-    pub(super) fn try_read_direct(&self, key: &str, out: &mut Slots<'_>) -> bool {
+    pub(super) fn try_read_direct(&self, key: &str, out: &mut impl Sink) -> bool {
         if !self.direct || key.len() > self.max_len {
             return false;
         }
@@ -351,7 +356,7 @@ impl Step {
         key: &str,
         pos: &mut usize,
         delimiter: u8,
-        values: &mut Slots<'_>,
+        values: &mut impl Sink,
     ) -> bool {
         by_uint_op!(self.op, read_uint_at::<LEAD>(key, pos, delimiter, self.read_max, values), {
             PLAIN_STR => match io::lead_plain_str_at::<LEAD>(key, *pos, delimiter) {
@@ -458,7 +463,7 @@ fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     pos: &mut usize,
     delimiter: u8,
     max: u64,
-    values: &mut Slots<'_>,
+    values: &mut impl Sink,
 ) -> bool {
     match io::lead_uint_at::<LEAD>(key, *pos, delimiter, max, WIDTH, DESC) {
         Some((v, end)) => {
@@ -526,6 +531,40 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> 
             r.rewind(at);
             false
         }
+    }
+}
+
+/// Where the whole-key direct path puts a key's values: [`Slots`], or a new vector, pushed to.
+pub(super) trait Sink {
+    /// Puts an unsigned integer.
+    fn put_uint(&mut self, v: u64);
+
+    /// Puts a string.
+    fn put_str(&mut self, s: &str);
+}
+
+/// A new vector, with room for the values (see [`Layout::decode`](super::Layout::decode)).
+impl Sink for Vec<Value> {
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        self.push(Value::Uint(u128::from(v)));
+    }
+
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        self.push(Value::Str(s.to_owned()));
+    }
+}
+
+impl Sink for Slots<'_> {
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        Slots::put_uint(self, v);
+    }
+
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        Slots::put_str(self, s);
     }
 }
 
