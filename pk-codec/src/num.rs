@@ -168,13 +168,12 @@ const fn complement_word(w: u64) -> u64 {
     0x6969_6969_6969_6969 - w
 }
 
-/// `v` right-aligned in 24 ASCII decimal digits (nines' complement when `complement`): for a
-/// field of `digits <= 24` digits that `v` fits, its text is the last `digits` bytes. The digits
-/// come from at most three words of [`eight_ascii`], how many depending on the width only, so
-/// with a constant width the code is straight-line. What [`push_digits`] and
-/// [`push_u64_fitting_then`] append.
+/// Appends `lead` (if any), then `v` in exactly `digits` decimal digits (nines' complement when
+/// `complement`); `v` must fit. The digits come from at most three words of [`eight_ascii`], how
+/// many depending on the width only, so with a constant width the code is straight-line; `lead`
+/// takes the byte before the digits in the same buffer, so that both are one append.
 #[inline(always)]
-fn digit_text(v: u64, digits: usize, complement: bool) -> [u8; 24] {
+fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, complement: bool) {
     const E8: u64 = 100_000_000;
     debug_assert!(digits >= 20 || v < POW10[digits]);
     // Eight `0` digits: the words above the value's highest digit.
@@ -206,15 +205,6 @@ fn digit_text(v: u64, digits: usize, complement: bool) -> [u8; 24] {
     for (chunk, w) in text.chunks_exact_mut(8).zip(buf) {
         chunk.copy_from_slice(&w.to_le_bytes());
     }
-    text
-}
-
-/// Appends `lead` (if any), then `v` in exactly `digits` decimal digits (nines' complement when
-/// `complement`); `v` must fit. The digits are [`digit_text`]'s; `lead` takes the byte before
-/// the digits in the same buffer, so that both are one append.
-#[inline(always)]
-fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, complement: bool) {
-    let mut text = digit_text(v, digits, complement);
     if digits < 24 {
         // Below 24 digits the byte before them is a spare `0` of the buffer: the lead's place.
         let from = match lead {
@@ -314,28 +304,6 @@ pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: 
         out.push(char::from(lead));
         push_decimal(out, None, v, usize::from(width), desc);
     }
-}
-
-/// [`push_u64_fitting`], then the byte `trail` (ASCII: a layout's delimiter, before the next
-/// field), in one append. `width` is at most 20.
-#[inline(always)]
-#[allow(unsafe_code)]
-pub(crate) fn push_u64_fitting_then(out: &mut String, v: u64, width: u8, desc: bool, trail: u8) {
-    debug_assert!(fits_u64(v, width) && width <= 20);
-    if !trail.is_ascii() {
-        push_u64_fitting(out, v, width, desc);
-        out.push(char::from(trail));
-        return;
-    }
-    let width = usize::from(width.min(20));
-    let text = digit_text(v, width, desc);
-    let mut field = [trail; 25];
-    field[..24].copy_from_slice(&text);
-    // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it: the bytes appended are
-    // ASCII digits (`digit_text`'s) and `trail`, ASCII (checked), and nothing else runs while
-    // the vector is borrowed.
-    let bytes = unsafe { out.as_mut_vec() };
-    bytes.extend_from_slice(&field[24 - width..]);
 }
 
 /// The rule `width-range` at a writer: a spec built by hand may carry any width.

@@ -102,20 +102,22 @@ impl Plan {
     #[inline(always)]
     fn write_direct_key(&self, values: &[Value], out: &mut String, delimiter: u8) -> bool {
         let base = out.len();
-        // Every field followed by the delimiter, in one append: one loop body for every field,
-        // and the key's last byte, the last delimiter, dropped at the end.
+        let mut fields = self.steps.iter().zip(values);
         let written = 'key: {
-            for (step, value) in self.steps.iter().zip(values) {
-                if !step.write_direct(out, delimiter, value) {
+            if let Some((step, value)) = fields.next()
+                && !step.write_direct::<false>(out, delimiter, value)
+            {
+                break 'key false;
+            }
+            for (step, value) in fields {
+                if !step.write_direct::<true>(out, delimiter, value) {
                     break 'key false;
                 }
             }
-            out.len() - base <= self.max_len + 1
+            out.len() - base <= self.max_len
         };
         if !written {
             out.truncate(base);
-        } else if out.len() > base {
-            out.truncate(out.len() - 1);
         }
         written
     }
@@ -327,12 +329,17 @@ impl Step {
     /// Writes the field (after `delimiter` when `LEAD`) by its direct path, answering whether it
     /// did; when it did not, it wrote nothing.
     #[inline(always)]
-    fn write_direct(&self, out: &mut String, delimiter: u8, value: &Value) -> bool {
-        by_uint_op!(self.op, push_uint_then::<TRAIL>(out, delimiter, value, self.write_limit), {
+    fn write_direct<const LEAD: bool>(
+        &self,
+        out: &mut String,
+        delimiter: u8,
+        value: &Value,
+    ) -> bool {
+        by_uint_op!(self.op, push_uint::<LEAD>(out, delimiter, value, self.write_limit), {
             PLAIN_STR => match value {
                 Value::Str(s) => {
                     text::plain_len(s.as_bytes(), delimiter) == s.len()
-                        && tail::push_str_then(out, s, delimiter)
+                        && tail::push_lead_str::<LEAD>(out, delimiter, s)
                 }
                 _ => false,
             },
@@ -434,14 +441,8 @@ impl Step {
     }
 }
 
-/// The `TRAIL` of [`push_uint_then`] in the whole-key direct path (`by_uint_op!` passes a
-/// first const parameter along).
-const TRAIL: bool = true;
-
-/// Appends `value` at `WIDTH` and the order, then `delimiter` when `TRAIL`, if it is an unsigned
-/// integer of at most `limit` (which fits the width), answering whether it did.
 #[inline(always)]
-fn push_uint_then<const TRAIL: bool, const WIDTH: u8, const DESC: bool>(
+fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     out: &mut String,
     delimiter: u8,
     value: &Value,
@@ -449,11 +450,7 @@ fn push_uint_then<const TRAIL: bool, const WIDTH: u8, const DESC: bool>(
 ) -> bool {
     match *value {
         Value::Uint(v) if v <= u128::from(limit) => {
-            if TRAIL {
-                num::push_u64_fitting_then(out, v as u64, WIDTH, DESC, delimiter);
-            } else {
-                num::push_u64_fitting(out, v as u64, WIDTH, DESC);
-            }
+            io::push_lead_uint::<LEAD>(out, delimiter, v as u64, WIDTH, DESC);
             true
         }
         _ => false,

@@ -1,34 +1,36 @@
-//! Appending a short string straight into a `String`'s spare capacity ([`push_str_then`]):
+//! Appending a short string straight into a `String`'s spare capacity ([`push_lead_str`]):
 //! `push_str` copies with a `memcpy` call, costly next to the few bytes of a key's string.
 
 use std::mem::MaybeUninit;
 
-/// Appends `s`, then `trail` (ASCII), answering whether it did (it does, unless the capacity
-/// cannot be reserved; then nothing is appended).
+/// Appends `lead` (ASCII) when `LEAD`, then `s`, answering whether it did (it does, unless the
+/// capacity cannot be reserved; then nothing is appended).
 #[inline(always)]
 #[allow(unsafe_code)]
-pub(super) fn push_str_then(out: &mut String, s: &str, trail: u8) -> bool {
-    if !trail.is_ascii() {
-        return false;
-    }
-    let n = s.len() + 1;
+pub(super) fn push_lead_str<const LEAD: bool>(out: &mut String, lead: u8, s: &str) -> bool {
+    debug_assert!(lead.is_ascii());
+    let n = usize::from(LEAD) + s.len();
     out.reserve(n);
     // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it. Nothing below changes
-    // the vector's initialized bytes, and the bytes the length takes in at the end are all of
-    // `s` followed by `trail`, ASCII: UTF-8.
+    // the vector's initialized bytes, and the bytes the length takes in at the end are `lead`,
+    // ASCII, followed by all of `s`: UTF-8.
     let vec = unsafe { out.as_mut_vec() };
     let len = vec.len();
-    let Some((last, to)) = vec
-        .spare_capacity_mut()
-        .get_mut(..n)
-        .and_then(<[_]>::split_last_mut)
-    else {
+    let Some(to) = vec.spare_capacity_mut().get_mut(..n) else {
         return false;
     };
+    let to = if LEAD {
+        let Some((first, rest)) = to.split_first_mut() else {
+            return false;
+        };
+        first.write(lead);
+        rest
+    } else {
+        to
+    };
     copy(to, s.as_bytes());
-    last.write(trail);
-    // SAFETY: the `n` bytes past the end are initialized (`copy` writes every byte of `to`, then
-    // the trail) and lie within the capacity (they are part of the spare capacity's slice).
+    // SAFETY: the `n` bytes past the end are initialized (the lead, then `copy` writes every byte
+    // of the rest) and lie within the capacity (they are part of the spare capacity's slice).
     unsafe { vec.set_len(len + n) };
     true
 }
