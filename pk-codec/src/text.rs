@@ -28,7 +28,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// `(w - n * 0x01..01) & !w & 0x80..80` is not zero (for `n <= 128`), and its lowest set bit marks
 /// the first such byte (a borrow only travels upward, from a byte that is below `n`). Reading a
 /// key, the scan finds the delimiter and checks the bytes before it at once.
-#[inline]
+#[inline(always)]
 #[must_use]
 pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;

@@ -15,6 +15,7 @@ use crate::value::Value;
 mod builder;
 mod config;
 mod plan;
+mod tail;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -185,7 +186,11 @@ impl Layout {
     /// outside its type.
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
         let mut values = Vec::with_capacity(self.fields.len());
-        self.decode_into(key, &mut values)?;
+        // The values pushed straight into the new vector, which has room for them.
+        if self.plan.try_read_direct(key, &mut values) {
+            return Ok(values);
+        }
+        self.decode_declined(key, &mut values)?;
         Ok(values)
     }
 
@@ -226,7 +231,12 @@ impl Layout {
             direct.finish();
             return Ok(());
         }
-        // Declined: read again from the first field.
+        self.decode_declined(key, values)
+    }
+
+    /// [`Layout::decode_into`] of a key the whole-key direct path declined (which may have put
+    /// some values in `values`): read again from the first field.
+    fn decode_declined(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
         let mut slots = Slots::new(values);
         match self
             .shape

@@ -11,8 +11,10 @@ use crate::io::{self, KeyReader, KeyWriter};
 use crate::num;
 use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
+use crate::text;
 use crate::value::Value;
 
+use super::tail;
 use super::{BucketFields, FieldDef};
 
 /// The steps of a layout, one per field, made when it is built.
@@ -39,7 +41,9 @@ impl Plan {
             .collect();
         let direct = shape.prefix().is_empty()
             && shape.delimiter().is_ascii()
-            && steps.iter().all(|step| step.op <= PLAIN_STR);
+            && steps
+                .iter()
+                .all(|step| step.op.get() < UINT_OPS || step.op == PLAIN_STR);
         Self {
             steps,
             direct,
@@ -123,7 +127,7 @@ impl Plan {
     /// limit), `out` may hold some of the key's values, and the caller reads the key again from
     /// its first field by [`Plan::read`], which reads it or says what is wrong.
     #[inline(always)]
-    pub(super) fn try_read_direct(&self, key: &str, out: &mut Slots<'_>) -> bool {
+    pub(super) fn try_read_direct(&self, key: &str, out: &mut impl Sink) -> bool {
         if !self.direct || key.len() > self.max_len {
             return false;
         }
@@ -197,20 +201,58 @@ impl Hash for Plan {
 }
 
 /// The direct path of a field, by [`Step::op`]: an unsigned integer of up to 64 bits at width
-/// `w` (1 to 20) and order `desc` is `2 * (w - 1) + desc`; then the other forms.
+/// `w` (1 to 20) and order `desc` is `2 * (w - 1) + desc`; then the other forms. (The plain
+/// string is the last: the ops of the whole-key paths are the first and the last, so that
+/// their jump table spans every op.)
 const UINT_OPS: u8 = 40;
-/// A plain ascending string.
-const PLAIN_STR: u8 = UINT_OPS;
 /// A signed integer of up to 64 bits.
-const INT: u8 = UINT_OPS + 1;
+const INT: Op = Op::O40;
 /// No direct path: every other form, and every field with a part in the bucket.
-const GENERAL: u8 = UINT_OPS + 2;
+const GENERAL: Op = Op::O41;
+/// A plain ascending string.
+const PLAIN_STR: Op = Op::O42;
+
+/// A [`Step::op`]: a number below [`OPS`], as an enum so that a `match` over all of them needs
+/// no default (the jump table of the layout's loop, no range check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+#[rustfmt::skip]
+enum Op {
+    O0, O1, O2, O3, O4, O5, O6, O7, O8, O9, O10, O11, O12, O13, O14, O15, O16, O17, O18, O19,
+    O20, O21, O22, O23, O24, O25, O26, O27, O28, O29, O30, O31, O32, O33, O34, O35, O36, O37,
+    O38, O39, O40, O41, O42,
+}
+
+/// How many ops there are.
+const OPS: u8 = PLAIN_STR.get() + 1;
+
+impl Op {
+    #[rustfmt::skip]
+    const ALL: [Self; OPS as usize] = {
+        use Op::*;
+        [
+            O0, O1, O2, O3, O4, O5, O6, O7, O8, O9, O10, O11, O12, O13, O14, O15, O16, O17, O18,
+            O19, O20, O21, O22, O23, O24, O25, O26, O27, O28, O29, O30, O31, O32, O33, O34, O35,
+            O36, O37, O38, O39, O40, O41, O42,
+        ]
+    };
+
+    /// The op numbered `n` (below [`OPS`]).
+    const fn new(n: u8) -> Self {
+        Self::ALL[n as usize]
+    }
+
+    /// Its number.
+    const fn get(self) -> u8 {
+        self as u8
+    }
+}
 
 /// How one field is written and read.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Step {
     /// The direct path (see [`UINT_OPS`]).
-    op: u8,
+    op: Op,
     /// The field's part in the bucket (only fields on the general path have one).
     pub(super) role: FieldRole,
     /// The largest value written: the kind's maximum and the width's (unsigned integers only).
@@ -233,16 +275,16 @@ pub(super) enum FieldRole {
 macro_rules! by_uint_op {
     ($op:expr, $f:ident::<$lead:ident> $args:tt, { $($rest:tt)* }) => {
         by_uint_op!(@arms $op, $f, $lead, $args, { $($rest)* },
-            0 1 1, 2 3 2, 4 5 3, 6 7 4, 8 9 5, 10 11 6, 12 13 7, 14 15 8, 16 17 9, 18 19 10,
-            20 21 11, 22 23 12, 24 25 13, 26 27 14, 28 29 15, 30 31 16, 32 33 17, 34 35 18,
-            36 37 19, 38 39 20)
+            O0 O1 1, O2 O3 2, O4 O5 3, O6 O7 4, O8 O9 5, O10 O11 6, O12 O13 7, O14 O15 8,
+            O16 O17 9, O18 O19 10, O20 O21 11, O22 O23 12, O24 O25 13, O26 O27 14, O28 O29 15,
+            O30 O31 16, O32 O33 17, O34 O35 18, O36 O37 19, O38 O39 20)
     };
     (@arms $op:expr, $f:ident, $lead:ident, $args:tt, { $($rest:tt)* },
-        $($asc:literal $desc:literal $width:literal),*) => {
+        $($asc:ident $desc:ident $width:literal),*) => {
         match $op {
             $(
-                $asc => $f::<$lead, $width, false> $args,
-                $desc => $f::<$lead, $width, true> $args,
+                Op::$asc => $f::<$lead, $width, false> $args,
+                Op::$desc => $f::<$lead, $width, true> $args,
             )*
             $($rest)*
         }
@@ -269,7 +311,7 @@ impl Step {
             Kind::Uint { bits } if bits <= IntBits::B64 && (1..=20).contains(&spec.width()) => {
                 let read_max = uint_max(bits) as u64;
                 Self {
-                    op: 2 * (spec.width() - 1) + u8::from(spec.is_descending()),
+                    op: Op::new(2 * (spec.width() - 1) + u8::from(spec.is_descending())),
                     write_limit: read_max.min(num::u64_limit(spec.width())),
                     read_max,
                     ..general
@@ -295,10 +337,13 @@ impl Step {
     ) -> bool {
         by_uint_op!(self.op, push_uint::<LEAD>(out, delimiter, value, self.write_limit), {
             PLAIN_STR => match value {
-                Value::Str(s) => io::push_lead_plain_str::<LEAD>(out, delimiter, s),
+                Value::Str(s) => {
+                    text::plain_len(s.as_bytes(), delimiter) == s.len()
+                        && tail::push_lead_str::<LEAD>(out, delimiter, s)
+                }
                 _ => false,
             },
-            _ => false,
+            INT | GENERAL => false,
         })
     }
 
@@ -311,7 +356,7 @@ impl Step {
         key: &str,
         pos: &mut usize,
         delimiter: u8,
-        values: &mut Slots<'_>,
+        values: &mut impl Sink,
     ) -> bool {
         by_uint_op!(self.op, read_uint_at::<LEAD>(key, pos, delimiter, self.read_max, values), {
             PLAIN_STR => match io::lead_plain_str_at::<LEAD>(key, *pos, delimiter) {
@@ -322,7 +367,7 @@ impl Step {
                 }
                 None => false,
             },
-            _ => false,
+            INT | GENERAL => false,
         })
     }
 
@@ -350,7 +395,7 @@ impl Step {
                     write_field(w, def, self.role, value)
                 };
             }
-            _ => false,
+            GENERAL => false,
         });
         if written {
             return Ok(());
@@ -385,7 +430,7 @@ impl Step {
                 }
                 return Ok(());
             }
-            _ => false,
+            GENERAL => false,
         });
         if read {
             return Ok(());
@@ -418,7 +463,7 @@ fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     pos: &mut usize,
     delimiter: u8,
     max: u64,
-    values: &mut Slots<'_>,
+    values: &mut impl Sink,
 ) -> bool {
     match io::lead_uint_at::<LEAD>(key, *pos, delimiter, max, WIDTH, DESC) {
         Some((v, end)) => {
@@ -486,6 +531,40 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> 
             r.rewind(at);
             false
         }
+    }
+}
+
+/// Where the whole-key direct path puts a key's values: [`Slots`], or a new vector, pushed to.
+pub(super) trait Sink {
+    /// Puts an unsigned integer.
+    fn put_uint(&mut self, v: u64);
+
+    /// Puts a string.
+    fn put_str(&mut self, s: &str);
+}
+
+/// A new vector, with room for the values (see [`Layout::decode`](super::Layout::decode)).
+impl Sink for Vec<Value> {
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        self.push(Value::Uint(u128::from(v)));
+    }
+
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        self.push(Value::Str(s.to_owned()));
+    }
+}
+
+impl Sink for Slots<'_> {
+    #[inline(always)]
+    fn put_uint(&mut self, v: u64) {
+        Slots::put_uint(self, v);
+    }
+
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        Slots::put_str(self, s);
     }
 }
 

@@ -417,3 +417,29 @@ fn fields_without_a_direct_path_agree_with_the_general_path() {
         assert!(check_layout(spec, &[a, b, c], 8) > 0, "{spec}");
     }
 }
+
+#[test]
+fn strings_of_every_length_agree_with_the_general_path() {
+    // Every length the whole-key path copies in its own way (1 to 3 bytes, 4 to 8, 9 to 16, more)
+    // and the lengths around, in ASCII and with multi-byte characters at either end.
+    let mut s: Vec<Value> = Vec::new();
+    for len in 0..=40 {
+        let ascii: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        s.push(Value::Str(ascii.clone()));
+        if len >= 2 {
+            s.push(Value::Str(format!("é{}", &ascii[2..])));
+            s.push(Value::Str(format!("{}é", &ascii[2..])));
+        }
+    }
+    let n = uint_candidates(8, 3);
+    for spec in ["s: str; n: u8 width=3", "n: u8 width=3; s: str; t: str"] {
+        let candidates = if spec.starts_with('s') {
+            vec![s.clone(), n.clone()]
+        } else {
+            vec![n.clone(), s.clone(), s.clone()]
+        };
+        assert!(check_layout(spec, &candidates, 2) > 0, "{spec}");
+    }
+}
