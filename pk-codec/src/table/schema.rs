@@ -204,6 +204,18 @@ fn check_value(v: &PkValue, c: &PkColumn, inf_ok: bool) -> Result<(), TableError
 /// ```
 #[inline]
 pub fn check_column_name(name: &str) -> Result<(), TableError> {
+    /// Which bytes a name may hold (ASCII letters, digits and `_`): one load per byte on
+    /// every put, instead of three range tests.
+    const NAME_BYTES: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || c == b'_';
+            b += 1;
+        }
+        table
+    };
     let bytes = name.as_bytes();
     let reason = if bytes.is_empty() {
         "a name needs at least 1 character"
@@ -211,10 +223,7 @@ pub fn check_column_name(name: &str) -> Result<(), TableError> {
         "a name has at most 255 characters"
     } else if bytes[0].is_ascii_digit() {
         "the first character must be a letter or '_'"
-    } else if !bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    {
+    } else if !bytes.iter().all(|&b| NAME_BYTES[usize::from(b)]) {
         "only letters, digits and '_' are allowed"
     } else {
         return Ok(());
@@ -844,6 +853,15 @@ mod tests {
         );
         assert!(check_column_name("é").is_err());
         assert!(check_column_name("").is_err());
+        // Every character after a first letter: letters, digits and '_' only.
+        for c in (0..=0x2ffu32).filter_map(char::from_u32) {
+            let allowed = c.is_ascii_alphanumeric() || c == '_';
+            assert_eq!(
+                check_column_name(&format!("a{c}b")).is_ok(),
+                allowed,
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

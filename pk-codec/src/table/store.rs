@@ -366,14 +366,14 @@ impl Table {
                 .sum::<usize>()) as u64;
         with_scratch(|buf| {
             // Encoded before the partition is locked, then copied into its leaf.
-            encode_row_with(key, cells, size, buf);
+            let partition_len = encode_row_with(key, cells, size, buf);
             let row: &[u8] = buf;
             // The partition is found by the row's encoded key (one buffer of encoded bounds).
             let map = self.map.read();
             let at = if map.len() == 1 {
                 0
             } else {
-                map.index_of_encoded(RowRef::new(row).partition_bytes())
+                map.index_of_encoded(&RowRef::new(row).key()[..partition_len])
             };
             self.write_at(map, at, key.partition_value(), move |data| {
                 if let Some(old) = data.rows.insert(row) {
