@@ -108,6 +108,14 @@ impl Partition {
         let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
         s.push(v);
     }
+
+    /// [`Partition::sample`] of a value already encoded ([`encode_value`]): copied, not
+    /// encoded again.
+    #[inline]
+    pub(crate) fn sample_encoded(&self, v: &[u8]) {
+        let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        s.push_encoded(v);
+    }
 }
 
 /// Partition-key values encoded ([`encode_value`]: bytes order as the values do) one after
@@ -123,6 +131,12 @@ pub(crate) struct EncodedValues {
 impl EncodedValues {
     pub(crate) fn push(&mut self, v: &PkValue) {
         encode_value(v, &mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Adds a value given encoded ([`encode_value`]'s bytes).
+    pub(crate) fn push_encoded(&mut self, v: &[u8]) {
+        self.bytes.extend_from_slice(v);
         self.ends.push(self.bytes.len());
     }
 
@@ -186,10 +200,21 @@ pub(crate) struct Samples(EncodedValues);
 impl Samples {
     /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
     pub(crate) fn push(&mut self, v: &PkValue) {
+        self.make_room();
+        self.0.push(v);
+    }
+
+    /// [`Samples::push`] of a value given encoded ([`encode_value`]'s bytes).
+    pub(crate) fn push_encoded(&mut self, v: &[u8]) {
+        self.make_room();
+        self.0.push_encoded(v);
+    }
+
+    /// Past [`MAX_SAMPLES`], drops every other sample.
+    fn make_room(&mut self) {
         if self.0.len() >= MAX_SAMPLES {
             self.0.keep_every_other();
         }
-        self.0.push(v);
     }
 
     /// The encoded values, in sampling order.

@@ -132,7 +132,11 @@ impl Leaf {
         // A count rather than a binary search: the loads do not wait on each other, so a
         // leaf out of cache costs one miss, not one per halving (and the insert that often
         // follows finds the heads in cache).
-        let lo = self.heads.iter().map(|&x| usize::from(x < h)).sum::<usize>();
+        let lo = self
+            .heads
+            .iter()
+            .map(|&x| usize::from(x < h))
+            .sum::<usize>();
         let ties = self.heads[lo..].partition_point(|&x| x == h);
         // Rows whose heads equal the key's: ordered by the rest of their keys.
         let (mut lo, mut hi) = (lo, lo + ties);
