@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use super::partition::count_at_or_below;
 use super::schema::PkValue;
 use super::store::Table;
 
@@ -135,12 +136,8 @@ impl HotspotMeter {
                 above_previous_high: 0,
             });
         }
-        // The bounds at or below the key: those of lower heads, then, among the bounds of the
-        // key's head, those at or below it.
         let head = key.head();
-        let below = self.heads.partition_point(|&h| h < head);
-        let ties = self.heads[below..].partition_point(|&h| h == head);
-        let at_or_below = below + self.bounds[below..below + ties].partition_point(|b| b <= key);
+        let at_or_below = count_at_or_below(&self.heads, head, |i| self.bounds[i] <= *key);
         let i = at_or_below.saturating_sub(1).min(self.counts.len() - 1);
         self.counts[i] += 1;
         let w = self.current.as_mut().expect("opened above");
