@@ -270,6 +270,7 @@ pub(crate) fn generate_day(purchases: usize, seed: u64) -> Vec<Purchase> {
             next_device += 1;
         }
     }
+    let seller_ids: Vec<String> = (0..sellers).map(|s| format!("a{}", 100 + s)).collect();
     let cards: Vec<u32> = (0..20_000)
         .map(|_| 100_000 + rng.below(900_000) as u32)
         .collect();
@@ -298,7 +299,7 @@ pub(crate) fn generate_day(purchases: usize, seed: u64) -> Vec<Purchase> {
         let device_id = devices[rng.below(devices.len() as u64) as usize];
         day.push(Purchase {
             card_id: cards[rng.below(cards.len() as u64) as usize],
-            seller_id: format!("a{}", 100 + seller),
+            seller_id: seller_ids[seller].clone(),
             device_id,
             order_number: 0,
             ts: DAY_START + ts,

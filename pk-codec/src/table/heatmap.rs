@@ -1,6 +1,6 @@
 //! A picture of load over key space and time, like the key visualizers of managed stores.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -155,7 +155,15 @@ impl Table {
         let lowers = self.partition_lowers();
         self.with_records(|records, _| {
             let mut bounds: Vec<&PkValue> = lowers.iter().collect();
-            bounds.extend(records.iter().map(|r| r.lower()));
+            // Each past partition's lower bound once (its records share their bounds), rather
+            // than once per record to be sorted and deduplicated.
+            let mut partitions = HashSet::new();
+            bounds.extend(
+                records
+                    .iter()
+                    .filter(|r| partitions.insert(Arc::as_ptr(&r.bounds)))
+                    .map(|r| r.lower()),
+            );
             Heatmap::build(records, bounds, self.load_window_ms(), options)
         })
     }
@@ -198,10 +206,10 @@ impl Heatmap {
         let idx = |v: &PkValue| bounds.partition_point(|&b| b <= v).saturating_sub(1);
         // The bounds encoded, to place the records' (encoded) sampled keys.
         let encoded: Vec<Vec<u8>> = bounds.iter().map(|b| value_bytes(b)).collect();
-        let idx_encoded = |v: &[u8]| {
-            encoded
-                .partition_point(|b| b.as_slice() <= v)
-                .saturating_sub(1)
+        // Searched among a partition's finest ranges `lo..hi` only: a value outside them is
+        // clamped to them below anyway.
+        let idx_encoded = |v: &[u8], lo: usize, hi: usize| {
+            (lo + encoded[lo..hi].partition_point(|b| b.as_slice() <= v)).saturating_sub(1)
         };
         // Per partition (records of one partition share its bounds): its finest ranges.
         let mut ranges: HashMap<*const (PkValue, PkValue), (usize, usize)> = HashMap::new();
@@ -242,10 +250,10 @@ impl Heatmap {
             }
             // The finest ranges the partition covered, narrowed to the sampled keys if any.
             let from = sampled
-                .map_or(lo, |(low, _)| idx_encoded(low))
+                .map_or(lo, |(low, _)| idx_encoded(low, lo, hi))
                 .clamp(lo, hi - 1);
             let to = sampled
-                .map_or(hi, |(_, high)| idx_encoded(high) + 1)
+                .map_or(hi, |(_, high)| idx_encoded(high, lo, hi) + 1)
                 .clamp(from + 1, hi);
             #[allow(clippy::cast_precision_loss)]
             let share = value / (to - from) as f64;
@@ -702,4 +710,62 @@ fn draw(
     ))?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::load::{Extremes, Load};
+
+    /// A partition's load is spread over the finest ranges between its sampled lowest and
+    /// highest keys (searched among the partition's own ranges), clamped to the partition.
+    #[test]
+    fn load_lands_between_the_sampled_keys() {
+        let v = |s: &str| PkValue::from(s);
+        let record =
+            |window, lower: PkValue, upper, writes, sampled: Option<(&str, &str)>| WindowRecord {
+                window,
+                partition: 0,
+                bounds: Arc::new((lower, upper)),
+                load: Load {
+                    writes,
+                    ..Load::default()
+                },
+                sampled: sampled
+                    .map(|(l, h)| Extremes::new(&value_bytes(&v(l)), &value_bytes(&v(h)))),
+                rows: 0,
+                bytes: 0,
+            };
+        let records = [
+            // The whole key space, sampled from "c" to "f": the ranges of "c" and "e".
+            record(0, PkValue::InfMin, PkValue::InfMax, 6, Some(("c", "f"))),
+            // Sampled beyond its bounds: its one range.
+            record(1, v("e"), v("g"), 4, Some(("a", "z"))),
+            // Not sampled: all its ranges (one).
+            record(1, PkValue::InfMin, v("c"), 2, None),
+            // From "c" up, sampled at "e" only: the range of "e".
+            record(2, v("c"), PkValue::InfMax, 4, Some(("e", "e"))),
+        ];
+        let records: Vec<&WindowRecord> = records.iter().collect();
+        let (c, e, g) = (v("c"), v("e"), v("g"));
+        let map = Heatmap::build(
+            &records,
+            vec![&c, &e, &g],
+            1_000,
+            &HeatmapOptions::default(),
+        );
+        assert_eq!(
+            map.bands,
+            vec![PkValue::InfMin, c.clone(), e.clone(), g.clone()]
+        );
+        assert_eq!(
+            map.cells,
+            vec![
+                vec![0.0, 2.0, 0.0],
+                vec![3.0, 0.0, 0.0],
+                vec![3.0, 4.0, 4.0],
+                vec![0.0, 0.0, 0.0],
+            ]
+        );
+    }
 }

@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use super::partition::count_at_or_below;
 use super::schema::PkValue;
 use super::store::Table;
 
@@ -83,11 +84,20 @@ pub struct HotspotMeter {
     window_ms: i64,
     /// Lower bounds of the partitions at the current window's start, sorted.
     bounds: Vec<PkValue>,
+    /// Each bound's [`PkValue::head`]: a search compares these, and bounds only on a tie.
+    heads: Vec<u64>,
     counts: Vec<u64>,
     current: Option<HotspotWindow>,
-    previous_high: Option<PkValue>,
-    high: Option<PkValue>,
+    /// The previous window's highest key, and this window's so far (with their heads).
+    previous_high: Option<(u64, PkValue)>,
+    high: Option<(u64, PkValue)>,
     windows: Vec<HotspotWindow>,
+}
+
+/// Whether value `a` (of head `ah`) lies above `b` (of head `bh`).
+#[inline]
+fn above(ah: u64, a: &PkValue, (bh, b): &(u64, PkValue)) -> bool {
+    ah > *bh || (ah == *bh && a > b)
 }
 
 impl HotspotMeter {
@@ -97,6 +107,7 @@ impl HotspotMeter {
         Self {
             window_ms: window_ms.max(1),
             bounds: Vec::new(),
+            heads: Vec::new(),
             counts: Vec::new(),
             current: None,
             previous_high: None,
@@ -111,9 +122,11 @@ impl HotspotMeter {
         if self.current.as_ref().is_none_or(|w| w.window != window) {
             self.close();
             table.partition_lowers_into(&mut self.bounds);
+            self.heads.clear();
+            self.heads.extend(self.bounds.iter().map(PkValue::head));
             self.counts.clear();
             self.counts.resize(self.bounds.len().max(1), 0);
-            self.previous_high = self.high.clone();
+            self.previous_high.clone_from(&self.high);
             self.current = Some(HotspotWindow {
                 window,
                 ranges: self.bounds.len().max(1),
@@ -123,21 +136,26 @@ impl HotspotMeter {
                 above_previous_high: 0,
             });
         }
-        let i = self
-            .bounds
-            .partition_point(|b| b <= key)
-            .saturating_sub(1)
-            .min(self.counts.len() - 1);
+        let head = key.head();
+        let at_or_below = count_at_or_below(&self.heads, head, |i| self.bounds[i] <= *key);
+        let i = at_or_below.saturating_sub(1).min(self.counts.len() - 1);
         self.counts[i] += 1;
         let w = self.current.as_mut().expect("opened above");
         w.writes += 1;
-        if self.previous_high.as_ref().is_some_and(|h| key > h) {
+        if self
+            .previous_high
+            .as_ref()
+            .is_some_and(|h| above(head, key, h))
+        {
             w.above_previous_high += 1;
         }
         match &mut self.high {
-            Some(h) if key > h => h.clone_from(key),
+            Some(h) if above(head, key, h) => {
+                h.0 = head;
+                h.1.clone_from(key);
+            }
             Some(_) => {}
-            None => self.high = Some(key.clone()),
+            None => self.high = Some((head, key.clone())),
         }
     }
 
@@ -226,6 +244,63 @@ mod tests {
         assert!((hot.hottest_share - 1.0).abs() < 1e-12);
         assert!((hot.tail_share - 1.0).abs() < 1e-12);
         assert_eq!(hot.writes, 4_000);
+    }
+
+    /// The meter's figures are those of a plain count over the values: the bounds at each
+    /// window's start searched value by value, and every key compared with the highest keys.
+    /// Keys share long prefixes (their heads tie) and partitions split between them.
+    #[test]
+    fn the_meter_counts_as_a_plain_search_does() {
+        let clock = ManualClock::new(0);
+        let options = TableOptions::default()
+            .split_load_ops(20)
+            .load_window_ms(1_000);
+        let table = Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone())
+            .unwrap();
+        let mut meter = HotspotMeter::new(1_000);
+        let mut next = crate::table::test_lcg(5);
+        let mut expected: Vec<HotspotWindow> = Vec::new();
+        let (mut bounds, mut counts) = (Vec::new(), Vec::new());
+        let (mut high, mut previous_high): (Option<PkValue>, Option<PkValue>) = (None, None);
+        for i in 0..6_000i64 {
+            let t = i * 3;
+            clock.set(t);
+            // Mostly spread keys of one long prefix, some rising, some of other lengths.
+            let key = PkValue::String(match next() % 8 {
+                0 => format!("sensor:{i:07}"),
+                1 => format!("sensor:{}", next() % 30),
+                2 => "sensor".to_owned(),
+                _ => format!("sensor:{:07}", next() % 9_000),
+            });
+            if expected.last().is_none_or(|w| w.window != t / 1_000) {
+                bounds = table.partition_bounds().into_iter().map(|b| b.0).collect();
+                counts = vec![0u64; bounds.len()];
+                previous_high.clone_from(&high);
+                expected.push(HotspotWindow {
+                    window: t / 1_000,
+                    ranges: bounds.len(),
+                    writes: 0,
+                    max_range_writes: 0,
+                    hottest_lower: PkValue::InfMin,
+                    above_previous_high: 0,
+                });
+            }
+            let range = bounds.iter().filter(|b| **b <= key).count() - 1;
+            counts[range] += 1;
+            let w = expected.last_mut().unwrap();
+            w.writes += 1;
+            w.above_previous_high += u64::from(previous_high.as_ref().is_some_and(|h| key > *h));
+            if high.as_ref().is_none_or(|h| key > *h) {
+                high = Some(key.clone());
+            }
+            let max = *counts.iter().max().unwrap();
+            let first = counts.iter().position(|&c| c == max).unwrap();
+            (w.max_range_writes, w.hottest_lower) = (max, bounds[first].clone());
+            meter.record(&table, &key, t);
+            table.put(key, vec![Attribute::new("n", i)]).unwrap();
+        }
+        assert!(table.partition_count() > 10, "{}", table.partition_count());
+        assert_eq!(meter.report().per_window, expected);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use super::error::TableError;
 use super::load::Extremes;
 use super::row::{decode_partition_value, encode_value};
-use super::rowset::RowSet;
+use super::rowset::{RowSet, head};
 use super::schema::PkValue;
 
 /// Writes of the current load window, kept under the partition's write lock.
@@ -108,6 +108,14 @@ impl Partition {
         let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
         s.push(v);
     }
+
+    /// [`Partition::sample`] of a value already encoded ([`encode_value`]): copied, not
+    /// encoded again.
+    #[inline]
+    pub(crate) fn sample_encoded(&self, v: &[u8]) {
+        let mut s = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        s.push_encoded(v);
+    }
 }
 
 /// Partition-key values encoded ([`encode_value`]: bytes order as the values do) one after
@@ -123,6 +131,12 @@ pub(crate) struct EncodedValues {
 impl EncodedValues {
     pub(crate) fn push(&mut self, v: &PkValue) {
         encode_value(v, &mut self.bytes);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Adds a value given encoded ([`encode_value`]'s bytes).
+    pub(crate) fn push_encoded(&mut self, v: &[u8]) {
+        self.bytes.extend_from_slice(v);
         self.ends.push(self.bytes.len());
     }
 
@@ -186,10 +200,21 @@ pub(crate) struct Samples(EncodedValues);
 impl Samples {
     /// Adds a value; past [`MAX_SAMPLES`] every other one is dropped first.
     pub(crate) fn push(&mut self, v: &PkValue) {
+        self.make_room();
+        self.0.push(v);
+    }
+
+    /// [`Samples::push`] of a value given encoded ([`encode_value`]'s bytes).
+    pub(crate) fn push_encoded(&mut self, v: &[u8]) {
+        self.make_room();
+        self.0.push_encoded(v);
+    }
+
+    /// Past [`MAX_SAMPLES`], drops every other sample.
+    fn make_room(&mut self) {
         if self.0.len() >= MAX_SAMPLES {
             self.0.keep_every_other();
         }
-        self.0.push(v);
     }
 
     /// The encoded values, in sampling order.
@@ -228,12 +253,20 @@ struct Shard(RwLock<MapCopy>);
 pub(crate) struct MapCopy {
     parts: Vec<Arc<Partition>>,
     lowers: EncodedValues,
+    /// Each encoded lower bound's first 8 bytes as a word ([`head`]): a search compares these,
+    /// and the bytes only on a tie.
+    heads: Vec<u64>,
 }
 
 impl MapCopy {
     fn new(parts: Vec<Arc<Partition>>) -> Self {
         let lowers = lowers_of(&parts);
-        Self { parts, lowers }
+        let heads = heads_of(&lowers);
+        Self {
+            parts,
+            lowers,
+            heads,
+        }
     }
 
     /// Index of the partition holding the partition-key value encoded as `v` (the encoded
@@ -241,17 +274,36 @@ impl MapCopy {
     #[inline]
     pub(crate) fn index_of_encoded(&self, v: &[u8]) -> usize {
         // The number of partitions whose lower bound is at most `v`, less one.
-        let (mut lo, mut hi) = (0, self.parts.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.lowers.get(mid) <= v {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo.saturating_sub(1)
+        count_at_or_below(&self.heads, head(v, 0), |i| self.lowers.get(i) <= v).saturating_sub(1)
     }
+}
+
+/// Of sorted values given by their heads (words that order two values as the values do where
+/// they differ, as [`head`] and [`PkValue::head`] are), the number at or below a value of head
+/// `head`: a binary search of the heads, then, among the values of the same head (mostly
+/// none), of the values themselves (`at_or_below(i)`: whether value `i` is at or below).
+#[inline]
+pub(crate) fn count_at_or_below(
+    heads: &[u64],
+    head: u64,
+    at_or_below: impl Fn(usize) -> bool,
+) -> usize {
+    let upto = heads.partition_point(|&h| h <= head);
+    let mut lo = if upto > 0 && heads[upto - 1] == head {
+        heads[..upto].partition_point(|&h| h < head)
+    } else {
+        upto
+    };
+    let mut hi = upto;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if at_or_below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// The lower bounds of `parts`, encoded.
@@ -261,6 +313,11 @@ fn lowers_of(parts: &[Arc<Partition>]) -> EncodedValues {
         lowers.push(&p.lower);
     }
     lowers
+}
+
+/// The heads of encoded values.
+fn heads_of(values: &EncodedValues) -> Vec<u64> {
+    values.iter().map(|v| head(v, 0)).collect()
 }
 
 impl std::ops::Deref for MapCopy {
@@ -343,9 +400,11 @@ impl MapWrite<'_> {
     pub(crate) fn splice(&mut self, range: Range<usize>, with: &[Arc<Partition>]) {
         // The new bounds are encoded once, for every copy.
         let lowers = lowers_of(with);
+        let heads = heads_of(&lowers);
         for g in &mut self.guards {
             g.parts.splice(range.clone(), with.iter().cloned());
             g.lowers.splice(range.clone(), &lowers);
+            g.heads.splice(range.clone(), heads.iter().copied());
             debug_assert_eq!(g.lowers.len(), g.parts.len());
         }
     }
@@ -560,6 +619,38 @@ mod tests {
             .collect()
     }
 
+    /// The count at or below a value is the plain count, with heads that tie often (one
+    /// byte of two-byte values) or never, for values present and absent.
+    #[test]
+    fn count_at_or_below_is_the_plain_count() {
+        let mut next = crate::table::test_lcg(3);
+        for _ in 0..300 {
+            let mut values: Vec<[u8; 2]> = (0..next() % 12)
+                .map(|_| [(next() % 4) as u8, (next() % 4) as u8])
+                .collect();
+            values.sort_unstable();
+            for coarse in [true, false] {
+                let head_of = |v: &[u8; 2]| {
+                    if coarse {
+                        u64::from(v[0])
+                    } else {
+                        u64::from(u16::from_be_bytes(*v))
+                    }
+                };
+                let heads: Vec<u64> = values.iter().map(head_of).collect();
+                for q in 0..16u8 {
+                    let q = [q / 4, q % 4];
+                    let count = count_at_or_below(&heads, head_of(&q), |i| values[i] <= q);
+                    assert_eq!(
+                        count,
+                        values.iter().filter(|v| **v <= q).count(),
+                        "{q:?} {values:?}"
+                    );
+                }
+            }
+        }
+    }
+
     /// The encoded search finds the partition the value search finds, for every kind of value,
     /// before and after splits and merges change the map.
     #[test]
@@ -584,6 +675,7 @@ mod tests {
                 // The buffer holds exactly the bounds, encoded afresh.
                 let fresh = MapCopy::new(copy.to_vec());
                 assert_eq!(copy.lowers, fresh.lowers);
+                assert_eq!(copy.heads, fresh.heads);
             };
             check(&map);
             // A split: partition 1 (if any) becomes two at a value inside it.

@@ -163,16 +163,23 @@ fn unescape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
 /// Bytes the first value of an encoded key takes (its partition-key value), without decoding it.
 #[inline]
 pub(crate) fn first_value_len(b: &[u8]) -> Option<usize> {
+    value_extent(b).map(|(used, _)| used)
+}
+
+/// Bytes the first value of an encoded key takes, and the escaped `00`s of its payload (0 but
+/// for a String or Binary).
+#[inline]
+fn value_extent(b: &[u8]) -> Option<(usize, usize)> {
     match *b.first()? {
-        TAG_INF_MIN | TAG_INF_MAX => Some(1),
-        TAG_INTEGER => (b.len() >= 9).then_some(9),
+        TAG_INF_MIN | TAG_INF_MAX => Some((1, 0)),
+        TAG_INTEGER => (b.len() >= 9).then_some((9, 0)),
         TAG_STRING | TAG_BINARY => {
-            let mut at = 1;
+            let (mut at, mut escaped) = (1, 0);
             loop {
                 let i = at + first_zero(&b[at..])?;
                 match *b.get(i + 1)? {
-                    0x01 => return Some(i + 2),
-                    0xFF => at = i + 2,
+                    0x01 => return Some((i + 2, escaped)),
+                    0xFF => (at, escaped) = (i + 2, escaped + 1),
                     _ => return None,
                 }
             }
@@ -207,15 +214,11 @@ pub(crate) fn decode_key(b: &[u8]) -> Option<PrimaryKey> {
 pub(crate) fn encoded_key_size(mut b: &[u8]) -> Option<usize> {
     let mut size = 0;
     while let Some(&tag) = b.first() {
-        let used = first_value_len(b)?;
+        let (used, escaped) = value_extent(b)?;
         size += match tag {
             TAG_INTEGER => 8,
-            // The payload: the bytes between tag and terminator, less one per escaped `00`
-            // (every `00` between them starts an escape: a count of zeros, not of pairs).
-            TAG_STRING | TAG_BINARY => {
-                let payload = &b[1..used - 2];
-                payload.len() - payload.iter().filter(|&&x| x == ESCAPED_ZERO[0]).count()
-            }
+            // The payload: the bytes between tag and terminator, less one per escaped `00`.
+            TAG_STRING | TAG_BINARY => used - 3 - escaped,
             _ => 0,
         };
         b = &b[used..];
@@ -272,9 +275,13 @@ fn decode_value_into(b: &[u8], out: &mut PkValue) -> Option<usize> {
         if rest.get(first + 1) == Some(&TERMINATOR[1]) {
             let payload = &rest[..first];
             match (tag, &mut *out) {
+                // Rows read in order often repeat a value (their partition key's): then
+                // there is nothing to check or copy.
                 (TAG_STRING, PkValue::String(s)) => {
-                    s.clear();
-                    s.push_str(std::str::from_utf8(payload).ok()?);
+                    if s.as_bytes() != payload {
+                        s.clear();
+                        s.push_str(std::str::from_utf8(payload).ok()?);
+                    }
                 }
                 (TAG_BINARY, PkValue::Binary(v)) => {
                     v.clear();
@@ -335,20 +342,28 @@ pub(crate) fn encode_row(key: &PrimaryKey, cells: &[Cell], size: u64, out: &mut 
     );
 }
 
-/// [`encode_row`] from borrowed cells: `(name, version, value)`, ordered.
+/// [`encode_row`] from borrowed cells: `(name, version, value)`, ordered. Returns the bytes
+/// the key's first value (the partition-key value) takes, as [`first_value_len`] would find.
 pub(crate) fn encode_row_with<'c>(
     key: &PrimaryKey,
     cells: impl Iterator<Item = (&'c str, i64, &'c AttributeValue)> + Clone,
     size: u64,
     out: &mut Vec<u8>,
-) {
+) -> usize {
     let values = key.values();
     let cells_len: usize = cells.clone().map(|(n, _, v)| encoded_cell_len(n, v)).sum();
     out.clear();
     // Exact unless the key holds `00` bytes.
     out.reserve(2 + encoded_key_len(values) + 8 + cells_len);
     out.extend_from_slice(&[0, 0]);
-    encode_key(values, out);
+    let (first, rest) = values
+        .split_first()
+        .map_or((None, values), |(f, r)| (Some(f), r));
+    if let Some(first) = first {
+        encode_value(first, out);
+    }
+    let partition_len = out.len() - 2;
+    encode_key(rest, out);
     let key_len = out.len() - 2;
     // Keys are at most 4 values of at most 1 KB (checked before), so 2 bytes hold the length.
     out[..2].copy_from_slice(&u16::try_from(key_len).unwrap_or(u16::MAX).to_le_bytes());
@@ -356,6 +371,7 @@ pub(crate) fn encode_row_with<'c>(
     for (name, version, value) in cells {
         encode_cell(name, version, value, out);
     }
+    partition_len
 }
 
 impl<'a> RowRef<'a> {
@@ -499,14 +515,10 @@ impl CellRef<'_> {
 
     /// The owned cell, written into `cell` (reusing its name's and value's buffers).
     pub(crate) fn write_to(self, cell: &mut Cell) {
-        cell.name.clear();
-        cell.name.push_str(&own_str_ref(self.name));
+        refill_own_str(&mut cell.name, self.name);
         cell.version = self.version;
         match (self.tag, &mut cell.value) {
-            (VALUE_STRING, AttributeValue::String(s)) => {
-                s.clear();
-                s.push_str(&own_str_ref(self.value));
-            }
+            (VALUE_STRING, AttributeValue::String(s)) => refill_own_str(s, self.value),
             (VALUE_BINARY, AttributeValue::Binary(b)) => {
                 b.clear();
                 b.extend_from_slice(self.value);
@@ -550,6 +562,16 @@ fn own_str_ref(b: &[u8]) -> std::borrow::Cow<'_, str> {
         },
         std::borrow::Cow::Borrowed,
     )
+}
+
+/// Sets `s` to text the table wrote from a `String`, reusing its buffer; checked and copied
+/// only when `s` does not hold it already (a read's rows repeat their column names).
+#[inline]
+fn refill_own_str(s: &mut String, b: &[u8]) {
+    if s.as_bytes() != b {
+        s.clear();
+        s.push_str(&own_str_ref(b));
+    }
 }
 
 /// Text the table wrote from a `String`, owned again.
@@ -664,7 +686,12 @@ mod tests {
             assert_eq!(&reused, a);
             assert_eq!(encoded_key_size(&ea), Some(a.size()), "{a:?}");
             let mut ra = Vec::new();
-            encode_row(a, &[], 0, &mut ra);
+            let partition_len = encode_row_with(a, std::iter::empty(), 0, &mut ra);
+            assert_eq!(
+                Some(partition_len),
+                first_value_len(RowRef::new(&ra).key()),
+                "{a:?}"
+            );
             for b in &keys {
                 assert_eq!(ea.cmp(&key_bytes(b)), a.cmp(b), "{a:?} {b:?}");
                 let mut rb = Vec::new();

@@ -62,7 +62,7 @@ struct Slot {
 
 /// The head of `key` past its first `skip` bytes.
 #[inline]
-fn head(key: &[u8], skip: usize) -> u64 {
+pub(crate) fn head(key: &[u8], skip: usize) -> u64 {
     let rest = key.get(skip..).unwrap_or_default();
     let mut w = [0u8; 8];
     let n = rest.len().min(8);
@@ -129,8 +129,15 @@ impl Leaf {
             Ordering::Equal => {}
         }
         let h = head(key, self.skip);
-        let lo = self.heads.partition_point(|&x| x < h);
-        let ties = self.heads[lo..].partition_point(|&x| x == h);
+        // A count rather than a binary search: the loads do not wait on each other, so a
+        // leaf out of cache costs one miss, not one per halving (and the insert that often
+        // follows finds the heads in cache).
+        let lo = self
+            .heads
+            .iter()
+            .map(|&x| usize::from(x < h))
+            .sum::<usize>();
+        let ties = self.heads[lo..].iter().take_while(|&&x| x == h).count();
         // Rows whose heads equal the key's: ordered by the rest of their keys.
         let (mut lo, mut hi) = (lo, lo + ties);
         while lo < hi {

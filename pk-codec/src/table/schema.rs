@@ -204,6 +204,18 @@ fn check_value(v: &PkValue, c: &PkColumn, inf_ok: bool) -> Result<(), TableError
 /// ```
 #[inline]
 pub fn check_column_name(name: &str) -> Result<(), TableError> {
+    /// Which bytes a name may hold (ASCII letters, digits and `_`): one load per byte on
+    /// every put, instead of three range tests.
+    const NAME_BYTES: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || c == b'_';
+            b += 1;
+        }
+        table
+    };
     let bytes = name.as_bytes();
     let reason = if bytes.is_empty() {
         "a name needs at least 1 character"
@@ -211,10 +223,7 @@ pub fn check_column_name(name: &str) -> Result<(), TableError> {
         "a name has at most 255 characters"
     } else if bytes[0].is_ascii_digit() {
         "the first character must be a letter or '_'"
-    } else if !bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    {
+    } else if !bytes.iter().all(|&b| NAME_BYTES[usize::from(b)]) {
         "only letters, digits and '_' are allowed"
     } else {
         return Ok(());
@@ -319,6 +328,28 @@ impl PkValue {
             Self::Binary(_) => "binary",
             Self::InfMax => "INF_MAX",
         }
+    }
+
+    /// The first 8 bytes of the value's order, as a big-endian word: its variant's rank, then
+    /// the first 7 bytes of its payload (an integer's with the sign bit flipped, a String's or
+    /// Binary's zero-padded). Two heads that differ order their values as the values do;
+    /// equal heads say nothing. So a search among many values compares words, and the values
+    /// only on a tie.
+    #[inline]
+    pub(crate) fn head(&self) -> u64 {
+        let payload = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            let n = b.len().min(7);
+            w[1..=n].copy_from_slice(&b[..n]);
+            u64::from_be_bytes(w)
+        };
+        let rest = match self {
+            Self::Integer(i) => (i.cast_unsigned() ^ (1 << 63)) >> 8,
+            Self::String(s) => payload(s.as_bytes()),
+            Self::Binary(b) => payload(b),
+            Self::InfMin | Self::InfMax => 0,
+        };
+        (u64::from(self.rank()) << 56) | rest
     }
 
     /// Bytes the value takes in the size accounting (8 for an integer).
@@ -776,6 +807,38 @@ impl Row {
 mod tests {
     use super::*;
 
+    /// Heads never contradict the values' order: for values of every variant, with zeros,
+    /// prefixes of each other and lengths around the 7 bytes a head holds, a head that is
+    /// lower belongs to the lower value.
+    #[test]
+    fn heads_order_as_values() {
+        let mut next = crate::table::test_lcg(11);
+        let mut values = vec![PkValue::InfMin, PkValue::InfMax];
+        for i in [i64::MIN, -257, -256, -1, 0, 1, 255, 256, 1 << 40, i64::MAX] {
+            values.push(i.into());
+        }
+        for _ in 0..300 {
+            let len = [0, 1, 6, 7, 8, 9, 20][(next() % 7) as usize];
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| [0u8, 1, b'a', 0x7f][(next() % 4) as usize])
+                .collect();
+            values.push(PkValue::Binary(bytes.clone()));
+            values.push(PkValue::String(String::from_utf8(bytes).unwrap()));
+            values.push((((next() << 33) | (next() << 2)).cast_signed() >> (next() % 64)).into());
+        }
+        let mut ties = 0;
+        for a in &values {
+            for b in &values {
+                match a.head().cmp(&b.head()) {
+                    Ordering::Equal => ties += usize::from(a != b),
+                    order => assert_eq!(order, a.cmp(b), "{a:?} {b:?}"),
+                }
+            }
+        }
+        // Heads tell most values apart.
+        assert!(ties < values.len() * values.len() / 10, "{ties}");
+    }
+
     #[test]
     fn column_name_boundaries() {
         assert!(check_column_name("a").is_ok());
@@ -790,6 +853,15 @@ mod tests {
         );
         assert!(check_column_name("é").is_err());
         assert!(check_column_name("").is_err());
+        // Every character after a first letter: letters, digits and '_' only.
+        for c in (0..=0x2ffu32).filter_map(char::from_u32) {
+            let allowed = c.is_ascii_alphanumeric() || c == '_';
+            assert_eq!(
+                check_column_name(&format!("a{c}b")).is_ok(),
+                allowed,
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

@@ -366,16 +366,18 @@ impl Table {
                 .sum::<usize>()) as u64;
         with_scratch(|buf| {
             // Encoded before the partition is locked, then copied into its leaf.
-            encode_row_with(key, cells, size, buf);
+            let partition_len = encode_row_with(key, cells, size, buf);
             let row: &[u8] = buf;
             // The partition is found by the row's encoded key (one buffer of encoded bounds).
             let map = self.map.read();
+            let partition_bytes = &RowRef::new(row).key()[..partition_len];
             let at = if map.len() == 1 {
                 0
             } else {
-                map.index_of_encoded(RowRef::new(row).partition_bytes())
+                map.index_of_encoded(partition_bytes)
             };
-            self.write_at(map, at, key.partition_value(), move |data| {
+            let value = key.partition_value();
+            self.write_at(map, at, value, Some(partition_bytes), move |data| {
                 if let Some(old) = data.rows.insert(row) {
                     data.bytes -= old;
                 }
@@ -401,16 +403,18 @@ impl Table {
     ) -> Result<R, TableError> {
         let map = self.map.read();
         let at = index_of(&map, value);
-        self.write_at(map, at, value, f)
+        self.write_at(map, at, value, None, f)
     }
 
-    /// [`Table::write_with`] on partition `at` of `map`, which holds `value`.
+    /// [`Table::write_with`] on partition `at` of `map`, which holds `value` (`encoded`, when
+    /// the caller has it encoded: a sample then copies it).
     #[inline]
     fn write_at<R>(
         &self,
         map: RwLockReadGuard<'_, MapCopy>,
         at: usize,
         value: &PkValue,
+        encoded: Option<&[u8]>,
         f: impl FnOnce(&mut PartData) -> R,
     ) -> Result<R, TableError> {
         let p = &map[at];
@@ -420,7 +424,10 @@ impl Table {
         data.window.writes += 1;
         let writes = data.window.writes;
         if self.sampled(writes) {
-            p.sample(value);
+            match encoded {
+                Some(v) => p.sample_encoded(v),
+                None => p.sample(value),
+            }
         }
         let r = f(&mut data);
         let size_split = self
