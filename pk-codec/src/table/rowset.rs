@@ -10,6 +10,7 @@
 //! every key); every row of a leaf sorts below the next leaf's fence, and at or above its own
 //! leaf's fence. A row lives in the last leaf whose fence is at or below its key.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
@@ -188,9 +189,47 @@ impl Leaf {
         true
     }
 
+    /// Drops the garbage. A leaf's buffer of a usual size (one to two leaves' worth) trades
+    /// places with this thread's spare buffer, its rows copied into it in key order; any other
+    /// (a one-row leaf's small buffer, a large row's) is compacted in place.
+    fn compact(&mut self) {
+        let usual = LEAF_BYTES..=2 * LEAF_BYTES;
+        if usual.contains(&self.bytes.capacity())
+            && SPARE
+                .try_with(|spare| match spare.try_borrow_mut() {
+                    Ok(mut spare) => {
+                        self.compact_into(&mut spare);
+                        true
+                    }
+                    Err(_) => false,
+                })
+                .unwrap_or(false)
+        {
+            return;
+        }
+        self.compact_in_place();
+    }
+
+    /// Copies the rows into `spare` in key order and takes it as the leaf's buffer, leaving the
+    /// old buffer in `spare` (dropped if it is not of a usual size).
+    fn compact_into(&mut self, spare: &mut Vec<u8>) {
+        spare.clear();
+        if !(LEAF_BYTES..=2 * LEAF_BYTES).contains(&spare.capacity()) {
+            *spare = Vec::with_capacity(LEAF_BYTES.max(self.live()));
+        }
+        spare.reserve(self.live());
+        for s in &mut self.slots {
+            let start = spare.len();
+            spare.extend_from_slice(&self.bytes[s.start..s.end]);
+            (s.start, s.end) = (start, spare.len());
+        }
+        std::mem::swap(&mut self.bytes, spare);
+        self.garbage = 0;
+    }
+
     /// Drops the garbage: moves the rows down over it, in the order they lie (so each moves
     /// to or below where it was), in place.
-    fn compact(&mut self) {
+    fn compact_in_place(&mut self) {
         let mut order: Vec<usize> = (0..self.slots.len()).collect();
         if !self.slots.windows(2).all(|w| w[0].start < w[1].start) {
             order.sort_unstable_by_key(|&i| self.slots[i].start);
@@ -308,9 +347,21 @@ impl Leaf {
         }
         self.compact();
         // Each half's keys may share a longer prefix.
-        self.reset_heads();
-        right.reset_heads();
+        (right.skip, right.prefix) = (self.skip, self.prefix);
+        self.narrow_heads();
+        right.narrow_heads();
         right
+    }
+
+    /// [`Leaf::reset_heads`] for a leaf whose heads are right for its `skip` and `prefix`, as
+    /// either half of a split has them: when its keys share no longer prefix, nothing changes.
+    fn narrow_heads(&mut self) {
+        if let Some(last) = self.len().checked_sub(1)
+            && common_prefix(self.row(0).key(), self.row(last).key()).min(PREFIX) == self.skip
+        {
+            return;
+        }
+        self.reset_heads();
     }
 
     /// Appends `other`'s rows (all above this leaf's).
@@ -324,6 +375,13 @@ impl Leaf {
         }
         self.reset_heads();
     }
+}
+
+thread_local! {
+    /// A leaf's buffer that a compaction took a leaf's rows out of, for the next compaction
+    /// to copy rows into (so that a compaction neither sorts the rows by where they lie nor
+    /// allocates).
+    static SPARE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Bytes of a [`Fence`] kept inline.
