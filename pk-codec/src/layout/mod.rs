@@ -179,6 +179,11 @@ impl Layout {
     /// Decodes one key back to its values: integers as [`Value::Uint`] / [`Value::Int`] by the
     /// field's kind, a null optional as [`Value::Null`].
     ///
+    /// Each call allocates the vector and every string's buffer. A loop over many keys that
+    /// passes one vector to [`Layout::decode_into`] instead allocates only when a string
+    /// outgrows the buffer it reuses (43 against 76 ns per student-card key in BENCHMARKS.md's
+    /// headline run).
+    ///
     /// # Errors
     ///
     /// [`Error::Malformed`] with the byte position for any text this layout would not write,
