@@ -49,6 +49,10 @@ struct Leaf {
     prefix: [u8; PREFIX],
     /// Bytes of `bytes` that no slot refers to.
     garbage: usize,
+    /// Whether the leaf was started by a row past the end of a full leaf, and has taken only
+    /// rows at its front since: such a leaf takes the next row past that full leaf's end at its
+    /// front (see [`RowSet::insert_past_full_leaf`]).
+    grows_down: bool,
 }
 
 /// Most bytes of a leaf's shared prefix that its heads skip.
@@ -254,6 +258,7 @@ impl Leaf {
         } else {
             self.skip
         };
+        self.grows_down &= i == 0;
         let start = self.bytes.len();
         if self.bytes.capacity() - start < row.len() {
             // A leaf that takes a second row is likely to fill: room for a full leaf at once,
@@ -490,12 +495,15 @@ impl RowSet {
                     leaf.insert_at(i, row);
                     return None;
                 }
-                // Full: the leaf splits first. A row past either end starts a leaf of its own
-                // there (so that rows arriving in order fill whole leaves); otherwise the leaf
-                // splits in the middle and the row goes to its half.
-                let right = if i == leaf.len() {
-                    Leaf::with_row(row)
-                } else if i == 0 {
+                // Full: the leaf splits first. A row past its end goes to the next leaf or a
+                // leaf of its own there, and a row before its start to a leaf of its own (so that
+                // rows arriving in order fill whole leaves); otherwise the leaf splits in the
+                // middle and the row goes to its half.
+                if i == leaf.len() {
+                    self.insert_past_full_leaf(key, row);
+                    return None;
+                }
+                let right = if i == 0 {
                     std::mem::replace(leaf, Leaf::with_row(row))
                 } else {
                     let at = leaf.split_point();
@@ -511,6 +519,37 @@ impl RowSet {
                 None
             }
         }
+    }
+
+    /// Stores `row`, of `key`, which lies past the end of a full leaf: in a leaf of its own, or
+    /// at the front of the next leaf when an earlier such row started that one and it has room
+    /// (its fence then moves down to `key`).
+    ///
+    /// Rows that keep arriving in the gap after a full leaf thus fill leaves in either order:
+    /// ascending, each after the one before, in the leaf the first started; descending, each
+    /// before the one before, at that leaf's front, where a leaf of its own for each would leave
+    /// a leaf per row. A leaf that did not start so (the rows above the gap) takes none at its
+    /// front: rows that go on to ascend would land in its middle and split it.
+    #[cold]
+    fn insert_past_full_leaf(&mut self, key: &[u8], row: &[u8]) {
+        let fence = Fence::new(key);
+        // The next leaf: the first whose fence lies above `key`.
+        let next = self
+            .leaves
+            .range_mut((Excluded(&fence), Unbounded))
+            .next()
+            .and_then(|(f, next)| (next.grows_down && next.has_room(row.len())).then(|| f.clone()));
+        let leaf = match next.and_then(|f| self.leaves.remove(&f)) {
+            Some(mut next) => {
+                next.insert_at(0, row);
+                next
+            }
+            None => Leaf {
+                grows_down: true,
+                ..Leaf::with_row(row)
+            },
+        };
+        self.leaves.insert(fence, leaf);
     }
 
     /// Removes the row with `key`; returns its size.
@@ -902,6 +941,77 @@ mod tests {
         let mut leaf = Leaf::with_row(&row(1, 10, 0));
         leaf.insert_at(1, &row(2, 10, 0));
         assert_eq!(leaf.split_point(), 1);
+    }
+
+    /// Descending runs that each start just above a full leaf (as a reverse-timestamp design
+    /// writes: each user's rows arrive in descending key order, the users interleaved), and a
+    /// descending run above rows loaded first in ascending order: leaves stay at least about
+    /// half full, never one row each.
+    #[test]
+    fn descending_runs_after_full_leaves_fill_leaves() {
+        // (partition-key values, rows per value, rows loaded ascending first)
+        for (users, per_user, ascending_first) in [(40, 250, 0), (1, 4_000, 2_000), (7, 900, 500)] {
+            let mut set = RowSet::default();
+            let mut bytes = 0;
+            let mut put = |set: &mut RowSet, user: u64, t: u64| {
+                // `row` puts `k % 50` first: user `user`, then `k` itself.
+                let r = row(user + 50 * t, 20, 0);
+                bytes += r.len();
+                set.insert(&r);
+            };
+            for t in 0..ascending_first {
+                put(&mut set, 0, t);
+            }
+            for t in (ascending_first..ascending_first + per_user).rev() {
+                for user in 0..users {
+                    put(&mut set, user, t);
+                }
+            }
+            set.check();
+            let full = bytes.div_ceil(LEAF_BYTES);
+            assert!(
+                set.leaves.len() <= 2 * full + 1,
+                "{} leaves for {full} leaves' worth of rows ({users} users)",
+                set.leaves.len()
+            );
+        }
+    }
+
+    /// A descending run into the gap at a full leaf's end (every leaf of an ascending load is
+    /// full but the last): the run's rows fill leaves, not one leaf each.
+    #[test]
+    fn a_descending_run_into_a_gap_after_a_full_leaf_fills_leaves() {
+        let mut set = RowSet::default();
+        // Keys 1000 apart, ascending: full leaves.
+        for t in 0..2_000u64 {
+            set.insert(&row(50 * 1_000 * t, 20, 0));
+        }
+        let before = set.leaves.len();
+        // The gap below the third leaf's first key, above the second leaf's last one.
+        let (fence, _) = set.leaves.iter().nth(2).unwrap();
+        let first = set
+            .leaves
+            .range((Included(fence), Unbounded))
+            .next()
+            .unwrap()
+            .1
+            .row(0);
+        let at = (0..2_000u64)
+            .find(|&t| key_of(&row(50 * 1_000 * t, 0, 0)) == first.key())
+            .unwrap();
+        let mut bytes = 0;
+        for t in (1_000 * (at - 1) + 1..1_000 * at).rev() {
+            let r = row(50 * t, 20, 0);
+            bytes += r.len();
+            set.insert(&r);
+        }
+        set.check();
+        let added = set.leaves.len() - before;
+        let full = bytes.div_ceil(LEAF_BYTES);
+        assert!(
+            added <= 2 * full + 1,
+            "{added} leaves added for {full} leaves' worth of rows"
+        );
     }
 
     /// Rows added in ascending or descending order fill their leaves: few leaves for the rows.
