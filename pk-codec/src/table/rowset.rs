@@ -10,7 +10,7 @@
 //! every key); every row of a leaf sorts below the next leaf's fence, and at or above its own
 //! leaf's fence. A row lives in the last leaf whose fence is at or below its key.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
@@ -398,7 +398,10 @@ const FENCE_HEAD: usize = 40;
 /// equal, then the rest, then the length (equal words and rests leave one key a prefix of the
 /// other, padded with zeros). So a search among the fences compares words in the map's nodes
 /// instead of following a pointer per comparison.
-#[derive(Debug, Default, Clone, PartialEq, Eq, PartialOrd, Ord)]
+///
+/// The rest is `rest`'s first `len - FENCE_HEAD` bytes: a fence searched for reuses a buffer
+/// that may be longer (see [`with_fence`]), so comparisons never look past them.
+#[derive(Debug, Default, Clone)]
 struct Fence {
     head: [u64; FENCE_HEAD / 8],
     rest: Box<[u8]>,
@@ -408,6 +411,16 @@ struct Fence {
 impl Fence {
     #[inline]
     fn new(key: &[u8]) -> Self {
+        Self {
+            head: Self::head_of(key),
+            rest: key.get(FENCE_HEAD..).unwrap_or_default().into(),
+            len: key.len(),
+        }
+    }
+
+    /// The first [`FENCE_HEAD`] bytes of `key` as big-endian words, zero-padded.
+    #[inline]
+    fn head_of(key: &[u8]) -> [u64; FENCE_HEAD / 8] {
         let mut bytes = [0u8; FENCE_HEAD];
         let n = key.len().min(FENCE_HEAD);
         bytes[..n].copy_from_slice(&key[..n]);
@@ -417,11 +430,26 @@ impl Fence {
             b.copy_from_slice(chunk);
             *w = u64::from_be_bytes(b);
         }
-        Self {
-            head,
-            rest: key.get(FENCE_HEAD..).unwrap_or_default().into(),
-            len: key.len(),
+        head
+    }
+
+    /// Makes this the fence of `key`, keeping the rest's buffer when it is long enough.
+    #[inline]
+    fn set(&mut self, key: &[u8]) {
+        self.head = Self::head_of(key);
+        self.len = key.len();
+        let rest = key.get(FENCE_HEAD..).unwrap_or_default();
+        match self.rest.get_mut(..rest.len()) {
+            Some(buffer) => buffer.copy_from_slice(rest),
+            None => self.rest = rest.into(),
         }
+    }
+
+    /// The bytes past the head.
+    #[inline]
+    fn rest(&self) -> &[u8] {
+        let n = self.len.saturating_sub(FENCE_HEAD);
+        self.rest.get(..n).unwrap_or(&self.rest)
     }
 
     /// Whether this is the empty key (the first leaf's fence).
@@ -429,6 +457,55 @@ impl Fence {
     fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+impl PartialEq for Fence {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Fence {}
+
+impl PartialOrd for Fence {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Fence {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        match self.head.cmp(&other.head) {
+            Ordering::Equal => match self.rest().cmp(other.rest()) {
+                Ordering::Equal => self.len.cmp(&other.len),
+                unequal => unequal,
+            },
+            unequal => unequal,
+        }
+    }
+}
+
+thread_local! {
+    /// The fence a search for a key longer than [`FENCE_HEAD`] bytes is made in, so that its
+    /// rest's buffer is allocated once per thread rather than once per search.
+    static SEARCHED: Cell<Fence> = Cell::default();
+}
+
+/// Calls `f` with the fence of `key`: for a key longer than [`FENCE_HEAD`] bytes, this thread's
+/// reused fence (a fence of its own, allocated, when the thread's is in use or gone).
+#[inline]
+fn with_fence<R>(key: &[u8], f: impl FnOnce(&Fence) -> R) -> R {
+    if key.len() <= FENCE_HEAD {
+        return f(&Fence::new(key));
+    }
+    let mut fence = SEARCHED.try_with(Cell::take).unwrap_or_default();
+    fence.set(key);
+    let answer = f(&fence);
+    let _ = SEARCHED.try_with(|searched| searched.set(fence));
+    answer
 }
 
 /// The rows of a partition, in key order, searched by encoded key.
@@ -454,9 +531,9 @@ impl RowSet {
     /// The fence and leaf that hold `key` if it is stored (`None` when the set is empty).
     #[inline]
     fn leaf_of(&self, key: &[u8]) -> Option<(&Fence, &Leaf)> {
-        self.leaves
-            .range((Unbounded, Included(&Fence::new(key))))
-            .next_back()
+        with_fence(key, |fence| {
+            self.leaves.range((Unbounded, Included(fence))).next_back()
+        })
     }
 
     /// The row with `key`.
@@ -470,11 +547,11 @@ impl RowSet {
     /// row's size.
     pub(crate) fn insert(&mut self, row: &[u8]) -> Option<u64> {
         let key = RowRef::new(row).key();
-        let Some((_, leaf)) = self
-            .leaves
-            .range_mut((Unbounded, Included(&Fence::new(key))))
-            .next_back()
-        else {
+        let leaves = &mut self.leaves;
+        let found = with_fence(key, |fence| {
+            leaves.range_mut((Unbounded, Included(fence))).next_back()
+        });
+        let Some((_, leaf)) = found else {
             self.leaves.insert(Fence::default(), Leaf::with_row(row));
             self.len = 1;
             return None;
@@ -554,10 +631,10 @@ impl RowSet {
 
     /// Removes the row with `key`; returns its size.
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<u64> {
-        let (fence, leaf) = self
-            .leaves
-            .range_mut((Unbounded, Included(&Fence::new(key))))
-            .next_back()?;
+        let leaves = &mut self.leaves;
+        let (fence, leaf) = with_fence(key, |fence| {
+            leaves.range_mut((Unbounded, Included(fence))).next_back()
+        })?;
         let i = leaf.search(key).ok()?;
         let size = leaf.remove_at(i);
         self.len -= 1;
@@ -765,7 +842,13 @@ mod tests {
 
     /// An encoded row of key `k` with a cell of `len` bytes, accounted as `size`.
     fn row(k: u64, len: usize, size: u64) -> Vec<u8> {
-        let key = PrimaryKey::new(vec![format!("{:03}", k % 50).into(), (k as i64).into()]);
+        row_under("", k, len, size)
+    }
+
+    /// [`row`] with `prefix` before the first key column's digits.
+    fn row_under(prefix: &str, k: u64, len: usize, size: u64) -> Vec<u8> {
+        let first = format!("{prefix}{:03}", k % 50);
+        let key = PrimaryKey::new(vec![first.into(), (k as i64).into()]);
         let cells = [Cell {
             name: "v".into(),
             version: 1,
@@ -795,10 +878,21 @@ mod tests {
 
     /// Inserts, replacements (growing and shrinking rows, some larger than a leaf), removals,
     /// range reads both ways, splits and appends: the set holds and returns what a `BTreeMap`
-    /// of the same rows does, and keeps its invariants.
+    /// of the same rows does, and keeps its invariants. Every other seed's keys are longer than
+    /// a fence's inline head and share it, of lengths that vary from key to key, so that
+    /// searches compare the rest of reused fences.
     #[test]
     fn row_set_matches_a_btreemap() {
         for seed in 0..60 {
+            let long = seed % 2 == 1;
+            let row = |k: u64, len: usize, size: u64| {
+                let prefix = if long {
+                    "k".repeat(FENCE_HEAD + (k % 7) as usize)
+                } else {
+                    String::new()
+                };
+                row_under(&prefix, k, len, size)
+            };
             let mut next = lcg(seed);
             let mut set = RowSet::default();
             let mut model: Model<Vec<u8>, Vec<u8>> = Model::new();
@@ -905,7 +999,8 @@ mod tests {
     }
 
     /// Fences order as their bytes do: keys with zeros (of which padding looks the same),
-    /// prefixes of each other, and lengths on both sides of the inline head.
+    /// prefixes of each other, and lengths on both sides of the inline head; and so does a
+    /// fence reused for another key, whose buffer may be longer than its rest.
     #[test]
     fn fences_order_as_bytes() {
         let mut next = lcg(7);
@@ -915,9 +1010,15 @@ mod tests {
                 (0..len).map(|_| [0u8, 1, 0xff][next(3) as usize]).collect()
             })
             .collect();
+        // A searched-for fence reuses a buffer that a longer key left longer than its rest.
+        let mut reused = Fence::new(&[0xff; 100]);
         for a in &keys {
             for b in &keys {
                 assert_eq!(Fence::new(a).cmp(&Fence::new(b)), a.cmp(b), "{a:?} {b:?}");
+                reused.set(b);
+                assert_eq!(Fence::new(a).cmp(&reused), a.cmp(b), "{a:?} {b:?} reused");
+                assert_eq!(reused.cmp(&Fence::new(a)), b.cmp(a), "{b:?} reused {a:?}");
+                assert_eq!(Fence::new(a) == reused, a == b);
             }
         }
     }
