@@ -658,30 +658,32 @@ impl RowSet {
             self.fix_first_fence();
             return;
         }
-        let next = self
+        // A neighbour the leaf fits in one leaf with: the next one, else the previous one.
+        let fits = |(f, n): (&Fence, &Leaf)| (n.live() + size <= LEAF_BYTES).then(|| f.clone());
+        if let Some(next) = self
             .leaves
             .range((Excluded(&fence), Unbounded))
             .next()
-            .filter(|(_, n)| n.live() + size <= LEAF_BYTES)
-            .map(|(f, _)| f.clone());
-        if let Some(next) = next
-            && let Some(n) = self.leaves.remove(&next)
-            && let Some(leaf) = self.leaves.get_mut(&fence)
+            .and_then(fits)
         {
-            leaf.append(&n);
-            return;
-        }
-        let previous = self
+            self.join(&fence, &next);
+        } else if let Some(previous) = self
             .leaves
             .range((Unbounded, Excluded(&fence)))
             .next_back()
-            .filter(|(_, p)| p.live() + size <= LEAF_BYTES)
-            .map(|(f, _)| f.clone());
-        if let Some(previous) = previous
-            && let Some(leaf) = self.leaves.remove(&fence)
-            && let Some(p) = self.leaves.get_mut(&previous)
+            .and_then(fits)
         {
-            p.append(&leaf);
+            self.join(&previous, &fence);
+        }
+    }
+
+    /// Moves the rows of the leaf under `upper` to the end of the leaf under `lower`, the one
+    /// before it, and drops the emptied leaf.
+    fn join(&mut self, lower: &Fence, upper: &Fence) {
+        if let Some(rows) = self.leaves.remove(upper)
+            && let Some(leaf) = self.leaves.get_mut(lower)
+        {
+            leaf.append(&rows);
         }
     }
 
