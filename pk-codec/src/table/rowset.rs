@@ -1117,6 +1117,46 @@ mod tests {
         );
     }
 
+    /// Descending runs into the gaps at full leaves' ends (every leaf of an ascending load is
+    /// full but the last), of any length and row size, into gaps anywhere: each run's rows fill
+    /// leaves, not one leaf each. (A leaf before the gap with room for a row or two takes the
+    /// run's first rows; the rows after them land in its middle and split it, so those leaves
+    /// may be half full or less: at least a quarter, as any split's halves are.)
+    #[test]
+    fn descending_runs_into_gaps_after_full_leaves_fill_leaves() {
+        for seed in 0..48 {
+            let mut next = lcg(seed);
+            let mut set = RowSet::default();
+            // Keys 1000 apart, ascending: full leaves.
+            for t in 0..2_000u64 {
+                set.insert(&row(50 * 1_000 * t, next(300) as usize, 0));
+            }
+            {
+                // The gap below a leaf's first key, above the full leaf before it.
+                let g = 1 + next(set.leaves.len() as u64 - 1) as usize;
+                let first = set.leaves.values().nth(g).unwrap().row(0).key().to_vec();
+                let at = (0..2_000u64)
+                    .find(|&t| key_of(&row(50 * 1_000 * t, 0, 0)) == first)
+                    .unwrap();
+                let (before, len) = (set.leaves.len(), next(300) as usize);
+                let mut bytes = 0;
+                let run = 1 + next(999);
+                for t in (1_000 * at - run..1_000 * at).rev() {
+                    let r = row(50 * t, len, 0);
+                    bytes += r.len();
+                    set.insert(&r);
+                }
+                set.check();
+                let added = set.leaves.len() - before;
+                let full = bytes.div_ceil(LEAF_BYTES);
+                assert!(
+                    added <= 4 * full + 2,
+                    "seed {seed}: {added} leaves added for {full} leaves' worth of {run} rows"
+                );
+            }
+        }
+    }
+
     /// Rows added in ascending or descending order fill their leaves: few leaves for the rows.
     #[test]
     fn ordered_loads_fill_leaves() {
