@@ -411,11 +411,9 @@ struct Fence {
 impl Fence {
     #[inline]
     fn new(key: &[u8]) -> Self {
-        Self {
-            head: Self::head_of(key),
-            rest: key.get(FENCE_HEAD..).unwrap_or_default().into(),
-            len: key.len(),
-        }
+        let mut fence = Self::default();
+        fence.set(key);
+        fence
     }
 
     /// The first [`FENCE_HEAD`] bytes of `key` as big-endian words, zero-padded.
