@@ -1078,80 +1078,65 @@ mod tests {
         }
     }
 
-    /// A descending run into the gap at a full leaf's end (every leaf of an ascending load is
-    /// full but the last): the run's rows fill leaves, not one leaf each.
-    #[test]
-    fn a_descending_run_into_a_gap_after_a_full_leaf_fills_leaves() {
+    /// A set of 2,000 rows loaded in ascending order, keys 1000 apart (so every leaf is full but
+    /// the last), each row's cell `len(t)` bytes long.
+    fn ascending_load(mut len: impl FnMut(u64) -> usize) -> RowSet {
         let mut set = RowSet::default();
-        // Keys 1000 apart, ascending: full leaves.
         for t in 0..2_000u64 {
-            set.insert(&row(50 * 1_000 * t, 20, 0));
+            set.insert(&row(50 * 1_000 * t, len(t), 0));
         }
-        let before = set.leaves.len();
-        // The gap below the third leaf's first key, above the second leaf's last one.
-        let (fence, _) = set.leaves.iter().nth(2).unwrap();
-        let first = set
-            .leaves
-            .range((Included(fence), Unbounded))
-            .next()
-            .unwrap()
-            .1
-            .row(0);
+        set
+    }
+
+    /// Writes `run` rows of `len`-byte cells, in descending key order, into the gap below leaf
+    /// `g`'s first key (above the full leaf before it) of an [`ascending_load`]; answers how many
+    /// leaves that added and how many leaves' worth of bytes the rows are.
+    fn descending_run_into_gap(set: &mut RowSet, g: usize, run: u64, len: usize) -> (usize, usize) {
+        let first = set.leaves.values().nth(g).unwrap().row(0).key().to_vec();
         let at = (0..2_000u64)
-            .find(|&t| key_of(&row(50 * 1_000 * t, 0, 0)) == first.key())
+            .find(|&t| key_of(&row(50 * 1_000 * t, 0, 0)) == first)
             .unwrap();
+        let before = set.leaves.len();
         let mut bytes = 0;
-        for t in (1_000 * (at - 1) + 1..1_000 * at).rev() {
-            let r = row(50 * t, 20, 0);
+        for t in (1_000 * at - run..1_000 * at).rev() {
+            let r = row(50 * t, len, 0);
             bytes += r.len();
             set.insert(&r);
         }
         set.check();
-        let added = set.leaves.len() - before;
-        let full = bytes.div_ceil(LEAF_BYTES);
+        (set.leaves.len() - before, bytes.div_ceil(LEAF_BYTES))
+    }
+
+    /// A descending run into the gap at a full leaf's end: the run's rows fill leaves, not one
+    /// leaf each.
+    #[test]
+    fn a_descending_run_into_a_gap_after_a_full_leaf_fills_leaves() {
+        let mut set = ascending_load(|_| 20);
+        // The gap below the third leaf's first key, above the second leaf's last one.
+        let (added, full) = descending_run_into_gap(&mut set, 2, 999, 20);
         assert!(
             added <= 2 * full + 1,
             "{added} leaves added for {full} leaves' worth of rows"
         );
     }
 
-    /// Descending runs into the gaps at full leaves' ends (every leaf of an ascending load is
-    /// full but the last), of any length and row size, into gaps anywhere: each run's rows fill
-    /// leaves, not one leaf each. (A leaf before the gap with room for a row or two takes the
-    /// run's first rows; the rows after them land in its middle and split it, so those leaves
-    /// may be half full or less: at least a quarter, as any split's halves are.)
+    /// Descending runs into the gaps at full leaves' ends, of any length and row size, into gaps
+    /// anywhere: each run's rows fill leaves, not one leaf each. (A leaf before the gap with room
+    /// for a row or two takes the run's first rows; the rows after them land in its middle and
+    /// split it, so those leaves may be half full or less: at least a quarter, as any split's
+    /// halves are.)
     #[test]
     fn descending_runs_into_gaps_after_full_leaves_fill_leaves() {
         for seed in 0..48 {
             let mut next = lcg(seed);
-            let mut set = RowSet::default();
-            // Keys 1000 apart, ascending: full leaves.
-            for t in 0..2_000u64 {
-                set.insert(&row(50 * 1_000 * t, next(300) as usize, 0));
-            }
-            {
-                // The gap below a leaf's first key, above the full leaf before it.
-                let g = 1 + next(set.leaves.len() as u64 - 1) as usize;
-                let first = set.leaves.values().nth(g).unwrap().row(0).key().to_vec();
-                let at = (0..2_000u64)
-                    .find(|&t| key_of(&row(50 * 1_000 * t, 0, 0)) == first)
-                    .unwrap();
-                let (before, len) = (set.leaves.len(), next(300) as usize);
-                let mut bytes = 0;
-                let run = 1 + next(999);
-                for t in (1_000 * at - run..1_000 * at).rev() {
-                    let r = row(50 * t, len, 0);
-                    bytes += r.len();
-                    set.insert(&r);
-                }
-                set.check();
-                let added = set.leaves.len() - before;
-                let full = bytes.div_ceil(LEAF_BYTES);
-                assert!(
-                    added <= 4 * full + 2,
-                    "seed {seed}: {added} leaves added for {full} leaves' worth of {run} rows"
-                );
-            }
+            let mut set = ascending_load(|_| next(300) as usize);
+            let g = 1 + next(set.leaves.len() as u64 - 1) as usize;
+            let (run, len) = (1 + next(999), next(300) as usize);
+            let (added, full) = descending_run_into_gap(&mut set, g, run, len);
+            assert!(
+                added <= 4 * full + 2,
+                "seed {seed}: {added} leaves added for {full} leaves' worth of {run} rows"
+            );
         }
     }
 
