@@ -6,6 +6,8 @@
 
 mod support;
 
+use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, RedbStore};
+use pk_codec::table::{Table, TableOptions};
 use pk_codec::{Error, FieldSpec, IntBits, KeyShape, Kind, Rule};
 
 // ---- KeyReader --------------------------------------------------------------------------------
@@ -77,5 +79,64 @@ fn integer_readers_refuse_a_width_the_writers_refuse() {
                 }
             }
         }
+    }
+}
+
+// ---- Range reads ------------------------------------------------------------------------------
+
+/// A backward read resumed at or above its end (exclusive) returned keys outside `[start, end)`:
+/// `RangeQuery::remaining` turned the resume key into an inclusive top without bounding it by
+/// the end, so `[a, c)` backward resumed at `c` gave `c, b, a` and resumed at `z` gave `d, c, b,
+/// a` from every store (the forward read bounds its resume key by the start). Now the range's
+/// end bounds the resumed read too, in every store.
+#[test]
+fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
+    let mem = MemoryStore::default();
+    let redb = RedbStore::in_memory().unwrap();
+    let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
+    let stores: [(&str, &dyn RangeStore); 3] =
+        [("memory", &mem), ("redb", &redb), ("table", &table)];
+    for (name, store) in stores {
+        for k in ["a", "b", "c", "d"] {
+            store.put(k, b"v").unwrap();
+        }
+        for (resume, want) in [
+            ("z", &["b", "a"][..]),
+            ("d", &["b", "a"]),
+            ("c", &["b", "a"]),
+            ("bb", &["b", "a"]),
+            ("b", &["b", "a"]),
+            ("a", &["a"]),
+            ("0", &[]),
+        ] {
+            let query = RangeQuery::new("a", Some("c"))
+                .direction(Direction::Backward)
+                .resume(Some(resume));
+            assert!(
+                query.remaining().1.is_some_and(|top| top <= "c"),
+                "{resume}: {:?}",
+                query.remaining()
+            );
+            let page = store.range(&query).unwrap();
+            let keys: Vec<&str> = page.rows.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(keys, want, "{name}: [a, c) backward, resumed at {resume:?}");
+            assert_eq!(page.next, None, "{name}: {resume:?}");
+        }
+        // Paged backward read of the whole range, one row a page: each key of [a, c) once.
+        let mut keys = Vec::new();
+        let mut resume: Option<String> = None;
+        loop {
+            let query = RangeQuery::new("a", Some("c"))
+                .direction(Direction::Backward)
+                .limit(1)
+                .resume(resume.as_deref());
+            let page = store.range(&query).unwrap();
+            keys.extend(page.rows.into_iter().map(|(k, _)| k));
+            match page.next {
+                Some(n) => resume = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(keys, ["b", "a"], "{name}");
     }
 }
