@@ -6,7 +6,13 @@
 
 mod support;
 
-use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, RedbStore};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pk_codec::store::{
+    BulkOptions, BulkWriter, Direction, Dispatch, MemoryStore, RangePage, RangeQuery, RangeStore,
+    RedbStore, StoreError, WriteOp,
+};
 use pk_codec::table::{Table, TableOptions};
 use pk_codec::{Error, FieldSpec, IntBits, KeyShape, Kind, Rule};
 
@@ -139,4 +145,103 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
         }
         assert_eq!(keys, ["b", "a"], "{name}");
     }
+}
+
+// ---- BulkWriter -------------------------------------------------------------------------------
+
+/// A store that panics on the key `boom`, as a buggy adapter or store client might.
+struct PanicsOnBoom(MemoryStore);
+
+impl RangeStore for PanicsOnBoom {
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.0.delete(key)
+    }
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        assert!(
+            !ops.iter().any(|op| op.key() == "boom"),
+            "the store panicked (on purpose, in a test)"
+        );
+        self.0.batch_write(ops)
+    }
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(query)
+    }
+}
+
+/// Runs `f` on a thread and waits at most `secs` for its answer: `None` when it hangs.
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(secs)).ok()
+}
+
+/// A worker whose store (or callback) panicked left its rows counted as outstanding, and
+/// `flush` waited for them forever: `BulkWriter::flush`, `close` and the writer's drop hung,
+/// although `close` documents that a worker that panicked is reported by the rows it left
+/// unreported (`rows_lost`). Now `flush` stops waiting for a lane whose worker has stopped: the
+/// other lanes' rows are written, the dead lane's counted lost.
+#[test]
+fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
+    let outcome = within(20, || {
+        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let writer = BulkWriter::new(
+            Arc::clone(&store),
+            BulkOptions {
+                workers: 2,
+                dispatch: Dispatch::RoundRobin,
+                max_batch_rows: 1,
+                flush_interval: Duration::from_millis(5),
+                ..BulkOptions::default()
+            },
+        )
+        .unwrap();
+        // Lane 0 takes the even rows (its worker dies on `boom`), lane 1 the odd ones.
+        let mut added = 0u64;
+        for i in 0..40 {
+            let key = if i == 0 {
+                "boom".to_owned()
+            } else {
+                format!("k{i:02}")
+            };
+            if writer.add(key, b"v".to_vec()).is_ok() {
+                added += 1;
+            }
+        }
+        writer.flush();
+        let stats = writer.close();
+        (added, stats, store.0.len())
+    });
+    let (added, stats, stored) = outcome.expect("the bulk writer hung after its worker panicked");
+    assert_eq!(stats.rows_added, added);
+    assert_eq!(stats.rows_written, 20, "{stats:?}");
+    assert_eq!(stored, 20);
+    assert_eq!(stats.rows_failed, 0, "{stats:?}");
+    assert_eq!(stats.rows_lost(), added - 20, "{stats:?}");
+    assert!(stats.rows_lost() >= 1, "{stats:?}");
+
+    // Dropped without close: the drop flushes, and returns too.
+    let dropped = within(20, || {
+        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let writer = BulkWriter::new(
+            store,
+            BulkOptions {
+                workers: 1,
+                max_batch_rows: 1,
+                ..BulkOptions::default()
+            },
+        )
+        .unwrap();
+        let _ = writer.add("boom".to_owned(), Vec::new());
+        let _ = writer.add("a".to_owned(), Vec::new());
+        drop(writer);
+    });
+    assert!(dropped.is_some(), "dropping the bulk writer hung");
 }
