@@ -6,6 +6,8 @@
 
 mod support;
 
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +17,7 @@ use pk_codec::store::{
 };
 use pk_codec::table::{Table, TableOptions};
 use pk_codec::{Error, FieldSpec, IntBits, KeyShape, Kind, Rule};
+use support::pk_binary;
 
 // ---- KeyReader --------------------------------------------------------------------------------
 
@@ -244,4 +247,51 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
         drop(writer);
     });
     assert!(dropped.is_some(), "dropping the bulk writer hung");
+}
+
+// ---- The `pk` command line --------------------------------------------------------------------
+
+fn pk(args: &[&str]) -> Output {
+    Command::new(pk_binary()).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `pk` printed with `println!`, which panics when standard output is a closed pipe (`pk splits
+/// ... | head -1`): "failed printing to stdout: Broken pipe", a Rust panic and backtrace with
+/// status 101. Now a reader that stops reading ends the output quietly, with status 0.
+#[test]
+fn pk_output_into_a_closed_pipe_is_no_panic() {
+    let commands: [&[&str]; 2] = [
+        &[
+            "splits",
+            "--spec",
+            "n: u64 width=8; hash=md5:4",
+            "-n",
+            "65535",
+        ],
+        &["ranges", "--spec", "n: u64 width=8; buckets=10000:mod(n)"],
+    ];
+    for args in commands {
+        let mut child = Command::new(pk_binary())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 4];
+        out.read_exact(&mut first).unwrap();
+        drop(out);
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
 }

@@ -684,11 +684,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         write_svgs(dir, &outcomes)?;
     }
     if args.json {
-        println!("{}", json(&outcomes, &totals));
+        crate::out_line(json(&outcomes, &totals))?;
     } else {
-        print!("{}", text(&outcomes, args));
+        crate::out_text(&text(&outcomes, args))?;
     }
-    eprintln!(
+    crate::note(format_args!(
         "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
         totals.rows,
         args.files.len(),
@@ -703,7 +703,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         } else {
             String::new()
         }
-    );
+    ));
     if let Some(t) = args.fail_above {
         let hot: Vec<String> = outcomes
             .iter()
@@ -788,9 +788,9 @@ fn malformed(args: &Args, totals: &mut Totals, at: &Where<'_>, why: &str) -> Res
         return Err(format!("{message} (--strict)").into());
     }
     if totals.malformed <= SHOWN_MALFORMED {
-        eprintln!("pk: {message}; skipped and counted");
+        crate::note(format_args!("pk: {message}; skipped and counted"));
     } else if totals.malformed == SHOWN_MALFORMED + 1 {
-        eprintln!("pk: more malformed rows: counted in the summary");
+        crate::note("pk: more malformed rows: counted in the summary");
     }
     Ok(())
 }
@@ -810,7 +810,7 @@ fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure
             .collect();
         let path = dir.join(format!("{}-{slug}.svg", i + 1));
         std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!("pk: wrote {}", path.display());
+        crate::note(format_args!("pk: wrote {}", path.display()));
     }
     Ok(())
 }
