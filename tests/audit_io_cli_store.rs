@@ -295,3 +295,98 @@ fn pk_output_into_a_closed_pipe_is_no_panic() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
     }
 }
+
+/// `pk decode` printed `null` for an infinite or NaN float (serde_json's number for a
+/// non-finite f64): the key's value was lost, and `pk encode` could not take it back. Now they
+/// print as the strings `inf`, `-inf`, `NaN` and `-NaN`, which `pk encode` reads back to the
+/// same key.
+#[test]
+fn pk_decode_of_non_finite_floats_is_not_null() {
+    for (spec, value) in [
+        ("x: f64", "inf"),
+        ("x: f64", "-inf"),
+        ("x: f64", "NaN"),
+        ("x: f64", "-NaN"),
+        ("x: f32", "inf"),
+        ("x: f32", "-inf"),
+        ("x: f32", "NaN"),
+        ("x: f64 desc", "-inf"),
+    ] {
+        let o = pk(&["encode", "--spec", spec, "--", value]);
+        assert_eq!(o.status.code(), Some(0), "{spec} {value}: {}", stderr(&o));
+        let key = stdout(&o).trim().to_owned();
+        let o = pk(&["decode", "--spec", spec, "--", &key]);
+        assert_eq!(o.status.code(), Some(0), "{spec} {key}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(json["x"], serde_json::json!(value), "{spec} {key}");
+    }
+    // Finite values stay numbers.
+    let o = pk(&["decode", "--spec", "x: f64", "bff8000000000000"]);
+    assert_eq!(stdout(&o).trim(), r#"{"x":1.5}"#);
+}
+
+/// `pk decode` printed a timestamp as whole milliseconds (`div_euclid(1_000_000)`), silently
+/// dropping the microseconds and nanoseconds of a `precision=us` or `precision=ns` field. Now a
+/// timestamp with digits below the millisecond prints as a decimal string of milliseconds, and
+/// `pk encode` reads such a string back to the same key.
+#[test]
+fn pk_decode_keeps_the_digits_of_a_timestamp_below_the_millisecond() {
+    for (spec, key, ms) in [
+        (
+            "t: timestamp precision=us",
+            "2026-11-22T10:26:00.123456Z",
+            serde_json::json!("1795343160123.456"),
+        ),
+        (
+            "t: timestamp precision=ns",
+            "2026-11-22T10:26:00.123456789Z",
+            serde_json::json!("1795343160123.456789"),
+        ),
+        (
+            "t: timestamp precision=ns",
+            "1969-12-31T23:59:59.999999999Z",
+            serde_json::json!("-0.000001"),
+        ),
+        (
+            "t: timestamp precision=us",
+            "2026-11-22T10:26:00.123000Z",
+            serde_json::json!(1_795_343_160_123_i64),
+        ),
+    ] {
+        let o = pk(&["decode", "--spec", spec, key]);
+        assert_eq!(o.status.code(), Some(0), "{key}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(json["t"], ms, "{spec} {key}");
+        let text = match &ms {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let o = pk(&["encode", "--spec", spec, "--", &text]);
+        assert_eq!(o.status.code(), Some(0), "{text}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), key, "{spec} {text}");
+    }
+    // Digits below the nanosecond, or not digits, are refused.
+    for bad in ["1.0000001", "1.", "1.x", ".5", "1.-5"] {
+        let o = pk(&["encode", "--spec", "t: timestamp precision=ns", "--", bad]);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("is not a timestamp"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// `pk decode` printed a byte string that is not UTF-8 with `from_utf8_lossy`: `ff00` became
+/// `"\u{fffd}\u0000"`, the byte 0xff silently replaced. Now such bytes print as an array of
+/// their values; UTF-8 bytes still print as text.
+#[test]
+fn pk_decode_of_bytes_that_are_not_utf8_keeps_them() {
+    let o = pk(&["decode", "--spec", "b: bytes", "ff00"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["b"], serde_json::json!([255, 0]));
+    let o = pk(&["decode", "--spec", "b: bytes", "c3a9"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["b"], serde_json::json!("\u{e9}"));
+}
