@@ -390,3 +390,41 @@ fn pk_decode_of_bytes_that_are_not_utf8_keeps_them() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(json["b"], serde_json::json!("\u{e9}"));
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pk-audit-io-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `pk analyze` took the first of two header columns with the same name, silently ignoring the
+/// other, whether the name was the `--key`, a `--design` field or the `--time` column. Now a
+/// column the command names that the header holds twice is an error (status 1) naming the file,
+/// the column and both positions; a duplicate the command does not use is no error.
+#[test]
+fn pk_analyze_refuses_a_named_column_the_header_holds_twice() {
+    let dir = temp_dir("dup");
+    let file = dir.join("dup.csv");
+    std::fs::write(&file, "k,t,k,t2,t2\na,1,b,5,6\nc,2,d,7,8\n").unwrap();
+    let f = file.display().to_string();
+    for args in [
+        &["--key", "k"][..],
+        &["--design", "k: str"],
+        &["--key", "t", "--time", "t2"],
+    ] {
+        let mut all = vec!["analyze", f.as_str()];
+        all.extend_from_slice(args);
+        let o = pk(&all);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("dup.csv line 1"), "{args:?}: {err}");
+        assert!(
+            err.contains("twice") || err.contains("more than once"),
+            "{args:?}: {err}"
+        );
+    }
+    // Duplicates the command does not name are no error.
+    let o = pk(&["analyze", &f, "--key", "t", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

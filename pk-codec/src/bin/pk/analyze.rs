@@ -247,14 +247,7 @@ impl Design {
 
     /// Finds this design's columns in a file's header.
     fn resolve(&mut self, header: &[String], file: &str) -> Result<(), Failure> {
-        let find = |name: &str, rule: &str| {
-            header.iter().position(|h| h == name).ok_or_else(|| {
-                Failure::from(format!(
-                    "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
-                    header.join(", ")
-                ))
-            })
-        };
+        let find = |name: &str, rule: &str| column(header, name, rule, file);
         self.columns = match &self.source {
             Source::Line => Vec::new(),
             Source::Column(c) => vec![find(c, "named by --key")?],
@@ -366,6 +359,29 @@ impl Design {
             Ok((_, Some(e))) => Err(e.into()),
             Err(_) => Err("the replay thread panicked".into()),
         }
+    }
+}
+
+/// The index of the header's column `name`, which `rule` names: an error naming the file when
+/// the header has no such column, or has it more than once (which one would be read is a guess,
+/// and the other's values would be ignored without a word).
+fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize, Failure> {
+    let mut at = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == name)
+        .map(|(i, _)| i);
+    match (at.next(), at.next()) {
+        (Some(i), None) => Ok(i),
+        (None, _) => Err(Failure::from(format!(
+            "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
+            header.join(", ")
+        ))),
+        (Some(first), Some(second)) => Err(Failure::from(format!(
+            "{file} line 1: the header has column {name:?} more than once (columns {} and {}; {rule}); name each column once",
+            first + 1,
+            second + 1
+        ))),
     }
 }
 
@@ -613,12 +629,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 d.resolve(&header, &name)?;
             }
             let time_col = match &args.time {
-                Some(t) => Some(header.iter().position(|h| h == t).ok_or_else(|| {
-                    format!(
-                        "{name} line 1: no column {t:?} in the header (named by --time); columns: {}",
-                        header.join(", ")
-                    )
-                })?),
+                Some(t) => Some(column(&header, t, "named by --time", &name)?),
                 None => None,
             };
             let mut record = csv::StringRecord::new();
