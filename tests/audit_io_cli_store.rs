@@ -428,3 +428,27 @@ fn pk_analyze_refuses_a_named_column_the_header_holds_twice() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `pk analyze --lines` kept a UTF-8 byte order mark as the first three bytes of the first key
+/// (the CSV reader strips it): a file saved by an editor that writes one replayed `\u{feff}k00`,
+/// a key above every other, so a sequential key list was not seen as sequential. Now the mark is
+/// stripped from the start of each file, as in CSV.
+#[test]
+fn pk_analyze_lines_strips_a_byte_order_mark() {
+    let dir = temp_dir("bom");
+    let mut body = b"\xef\xbb\xbf".to_vec();
+    for i in 0..40 {
+        body.extend_from_slice(format!("k{i:02}\r\n").as_bytes());
+    }
+    let file = dir.join("keys.txt");
+    std::fs::write(&file, &body).unwrap();
+    let o = pk(&["analyze", "--lines", &file.display().to_string(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let diagnostics = json["diagnostics"].to_string();
+    assert!(
+        diagnostics.contains("sequential key: 100% of rows"),
+        "{diagnostics}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -598,6 +598,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                     break;
                 }
                 n += 1;
+                // A UTF-8 byte order mark opens the file, not its first key (the CSV reader
+                // strips it too).
+                if n == 1 && buf.starts_with(b"\xef\xbb\xbf") {
+                    buf.drain(..3);
+                }
                 st.done_bytes += read as u64;
                 let at = Where {
                     file: &name,
