@@ -452,3 +452,42 @@ fn pk_analyze_lines_strips_a_byte_order_mark() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `pk encode`, `decode` and `ranges` refused a negative number as a value (`pk encode --spec
+/// 'x: i32' -5`: clap's "unexpected argument '-5' found", status 1), so a signed field's
+/// negative values, and the keys of negative values (`-9999999994`), needed a `--` the help does
+/// not mention. Now a negative number is a value.
+#[test]
+fn pk_takes_negative_numbers_as_values() {
+    let o = pk(&["encode", "--spec", "x: i32", "-5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let key = stdout(&o).trim().to_owned();
+    assert!(key.starts_with('-'), "{key}");
+    let o = pk(&["decode", "--spec", "x: i32", &key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"x":-5}"#);
+    let o = pk(&[
+        "ranges",
+        "--spec",
+        "a: i8; b: i16",
+        "-3",
+        "--from",
+        "-128",
+        "--to",
+        "-1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o2 = pk(&[
+        "ranges",
+        "--spec",
+        "a: i8; b: i16",
+        "--from",
+        "-128",
+        "--",
+        "-3",
+    ]);
+    assert_eq!(o2.status.code(), Some(0), "{}", stderr(&o2));
+    assert!(stdout(&o).starts_with("-"), "{}", stdout(&o));
+    let o = pk(&["encode", "--spec", "x: f64", "-1.5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -25,6 +25,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Prints the key of VALUE... (one per field, parsed by the field's kind).
+    // A negative number is a value (a signed field's), not a flag.
+    #[command(allow_negative_numbers = true)]
     Encode {
         /// The key layout, e.g. 'device_id: u32 width=6; seller_id: str'.
         #[arg(long)]
@@ -33,6 +35,8 @@ enum Command {
         values: Vec<String>,
     },
     /// Prints the values of KEY as a JSON object.
+    // The key of a negative number starts with `-`.
+    #[command(allow_negative_numbers = true)]
     Decode {
         /// The key layout.
         #[arg(long)]
@@ -53,6 +57,7 @@ enum Command {
     },
     /// Prints the key range(s), `start end` per line, holding the keys whose leading fields are
     /// VALUE... and whose next field lies within --from and --to (inclusive).
+    #[command(allow_negative_numbers = true)]
     Ranges {
         /// The key layout.
         #[arg(long)]
