@@ -491,3 +491,27 @@ fn pk_takes_negative_numbers_as_values() {
     let o = pk(&["encode", "--spec", "x: f64", "-1.5"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// `pk encode` of a `uuid` field took any text whose characters other than `-` were 32 and
+/// that `u128::from_str_radix` read: `+` followed by 31 hex digits (`from_str_radix` takes a
+/// leading `+`) encoded as the UUID of those 31 digits. Now only hex digits and hyphens are a
+/// UUID's text.
+#[test]
+fn pk_encode_of_a_uuid_takes_only_hex_digits_and_hyphens() {
+    let o = pk(&[
+        "encode",
+        "--spec",
+        "u: uuid",
+        "+0000000000000000000000000000001",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is not a uuid"), "{}", stderr(&o));
+    let o = pk(&[
+        "encode",
+        "--spec",
+        "u: uuid",
+        "0000000A-0000-0000-0000-00000000000f",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "0000000a00000000000000000000000f");
+}

@@ -36,7 +36,8 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
         Kind::F64 => Value::F64(text.parse().map_err(|_| bad("a number"))?),
         Kind::Uuid => {
             let hex: String = text.chars().filter(|c| *c != '-').collect();
-            if hex.len() != 32 {
+            // Hex digits only: `from_str_radix` would also take a leading `+`.
+            if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(bad("32 hex digits, hyphens allowed"));
             }
             Value::Uuid(u128::from_str_radix(&hex, 16).map_err(|_| bad("32 hex digits"))?)
