@@ -515,3 +515,18 @@ fn pk_encode_of_a_uuid_takes_only_hex_digits_and_hyphens() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "0000000a00000000000000000000000f");
 }
+
+/// `pk splits -n N` prints N split points (`KeyShape::split_points(N)`, as the subcommand's help
+/// says), which cut the key space into N + 1 parts, but the help of `-n` said "How many parts":
+/// `-n 4` over 4 buckets, four parts by that help, was refused ("4 split points cannot be evenly
+/// spaced over 4 prefix values"). The help of `-n` now says split points.
+#[test]
+fn pk_splits_help_says_what_n_counts() {
+    let o = pk(&["splits", "--spec", "n: u64; buckets=4:mod(n)", "-n", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 3);
+    let o = pk(&["splits", "--help"]);
+    let help = stdout(&o);
+    assert!(!help.contains("How many parts"), "{help}");
+    assert!(help.contains("How many split points"), "{help}");
+}

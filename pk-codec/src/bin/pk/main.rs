@@ -76,7 +76,7 @@ enum Command {
         /// The key layout (with a hash or bucket prefix).
         #[arg(long)]
         spec: String,
-        /// How many parts.
+        /// How many split points (N points cut the key space into N + 1 parts).
         #[arg(short, default_value_t = 16)]
         n: usize,
     },
