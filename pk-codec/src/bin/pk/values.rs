@@ -42,7 +42,7 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
             }
             Value::Uuid(u128::from_str_radix(&hex, 16).map_err(|_| bad("32 hex digits"))?)
         }
-        Kind::Timestamp => Value::Timestamp(timestamp_nanos(text).map_err(|why| bad(why))?),
+        Kind::Timestamp => Value::Timestamp(timestamp_nanos(text).map_err(&bad)?),
         _ => return Err(bad("this kind is not supported on the command line")),
     };
     Ok(value)
