@@ -530,3 +530,22 @@ fn pk_splits_help_says_what_n_counts() {
     assert!(!help.contains("How many parts"), "{help}");
     assert!(help.contains("How many split points"), "{help}");
 }
+
+/// A descending string whose bytes are not UTF-8 was reported at the byte after its field (the
+/// reader's position once the field was read), not where the bad byte is: `joaaz,001` (the bytes
+/// `61 ff`) under `s: str desc; n: u8` said "at byte 5", the delimiter. Now the error is at the
+/// first key byte of the bad sequence: 2.
+#[test]
+fn a_descending_string_that_is_not_utf8_is_reported_where_the_bad_byte_is() {
+    for (spec, key, at) in [
+        ("s: str desc; n: u8", "joaaz,001", 2),
+        ("n: u8; s: str desc", "001,joaaz", 6),
+        ("n: u8; s: str desc", "001,aaz", 4),
+    ] {
+        let layout: pk_codec::Layout = spec.parse().unwrap();
+        match layout.decode(key) {
+            Err(Error::Malformed { position, .. }) => assert_eq!(position, at, "{spec} {key}"),
+            other => panic!("{spec} {key}: {other:?}"),
+        }
+    }
+}

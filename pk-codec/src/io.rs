@@ -719,13 +719,12 @@ impl<'a> KeyReader<'a> {
     fn str_encoded(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         match spec.order() {
             Order::Desc => {
+                let start = self.pos;
                 let bytes = self.desc_bytes(field)?;
                 String::from_utf8(bytes).map_err(|e| {
-                    Self::fault(
-                        field,
-                        self.pos,
-                        format!("descending string is not UTF-8: {e}"),
-                    )
+                    // Each byte is two characters of the key: the bad sequence starts there.
+                    let at = start + 2 * e.utf8_error().valid_up_to();
+                    Self::fault(field, at, format!("descending string is not UTF-8: {e}"))
                 })
             }
             Order::Asc if spec.is_escaped() => {
