@@ -549,3 +549,32 @@ fn a_descending_string_that_is_not_utf8_is_reported_where_the_bad_byte_is() {
         }
     }
 }
+
+/// `BulkWriter::add` documents an error when the row's worker has stopped (it panicked), but it
+/// staged the row and answered `Ok` unless the row filled a batch: rows added to a dead lane
+/// were accepted, then lost. Now `add` answers the error for every row of a stopped worker, and
+/// the row is not counted as added.
+#[test]
+fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
+    let outcome = within(20, || {
+        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let writer = BulkWriter::new(
+            store,
+            BulkOptions {
+                workers: 1,
+                max_batch_rows: 10,
+                ..BulkOptions::default()
+            },
+        )
+        .unwrap();
+        writer.add("boom".to_owned(), Vec::new()).unwrap();
+        writer.flush();
+        let after = writer.add("a".to_owned(), Vec::new());
+        (after, writer.close())
+    });
+    let (after, stats) = outcome.expect("the bulk writer hung");
+    let e = after.expect_err("a row for a stopped worker was accepted");
+    assert_eq!(e.kind(), pk_codec::store::StoreErrorKind::Other, "{e}");
+    assert_eq!(stats.rows_added, 1, "{stats:?}");
+    assert_eq!(stats.rows_lost(), 1, "{stats:?}");
+}

@@ -650,6 +650,11 @@ impl BulkWriter {
     /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
     pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
         let lane = self.dispatcher.lane_of(&key);
+        // A worker that finished while the writer is open has panicked: staged, the row would
+        // only be lost.
+        if self.workers.get(lane).is_none_or(JoinHandle::is_finished) {
+            return Err(Self::stopped());
+        }
         self.outstanding.add(lane);
         self.counters.added.fetch_add(1, Relaxed);
         let row = Pending {
@@ -671,11 +676,16 @@ impl BulkWriter {
         self.senders[lane].send(Msg::Rows(batch)).map_err(|_| {
             self.counters.added.fetch_sub(1, Relaxed);
             self.outstanding.remove(lane);
-            StoreError::new(
-                StoreErrorKind::Other,
-                "the bulk writer's worker has stopped",
-            )
+            Self::stopped()
         })
+    }
+
+    #[cold]
+    fn stopped() -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Other,
+            "the bulk writer's worker has stopped",
+        )
     }
 
     /// Writes everything queued so far and waits until each of those rows is written or failed
