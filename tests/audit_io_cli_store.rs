@@ -578,3 +578,43 @@ fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
     assert_eq!(stats.rows_added, 1, "{stats:?}");
     assert_eq!(stats.rows_lost(), 1, "{stats:?}");
 }
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Each worker's queue is a channel allocated up front with room for `queue_rows / batch_rows`
+/// batches: with one-row batches and `queue_rows` at its documented maximum, 2^20 slots of 32
+/// bytes, 32 MiB a worker, committed at once; 64 workers took 2 GiB before a row was added, and
+/// `MAX_WORKERS` (1024) workers, options every limit accepts, 32 GiB: an abort. Now a queue holds
+/// at most 4,096 batches (with batches of 256 rows or more, still every row of `queue_rows`).
+#[test]
+fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
+    let before = rss_kib();
+    let writer = BulkWriter::new(
+        Arc::new(MemoryStore::default()),
+        BulkOptions {
+            workers: 64,
+            queue_rows: pk_codec::store::MAX_QUEUE_ROWS,
+            max_batch_rows: 1,
+            ..BulkOptions::default()
+        },
+    )
+    .unwrap();
+    let grown = rss_kib().saturating_sub(before);
+    for i in 0..1_000u32 {
+        writer.add(format!("{i:04}"), Vec::new()).unwrap();
+    }
+    let stats = writer.close();
+    assert_eq!((stats.rows_written, stats.rows_lost()), (1_000, 0));
+    if cfg!(target_os = "linux") {
+        assert!(grown < 256 * 1024, "starting 64 workers took {grown} KiB");
+    }
+}

@@ -34,6 +34,12 @@ pub const MAX_WORKERS: usize = 1024;
 /// front).
 pub const MAX_QUEUE_ROWS: usize = 1 << 20;
 
+/// The most batches one worker's queue holds, whatever [`BulkOptions::queue_rows`] says: the
+/// queue is allocated up front, a slot per batch, and with one-row batches `MAX_QUEUE_ROWS` slots
+/// for each of `MAX_WORKERS` workers would be 32 GiB. 4,096 slots are 128 KiB a worker; batches
+/// of 256 rows or more still queue every row of `queue_rows`.
+const MAX_QUEUED_BATCHES: usize = 4096;
+
 /// How rows are handed to the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
@@ -96,8 +102,8 @@ pub struct BulkOptions {
     /// The seed of the jitter and of random dispatch.
     pub seed: u64,
     /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure; 1 to
-    /// [`MAX_QUEUE_ROWS`]), counted in whole batches, at least one; besides them, each worker
-    /// has one batch being filled by `add`.
+    /// [`MAX_QUEUE_ROWS`]), counted in whole batches, at least one and at most 4,096; besides
+    /// them, each worker has one batch being filled by `add`.
     pub queue_rows: usize,
 }
 
@@ -604,8 +610,10 @@ impl BulkWriter {
         let start = Instant::now();
         let batch_rows = options.max_batch_rows.min(store.max_batch()).max(1);
         for w in 0..options.workers {
-            // The queue holds `queue_rows` rows as batches (at least one batch).
-            let (tx, rx) = sync_channel::<Msg>((options.queue_rows / batch_rows).max(1));
+            // The queue holds `queue_rows` rows as batches (at least one batch, and few enough
+            // that the slots allocated up front stay small).
+            let batches = (options.queue_rows / batch_rows).clamp(1, MAX_QUEUED_BATCHES);
+            let (tx, rx) = sync_channel::<Msg>(batches);
             senders.push(tx);
             let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(reserve(batch_rows))));
             staged_lanes.push(Arc::clone(&staged));
