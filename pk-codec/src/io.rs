@@ -304,6 +304,15 @@ impl<'a> KeyWriter<'a> {
     }
 }
 
+/// The rule `width-range` at a reader, as the writers check it: a spec built by hand may carry
+/// any width, and a width the writers refuse reads no key (width 0 has no digits: reading it
+/// indexed past the field).
+#[inline]
+fn check_int_width(spec: &FieldSpec, signed: bool, field: &str) -> Result<()> {
+    crate::rules::check_int_width(spec.width(), crate::rules::int_width_range(signed))
+        .map_err(|rule| Error::broken(Some(field), rule))
+}
+
 #[cold]
 #[inline(never)]
 fn not_borrowable(field: &str) -> Error {
@@ -524,7 +533,9 @@ impl<'a> KeyReader<'a> {
     pub fn uint128(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         let start = self.pos;
         let width = usize::from(spec.width());
-        if let Some(text) = self.key.as_bytes().get(start..start + width)
+        // Width 0 has no digits to read: the slow path refuses it (rule `width-range`).
+        if width > 0
+            && let Some(text) = self.key.as_bytes().get(start..start + width)
             && let Some(v) = num::parse_u64_fast(text, spec.is_descending())
             && u128::from(v) <= max
         {
@@ -570,6 +581,10 @@ impl<'a> KeyReader<'a> {
     pub(crate) fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
         let start = self.pos;
         let width = usize::from(width);
+        // Width 0 has no digits to read: the slow path refuses it (rule `width-range`).
+        if width == 0 {
+            return None;
+        }
         let text = self.key.as_bytes().get(start..start + width)?;
         let v = num::parse_u64_fast(text, desc).filter(|&v| v <= max)?;
         self.pos += width;
@@ -597,6 +612,7 @@ impl<'a> KeyReader<'a> {
     /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
     #[inline(always)]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        check_int_width(spec, false, field)?;
         let desc = spec.is_descending();
         self.slow_int(spec, field, |text| num::read_uint(text, desc, max))
     }
@@ -644,6 +660,8 @@ impl<'a> KeyReader<'a> {
         let width = usize::from(spec.width());
         if let Some(text) = self.key.as_bytes().get(start..start + width)
             && let Some((&sign, digits)) = text.split_first()
+            // A sign without digits (width 1) is refused by the slow path (rule `width-range`).
+            && !digits.is_empty()
             && (sign == b'0' || sign == b'-')
             && let Some(m) = num::parse_u64_fast(digits, sign == b'-')
         {
@@ -677,6 +695,7 @@ impl<'a> KeyReader<'a> {
 
     #[inline(always)]
     fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        check_int_width(spec, true, field)?;
         let desc = spec.is_descending();
         self.slow_int(spec, field, |text| num::read_int(text, desc, min, max))
     }
@@ -700,13 +719,12 @@ impl<'a> KeyReader<'a> {
     fn str_encoded(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         match spec.order() {
             Order::Desc => {
+                let start = self.pos;
                 let bytes = self.desc_bytes(field)?;
                 String::from_utf8(bytes).map_err(|e| {
-                    Self::fault(
-                        field,
-                        self.pos,
-                        format!("descending string is not UTF-8: {e}"),
-                    )
+                    // Each byte is two characters of the key: the bad sequence starts there.
+                    let at = start + 2 * e.utf8_error().valid_up_to();
+                    Self::fault(field, at, format!("descending string is not UTF-8: {e}"))
                 })
             }
             Order::Asc if spec.is_escaped() => {

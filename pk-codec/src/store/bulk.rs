@@ -34,6 +34,12 @@ pub const MAX_WORKERS: usize = 1024;
 /// front).
 pub const MAX_QUEUE_ROWS: usize = 1 << 20;
 
+/// The most batches one worker's queue holds, whatever [`BulkOptions::queue_rows`] says: the
+/// queue is allocated up front, a slot per batch, and with one-row batches `MAX_QUEUE_ROWS` slots
+/// for each of `MAX_WORKERS` workers would be 32 GiB. 4,096 slots are 128 KiB a worker; batches
+/// of 256 rows or more still queue every row of `queue_rows`.
+const MAX_QUEUED_BATCHES: usize = 4096;
+
 /// How rows are handed to the workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
@@ -96,8 +102,8 @@ pub struct BulkOptions {
     /// The seed of the jitter and of random dispatch.
     pub seed: u64,
     /// Rows each worker queues before [`BulkWriter::add`] waits (backpressure; 1 to
-    /// [`MAX_QUEUE_ROWS`]), counted in whole batches, at least one; besides them, each worker
-    /// has one batch being filled by `add`.
+    /// [`MAX_QUEUE_ROWS`]), counted in whole batches, at least one and at most 4,096; besides
+    /// them, each worker has one batch being filled by `add`.
     pub queue_rows: usize,
 }
 
@@ -476,30 +482,44 @@ enum Msg {
 /// the worker takes them itself when its flush interval passes, `flush` sends what is left.
 type Staged = Arc<Mutex<Vec<Pending>>>;
 
-/// What `flush` waits on: rows added but not yet reported (counted without a lock; the lock
-/// and condition variable only wake a waiting `flush`).
-#[derive(Debug, Default)]
+/// What `flush` waits on: per lane, rows added but not yet reported (counted without a lock;
+/// the lock and condition variable only wake a waiting `flush`). Counted per lane so that
+/// `flush` can stop waiting for the rows of a lane whose worker has stopped (it panicked, in the
+/// store or the callback): they will never be reported, and count as lost.
+#[derive(Debug)]
 struct Outstanding {
-    rows: AtomicU64,
+    rows: Vec<AtomicU64>,
     lock: Mutex<()>,
     done: Condvar,
 }
 
 impl Outstanding {
-    fn add(&self) {
-        self.rows.fetch_add(1, Relaxed);
+    fn new(lanes: usize) -> Self {
+        Self {
+            rows: (0..lanes).map(|_| AtomicU64::new(0)).collect(),
+            lock: Mutex::new(()),
+            done: Condvar::new(),
+        }
     }
 
-    fn remove(&self) {
-        if self.rows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+    fn add(&self, lane: usize) {
+        self.rows[lane].fetch_add(1, Relaxed);
+    }
+
+    fn remove(&self, lane: usize) {
+        if self.rows[lane].fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
             let _guard = lock(&self.lock);
             self.done.notify_all();
         }
     }
 
-    fn wait_empty(&self) {
+    /// Waits until every lane has reported its rows, or has `stopped` (a worker that stopped
+    /// reports nothing more: waiting for it would never end).
+    fn wait_empty(&self, stopped: impl Fn(usize) -> bool) {
         let mut guard = lock(&self.lock);
-        while self.rows.load(std::sync::atomic::Ordering::Acquire) > 0 {
+        while self.rows.iter().enumerate().any(|(lane, rows)| {
+            rows.load(std::sync::atomic::Ordering::Acquire) > 0 && !stopped(lane)
+        }) {
             guard = self
                 .done
                 .wait_timeout(guard, Duration::from_millis(50))
@@ -582,7 +602,7 @@ impl BulkWriter {
     ) -> Result<Self, StoreError> {
         options.check()?;
         let counters = Arc::new(Counters::default());
-        let outstanding = Arc::new(Outstanding::default());
+        let outstanding = Arc::new(Outstanding::new(options.workers));
         let on_row: Arc<Callback> = Arc::new(Box::new(on_row));
         let mut senders = Vec::with_capacity(options.workers);
         let mut staged_lanes = Vec::with_capacity(options.workers);
@@ -590,8 +610,10 @@ impl BulkWriter {
         let start = Instant::now();
         let batch_rows = options.max_batch_rows.min(store.max_batch()).max(1);
         for w in 0..options.workers {
-            // The queue holds `queue_rows` rows as batches (at least one batch).
-            let (tx, rx) = sync_channel::<Msg>((options.queue_rows / batch_rows).max(1));
+            // The queue holds `queue_rows` rows as batches (at least one batch, and few enough
+            // that the slots allocated up front stay small).
+            let batches = (options.queue_rows / batch_rows).clamp(1, MAX_QUEUED_BATCHES);
+            let (tx, rx) = sync_channel::<Msg>(batches);
             senders.push(tx);
             let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(reserve(batch_rows))));
             staged_lanes.push(Arc::clone(&staged));
@@ -607,6 +629,7 @@ impl BulkWriter {
                 run_worker(
                     &*store,
                     &options,
+                    w,
                     &rx,
                     &staged,
                     seed,
@@ -635,7 +658,12 @@ impl BulkWriter {
     /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
     pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
         let lane = self.dispatcher.lane_of(&key);
-        self.outstanding.add();
+        // A worker that finished while the writer is open has panicked: staged, the row would
+        // only be lost.
+        if self.workers.get(lane).is_none_or(JoinHandle::is_finished) {
+            return Err(Self::stopped());
+        }
+        self.outstanding.add(lane);
         self.counters.added.fetch_add(1, Relaxed);
         let row = Pending {
             key,
@@ -655,16 +683,22 @@ impl BulkWriter {
         };
         self.senders[lane].send(Msg::Rows(batch)).map_err(|_| {
             self.counters.added.fetch_sub(1, Relaxed);
-            self.outstanding.remove();
-            StoreError::new(
-                StoreErrorKind::Other,
-                "the bulk writer's worker has stopped",
-            )
+            self.outstanding.remove(lane);
+            Self::stopped()
         })
     }
 
+    #[cold]
+    fn stopped() -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Other,
+            "the bulk writer's worker has stopped",
+        )
+    }
+
     /// Writes everything queued so far and waits until each of those rows is written or failed
-    /// for good.
+    /// for good. The rows of a worker that panicked (in the store or the callback) are not
+    /// waited for: they are never reported, and count in [`BulkStats::rows_lost`].
     pub fn flush(&self) {
         for (tx, staged) in self.senders.iter().zip(&self.staged) {
             let rows = std::mem::take(&mut *lock(staged));
@@ -674,7 +708,9 @@ impl BulkWriter {
             }
             let _ = tx.send(Msg::Flush);
         }
-        self.outstanding.wait_empty();
+        // A worker that finished while the writer is open has panicked: its rows are lost.
+        self.outstanding
+            .wait_empty(|lane| self.workers.get(lane).is_none_or(JoinHandle::is_finished));
     }
 
     /// What the writer did so far.
@@ -716,6 +752,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn run_worker<S: RangeStore + ?Sized>(
     store: &S,
     options: &BulkOptions,
+    lane_index: usize,
     rx: &Receiver<Msg>,
     staged: &Mutex<Vec<Pending>>,
     seed: u64,
@@ -727,7 +764,7 @@ fn run_worker<S: RangeStore + ?Sized>(
     let mut lane = Lane::new(seed);
     let mut report = |o: RowOutcome| {
         on_row(o);
-        outstanding.remove();
+        outstanding.remove(lane_index);
     };
     let mut flushing = false;
     let mut open = true;

@@ -115,16 +115,32 @@ impl<'a> RangeQuery<'a> {
         self
     }
 
-    /// The part of `[start, end)` still to read, in key order: `(from, to)` with `from`
-    /// inclusive and `to` exclusive, after applying `resume`. For a backward read the resume
-    /// key is the next key to return (inclusive) from the top.
+    /// The part of `[start, end)` still to read, in key order: `(from, to, to_inclusive)` with
+    /// `from` inclusive and `to` exclusive unless `to_inclusive`, after applying `resume`. For a
+    /// backward read the resume key is the next key to return (inclusive) from the top; either
+    /// way the resumed read stays within `[start, end)` (a resume key at or above the end
+    /// resumes at the end, as one below the start resumes a forward read at the start).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{Direction, RangeQuery};
+    ///
+    /// let q = RangeQuery::new("a", Some("c")).direction(Direction::Backward);
+    /// assert_eq!(q.clone().resume(Some("b")).remaining(), ("a", Some("b"), true));
+    /// assert_eq!(q.resume(Some("z")).remaining(), ("a", Some("c"), false));
+    /// ```
     #[must_use]
     pub fn remaining(&self) -> (&'a str, Option<&'a str>, bool) {
         match (self.direction, self.resume) {
             (_, None) => (self.start, self.end, false),
             (Direction::Forward, Some(r)) => (r.max(self.start), self.end, false),
-            // Backward: the resume key is included, so the exclusive top is just above it.
-            (Direction::Backward, Some(r)) => (self.start, Some(r), true),
+            // Backward: the resume key is included, so the top is inclusive, unless the end
+            // (exclusive) comes first.
+            (Direction::Backward, Some(r)) => match self.end {
+                Some(end) if r >= end => (self.start, Some(end), false),
+                _ => (self.start, Some(r), true),
+            },
         }
     }
 }

@@ -247,14 +247,7 @@ impl Design {
 
     /// Finds this design's columns in a file's header.
     fn resolve(&mut self, header: &[String], file: &str) -> Result<(), Failure> {
-        let find = |name: &str, rule: &str| {
-            header.iter().position(|h| h == name).ok_or_else(|| {
-                Failure::from(format!(
-                    "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
-                    header.join(", ")
-                ))
-            })
-        };
+        let find = |name: &str, rule: &str| column(header, name, rule, file);
         self.columns = match &self.source {
             Source::Line => Vec::new(),
             Source::Column(c) => vec![find(c, "named by --key")?],
@@ -366,6 +359,29 @@ impl Design {
             Ok((_, Some(e))) => Err(e.into()),
             Err(_) => Err("the replay thread panicked".into()),
         }
+    }
+}
+
+/// The index of the header's column `name`, which `rule` names: an error naming the file when
+/// the header has no such column, or has it more than once (which one would be read is a guess,
+/// and the other's values would be ignored without a word).
+fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize, Failure> {
+    let mut at = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == name)
+        .map(|(i, _)| i);
+    match (at.next(), at.next()) {
+        (Some(i), None) => Ok(i),
+        (None, _) => Err(Failure::from(format!(
+            "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
+            header.join(", ")
+        ))),
+        (Some(first), Some(second)) => Err(Failure::from(format!(
+            "{file} line 1: the header has column {name:?} more than once (columns {} and {}; {rule}); name each column once",
+            first + 1,
+            second + 1
+        ))),
     }
 }
 
@@ -582,6 +598,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                     break;
                 }
                 n += 1;
+                // A UTF-8 byte order mark opens the file, not its first key (the CSV reader
+                // strips it too).
+                if n == 1 && buf.starts_with(b"\xef\xbb\xbf") {
+                    buf.drain(..3);
+                }
                 st.done_bytes += read as u64;
                 let at = Where {
                     file: &name,
@@ -613,12 +634,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 d.resolve(&header, &name)?;
             }
             let time_col = match &args.time {
-                Some(t) => Some(header.iter().position(|h| h == t).ok_or_else(|| {
-                    format!(
-                        "{name} line 1: no column {t:?} in the header (named by --time); columns: {}",
-                        header.join(", ")
-                    )
-                })?),
+                Some(t) => Some(column(&header, t, "named by --time", &name)?),
                 None => None,
             };
             let mut record = csv::StringRecord::new();
@@ -684,11 +700,11 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         write_svgs(dir, &outcomes)?;
     }
     if args.json {
-        println!("{}", json(&outcomes, &totals));
+        crate::out_line(json(&outcomes, &totals))?;
     } else {
-        print!("{}", text(&outcomes, args));
+        crate::out_text(&text(&outcomes, args))?;
     }
-    eprintln!(
+    crate::note(format_args!(
         "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
         totals.rows,
         args.files.len(),
@@ -703,7 +719,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         } else {
             String::new()
         }
-    );
+    ));
     if let Some(t) = args.fail_above {
         let hot: Vec<String> = outcomes
             .iter()
@@ -788,9 +804,9 @@ fn malformed(args: &Args, totals: &mut Totals, at: &Where<'_>, why: &str) -> Res
         return Err(format!("{message} (--strict)").into());
     }
     if totals.malformed <= SHOWN_MALFORMED {
-        eprintln!("pk: {message}; skipped and counted");
+        crate::note(format_args!("pk: {message}; skipped and counted"));
     } else if totals.malformed == SHOWN_MALFORMED + 1 {
-        eprintln!("pk: more malformed rows: counted in the summary");
+        crate::note("pk: more malformed rows: counted in the summary");
     }
     Ok(())
 }
@@ -810,7 +826,7 @@ fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure
             .collect();
         let path = dir.join(format!("{}-{slug}.svg", i + 1));
         std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!("pk: wrote {}", path.display());
+        crate::note(format_args!("pk: wrote {}", path.display()));
     }
     Ok(())
 }

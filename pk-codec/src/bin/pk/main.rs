@@ -25,6 +25,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Prints the key of VALUE... (one per field, parsed by the field's kind).
+    // A negative number is a value (a signed field's), not a flag.
+    #[command(allow_negative_numbers = true)]
     Encode {
         /// The key layout, e.g. 'device_id: u32 width=6; seller_id: str'.
         #[arg(long)]
@@ -33,6 +35,8 @@ enum Command {
         values: Vec<String>,
     },
     /// Prints the values of KEY as a JSON object.
+    // The key of a negative number starts with `-`.
+    #[command(allow_negative_numbers = true)]
     Decode {
         /// The key layout.
         #[arg(long)]
@@ -53,6 +57,7 @@ enum Command {
     },
     /// Prints the key range(s), `start end` per line, holding the keys whose leading fields are
     /// VALUE... and whose next field lies within --from and --to (inclusive).
+    #[command(allow_negative_numbers = true)]
     Ranges {
         /// The key layout.
         #[arg(long)]
@@ -71,7 +76,7 @@ enum Command {
         /// The key layout (with a hash or bucket prefix).
         #[arg(long)]
         spec: String,
-        /// How many parts.
+        /// How many split points (N points cut the key space into N + 1 parts).
         #[arg(short, default_value_t = 16)]
         n: usize,
     },
@@ -113,11 +118,39 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             if !f.message.is_empty() {
-                eprintln!("pk: {}", f.message);
+                note(format_args!("pk: {}", f.message));
             }
             ExitCode::from(f.status)
         }
     }
+}
+
+/// Writes `text` to standard output. A reader that stopped reading (`pk ... | head -1`: a
+/// closed pipe) ends the output quietly, as it asked; any other write error is a failure.
+pub(crate) fn out_text(text: &str) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write to standard output: {e}").into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// [`out_text`] of one line.
+pub(crate) fn out_line(line: impl std::fmt::Display) -> Result<(), Failure> {
+    out_text(&format!("{line}\n"))
+}
+
+/// Writes a message line to standard error, ignoring a failure to write it (`eprintln!` would
+/// panic on a closed pipe, and there is nowhere left to report that).
+pub(crate) fn note(line: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 fn layout(spec: &str) -> Result<Layout, Failure> {
@@ -130,7 +163,7 @@ fn run(command: Command) -> Result<(), Failure> {
         Command::Encode { spec, values } => {
             let layout = layout(&spec)?;
             let values = values::parse_all(&layout, &values)?;
-            println!("{}", layout.encode(&values)?);
+            out_line(layout.encode(&values)?)?;
         }
         Command::Decode { spec, key } => {
             let layout = layout(&spec)?;
@@ -143,7 +176,7 @@ fn run(command: Command) -> Result<(), Failure> {
                 .zip(&values)
                 .map(|(f, v)| (f.name().to_owned(), values::to_json(v)))
                 .collect();
-            println!("{}", serde_json::Value::Object(object));
+            out_line(serde_json::Value::Object(object))?;
         }
         Command::Hash { alg, len, text } => {
             let alg = match alg.as_str() {
@@ -160,7 +193,7 @@ fn run(command: Command) -> Result<(), Failure> {
             if len == 0 || len > alg.max_len() {
                 return Err(format!("--len must be 1 to {} for {alg:?}", alg.max_len()).into());
             }
-            println!("{}", alg.hex_prefix(text.as_bytes(), len));
+            out_line(alg.hex_prefix(text.as_bytes(), len))?;
         }
         Command::Ranges {
             spec,
@@ -184,13 +217,17 @@ fn run(command: Command) -> Result<(), Failure> {
             let lower = lo.as_ref().map_or(Bound::Unbounded, Bound::Included);
             let upper = hi.as_ref().map_or(Bound::Unbounded, Bound::Included);
             for r in layout.ranges(&prefix, lower, upper)? {
-                println!("{} {}", r.start, r.end.as_deref().unwrap_or("(end)"));
+                out_line(format_args!(
+                    "{} {}",
+                    r.start,
+                    r.end.as_deref().unwrap_or("(end)")
+                ))?;
             }
         }
         Command::Splits { spec, n } => {
             let layout = layout(&spec)?;
             for p in layout.shape().split_points(n)? {
-                println!("{p}");
+                out_line(p)?;
             }
         }
         Command::Analyze(args) => analyze::run(&args)?,

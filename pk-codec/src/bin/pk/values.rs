@@ -36,24 +36,47 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
         Kind::F64 => Value::F64(text.parse().map_err(|_| bad("a number"))?),
         Kind::Uuid => {
             let hex: String = text.chars().filter(|c| *c != '-').collect();
-            if hex.len() != 32 {
+            // Hex digits only: `from_str_radix` would also take a leading `+`.
+            if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(bad("32 hex digits, hyphens allowed"));
             }
             Value::Uuid(u128::from_str_radix(&hex, 16).map_err(|_| bad("32 hex digits"))?)
         }
-        Kind::Timestamp => {
-            let ms: i128 = text
-                .parse()
-                .map_err(|_| bad("milliseconds since 1970-01-01 UTC"))?;
-            // Checked: the text may hold any i128, and the value is in nanoseconds.
-            let ns = ms.checked_mul(1_000_000).ok_or_else(|| {
-                bad("milliseconds since 1970-01-01 UTC: too far from 1970 to count in nanoseconds")
-            })?;
-            Value::Timestamp(ns)
-        }
+        Kind::Timestamp => Value::Timestamp(timestamp_nanos(text).map_err(&bad)?),
         _ => return Err(bad("this kind is not supported on the command line")),
     };
     Ok(value)
+}
+
+/// Nanoseconds since the epoch of `text`, milliseconds since 1970-01-01 UTC with at most six
+/// decimals (what [`to_json`] prints of a timestamp below the millisecond).
+fn timestamp_nanos(text: &str) -> Result<i128, &'static str> {
+    const WHAT: &str = "milliseconds since 1970-01-01 UTC, with at most 6 decimals";
+    let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+    let ms: i128 = whole.parse().map_err(|_| WHAT)?;
+    let digits = decimals.len();
+    if text.contains('.')
+        && (digits == 0 || digits > 6 || !decimals.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(WHAT);
+    }
+    // At most 6 digits: below 10^6.
+    let fraction: i128 = if digits == 0 {
+        0
+    } else {
+        decimals.parse::<i128>().map_err(|_| WHAT)? * 10i128.pow(6 - digits as u32)
+    };
+    let negative = whole.trim_start().starts_with('-');
+    // Checked: the text may hold any i128, and the value is in nanoseconds.
+    ms.checked_mul(1_000_000)
+        .and_then(|ns| {
+            if negative {
+                ns.checked_sub(fraction)
+            } else {
+                ns.checked_add(fraction)
+            }
+        })
+        .ok_or("milliseconds since 1970-01-01 UTC: too far from 1970 to count in nanoseconds")
 }
 
 /// One value per field of `layout`.
@@ -85,7 +108,11 @@ pub(crate) fn parse_all_prefix(layout: &Layout, texts: &[String]) -> Result<Vec<
         .collect()
 }
 
-/// A value as JSON: integers as numbers when they fit 64 bits, else as strings.
+/// A value as JSON, keeping every bit of it: integers as numbers when they fit 64 bits, else as
+/// strings; floats as numbers when finite, else as `inf`, `-inf`, `NaN` or `-NaN` (what
+/// [`parse`] reads back); bytes as text when they are UTF-8, else as an array of byte values;
+/// timestamps as whole milliseconds since the epoch, or as a decimal string of milliseconds
+/// when they have digits below the millisecond.
 pub(crate) fn to_json(v: &Value) -> serde_json::Value {
     use serde_json::Value as J;
     match v {
@@ -93,14 +120,42 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
         Value::Uint(n) => u64::try_from(*n).map_or_else(|_| J::String(n.to_string()), J::from),
         Value::Int(n) => i64::try_from(*n).map_or_else(|_| J::String(n.to_string()), J::from),
         Value::Str(s) => J::String(s.clone()),
-        Value::Bytes(b) => J::String(String::from_utf8_lossy(b).into_owned()),
+        Value::Bytes(b) => std::str::from_utf8(b).map_or_else(
+            |_| J::Array(b.iter().map(|&byte| J::from(byte)).collect()),
+            |text| J::String(text.to_owned()),
+        ),
         Value::Bool(b) => J::Bool(*b),
         Value::Char(c) => J::String(c.to_string()),
-        Value::F32(f) => J::from(f64::from(*f)),
-        Value::F64(f) => J::from(*f),
+        Value::F32(f) => float(f64::from(*f)),
+        Value::F64(f) => float(*f),
         Value::Uuid(u) => J::String(format!("{u:032x}")),
-        Value::Timestamp(ns) => i64::try_from(ns.div_euclid(1_000_000))
-            .map_or_else(|_| J::String(ns.to_string()), J::from),
+        Value::Timestamp(ns) if ns % 1_000_000 == 0 => i64::try_from(ns / 1_000_000)
+            .map_or_else(|_| J::String((ns / 1_000_000).to_string()), J::from),
+        Value::Timestamp(ns) => {
+            let sign = if *ns < 0 { "-" } else { "" };
+            let abs = ns.unsigned_abs();
+            let decimals = format!("{:06}", abs % 1_000_000);
+            J::String(format!(
+                "{sign}{}.{}",
+                abs / 1_000_000,
+                decimals.trim_end_matches('0')
+            ))
+        }
         _ => J::String(format!("{v:?}")),
+    }
+}
+
+/// A float as JSON: a number when finite (JSON has no other), else the text [`parse`] reads.
+fn float(f: f64) -> serde_json::Value {
+    if f.is_finite() {
+        serde_json::Value::from(f)
+    } else {
+        let text = match (f.is_nan(), f.is_sign_negative()) {
+            (true, false) => "NaN",
+            (true, true) => "-NaN",
+            (false, false) => "inf",
+            (false, true) => "-inf",
+        };
+        serde_json::Value::String(text.to_owned())
     }
 }
