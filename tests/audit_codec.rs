@@ -517,3 +517,43 @@ fn prefix_helpers_of_an_unchecked_shape_refuse_it_without_panicking() {
         "bucket_of_key: {bucket:?}"
     );
 }
+
+/// A prefix that names many fields loads in linear time, as a layout of many fields does
+/// (tests/adversarial2.rs): each name is looked up by a map, not by a scan of the fields, and each
+/// field's part in the prefix is a flag, not a search of the named list.
+#[test]
+fn prefixes_naming_many_fields_load_in_linear_time() {
+    use std::time::{Duration, Instant};
+    let n = 40_000;
+    let fields: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"name":"f{i}","type":"u8"}}"#))
+        .collect();
+    let names: Vec<String> = (0..n).map(|i| format!(r#""f{i}""#)).collect();
+    for prefix in [
+        format!(
+            r#"{{"kind":"hash","algorithm":"md5","len":4,"fields":[{}]}}"#,
+            names.join(",")
+        ),
+        format!(
+            r#"{{"kind":"buckets","count":8,"by":"hash","fields":[{}]}}"#,
+            names.join(",")
+        ),
+    ] {
+        let json = format!(
+            r#"{{"fields":[{}],"max_len":1000000,"prefix":{prefix}}}"#,
+            fields.join(",")
+        );
+        let started = Instant::now();
+        let layout = serde_json::from_str::<Layout>(&json).unwrap();
+        let took = started.elapsed();
+        assert_eq!(layout.fields().len(), n);
+        // No speed claim: a guard against quadratic time, many times what linear time takes.
+        assert!(
+            took < Duration::from_secs(5),
+            "{n} fields named by the prefix loaded in {took:?}"
+        );
+        let values = vec![Value::Uint(7); n];
+        let key = layout.encode(&values).unwrap();
+        assert_eq!(layout.decode(&key).unwrap(), values);
+    }
+}

@@ -184,11 +184,12 @@ impl TryFrom<LayoutConfig> for Layout {
             Some(c) => rules::check_delimiter(c).map_err(|rule| Error::broken(None, rule))?,
         };
         let mut fields: Vec<FieldDef> = Vec::with_capacity(config.fields.len());
-        // Names seen so far: a set, so that a layout of many fields loads in linear time.
-        let mut names = std::collections::HashSet::with_capacity(config.fields.len());
-        for field in &config.fields {
+        // Each name's field: a map, so that a layout of many fields, and a prefix that names
+        // many of them, load in linear time.
+        let mut names = std::collections::HashMap::with_capacity(config.fields.len());
+        for (i, field) in config.fields.iter().enumerate() {
             check_name(&field.name)?;
-            if !names.insert(field.name.as_str()) {
+            if names.insert(field.name.as_str(), i).is_some() {
                 return Err(Error::layout(
                     Some(&field.name),
                     "the name is used by an earlier field",
@@ -197,7 +198,7 @@ impl TryFrom<LayoutConfig> for Layout {
             fields.push(field.to_def()?);
         }
         let index_of = |name: &str| -> Result<usize> {
-            fields.iter().position(|f| f.name == name).ok_or_else(|| {
+            names.get(name).copied().ok_or_else(|| {
                 Error::layout(
                     None,
                     format!("the prefix names `{name}`, which is not a field"),
@@ -265,20 +266,20 @@ impl TryFrom<LayoutConfig> for Layout {
                         BucketFields::Modulo(i)
                     }
                     BucketBy::Hash => {
+                        let mut hashed = vec![false; fields.len()];
                         let mut indices = Vec::with_capacity(names.len());
                         for name in names {
                             let i = index_of(name)?;
-                            if indices.contains(&i) {
+                            if hashed[i] {
                                 return Err(Error::layout(
                                     Some(name),
                                     "the bucket hash names this field twice",
                                 ));
                             }
+                            hashed[i] = true;
                             indices.push(i);
                         }
                         indices.sort_unstable();
-                        let hashed: Vec<bool> =
-                            (0..fields.len()).map(|i| indices.contains(&i)).collect();
                         rules::check_hash_runs(&hashed)
                             .map_err(|rule| Error::broken(None, rule))?;
                         BucketFields::Hash(indices)
