@@ -10,6 +10,8 @@ use std::ops::Bound;
 use pk_codec::{Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
 use proptest::prelude::*;
 
+mod support;
+
 const INT_BITS: [IntBits; 5] = [
     IntBits::B8,
     IntBits::B16,
@@ -349,11 +351,7 @@ fn bucket(layout: &Layout, key: &str) -> usize {
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases: cases
-            * std::env::var("AUDIT_SOAK")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(1),
+        cases: support::cases(cases),
         max_global_rejects: 1_000_000,
         max_local_rejects: 1_000_000,
         ..ProptestConfig::default()
