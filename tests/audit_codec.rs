@@ -555,3 +555,66 @@ fn prefixes_naming_many_fields_load_in_linear_time() {
         assert_eq!(layout.decode(&key).unwrap(), values);
     }
 }
+
+/// Only integer fields take a width (rule `width-on-integers`), whatever the width and the form:
+/// `width=0` on a string was accepted and dropped by the text, JSON and TOML forms (where
+/// `width=1` was refused), and the builder dropped any width of a non-integer spec.
+#[test]
+fn a_width_on_a_non_integer_field_is_refused_at_every_width() {
+    use pk_codec::Rule;
+    for ty in [
+        "str",
+        "bytes",
+        "bool",
+        "char",
+        "f32",
+        "f64",
+        "uuid",
+        "timestamp",
+    ] {
+        for width in [0u8, 1, 40] {
+            let from_text = format!("a: {ty} width={width}").parse::<Layout>();
+            let from_json = serde_json::from_str::<Layout>(&format!(
+                r#"{{"fields":[{{"name":"a","type":"{ty}","width":{width}}}]}}"#
+            ));
+            let from_toml = toml::from_str::<Layout>(&format!(
+                "[[fields]]\nname = \"a\"\ntype = \"{ty}\"\nwidth = {width}\n"
+            ));
+            assert!(
+                matches!(
+                    from_text,
+                    Err(Error::BrokenRule {
+                        rule: Rule::WidthOnNonInteger,
+                        ..
+                    })
+                ),
+                "{ty} width={width}: {from_text:?}"
+            );
+            let kind = Kind::from_name(ty).unwrap();
+            let from_code = Layout::builder()
+                .field("a", FieldSpec::new(kind).with_width(width))
+                .build();
+            if width > 0 {
+                // A spec made in code holds 0 for "no width": only a real width is one.
+                assert!(
+                    matches!(
+                        from_code,
+                        Err(Error::BrokenRule {
+                            rule: Rule::WidthOnNonInteger,
+                            ..
+                        })
+                    ),
+                    "builder, {ty} width={width}: {from_code:?}"
+                );
+            }
+            let json_err = from_json.map(|l| l.to_string()).unwrap_err().to_string();
+            let toml_err = from_toml.map(|l| l.to_string()).unwrap_err().to_string();
+            for err in [json_err, toml_err] {
+                assert!(
+                    err.contains("width-on-integers"),
+                    "{ty} width={width}: {err}"
+                );
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Kind, Order};
 use crate::hash::HashAlg;
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
 
@@ -120,7 +120,9 @@ impl From<FieldDef> for FieldConfig {
         let spec = def.spec;
         Self {
             ty: spec.kind().name().to_owned(),
-            width: (spec.kind().default_width() != Some(spec.width()) && spec.kind().is_integer())
+            // Any width but the kind's own (none, 0, for a kind without widths): a width on a
+            // non-integer spec made in code is refused when the config is checked, not dropped.
+            width: (spec.width() != spec.kind().default_width().unwrap_or(0))
                 .then_some(spec.width()),
             order: match spec.order() {
                 Order::Asc => OrderConfig::Asc,
@@ -147,6 +149,11 @@ impl FieldConfig {
         })?;
         let mut spec = FieldSpec::new(kind);
         if let Some(width) = self.width {
+            // A spec holds width 0 for "no width", so `FieldSpec::check` cannot see a declared
+            // `width=0` on a kind without widths: refuse it here, by the same rule.
+            if !kind.is_integer() {
+                return Err(Error::broken(Some(&self.name), Rule::WidthOnNonInteger));
+            }
             spec = spec.with_width(width);
         }
         if self.order == OrderConfig::Desc {
