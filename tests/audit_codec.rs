@@ -415,6 +415,13 @@ proptest! {
                 }
             }
             let text: String = chars.into_iter().collect();
+            match layout.decode(&text) {
+                Err(Error::Malformed { position, .. } | Error::PrefixMismatch { position, .. }) => {
+                    prop_assert!(position <= text.len(), "`{}` {:?}: position {}", layout, text, position);
+                }
+                Err(e) => prop_assert!(false, "`{}` {:?}: {:?}", layout, text, e),
+                Ok(_) => {}
+            }
             if let Ok(values) = layout.decode(&text) {
                 let again = layout.encode(&values);
                 prop_assert_eq!(again.as_ref(), Ok(&text), "`{}` decoded {:?} from {:?} (was {:?})", layout, values, text, key);
