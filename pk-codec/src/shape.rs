@@ -306,9 +306,17 @@ impl KeyShape {
     ///
     /// # Errors
     ///
-    /// [`Error::Malformed`] when the prefix is short or holds a byte it cannot.
+    /// [`Error::Malformed`] when the prefix is short or holds a byte it cannot;
+    /// [`Error::BrokenRule`] for a shape that breaks a rule, as [`KeyShape::decode_with`].
     #[inline]
     pub fn split_prefix<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
+        self.validate()?;
+        self.split_checked(key)
+    }
+
+    /// [`KeyShape::split_prefix`] for a shape known to keep the rules (a layout's).
+    #[inline]
+    fn split_checked<'k>(&self, key: &'k str) -> Result<(&'k str, &'k str)> {
         if self.prefix.is_empty() {
             return Ok(("", key));
         }
@@ -320,8 +328,10 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::RangeUnsupported`] when the shape has no bucket prefix; [`Error::Malformed`] for a
-    /// bad prefix or a bucket number not below the count.
+    /// bad prefix or a bucket number not below the count; [`Error::BrokenRule`] for a shape that
+    /// breaks a rule, as [`KeyShape::decode_with`].
     pub fn bucket_of_key(&self, key: &str) -> Result<u32> {
+        self.validate()?;
         self.prefix.bucket_of_key(self.delimiter, key)
     }
 
@@ -355,7 +365,7 @@ impl KeyShape {
         if key.len() > self.max_len {
             return Err(self.too_long(key));
         }
-        let (prefix, natural) = self.split_prefix(key)?;
+        let (prefix, natural) = self.split_checked(key)?;
         let natural_start = key.len() - natural.len();
         let mut reader = KeyReader::new(key, natural_start, self.delimiter);
         let value = body(&mut reader)?;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Kind, Order};
 use crate::hash::HashAlg;
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
 
@@ -120,7 +120,9 @@ impl From<FieldDef> for FieldConfig {
         let spec = def.spec;
         Self {
             ty: spec.kind().name().to_owned(),
-            width: (spec.kind().default_width() != Some(spec.width()) && spec.kind().is_integer())
+            // Any width but the kind's own (none, 0, for a kind without widths): a width on a
+            // non-integer spec made in code is refused when the config is checked, not dropped.
+            width: (spec.width() != spec.kind().default_width().unwrap_or(0))
                 .then_some(spec.width()),
             order: match spec.order() {
                 Order::Asc => OrderConfig::Asc,
@@ -147,6 +149,11 @@ impl FieldConfig {
         })?;
         let mut spec = FieldSpec::new(kind);
         if let Some(width) = self.width {
+            // A spec holds width 0 for "no width", so `FieldSpec::check` cannot see a declared
+            // `width=0` on a kind without widths: refuse it here, by the same rule.
+            if !kind.is_integer() {
+                return Err(Error::broken(Some(&self.name), Rule::WidthOnNonInteger));
+            }
             spec = spec.with_width(width);
         }
         if self.order == OrderConfig::Desc {
@@ -184,11 +191,12 @@ impl TryFrom<LayoutConfig> for Layout {
             Some(c) => rules::check_delimiter(c).map_err(|rule| Error::broken(None, rule))?,
         };
         let mut fields: Vec<FieldDef> = Vec::with_capacity(config.fields.len());
-        // Names seen so far: a set, so that a layout of many fields loads in linear time.
-        let mut names = std::collections::HashSet::with_capacity(config.fields.len());
-        for field in &config.fields {
+        // Each name's field: a map, so that a layout of many fields, and a prefix that names
+        // many of them, load in linear time.
+        let mut names = std::collections::HashMap::with_capacity(config.fields.len());
+        for (i, field) in config.fields.iter().enumerate() {
             check_name(&field.name)?;
-            if !names.insert(field.name.as_str()) {
+            if names.insert(field.name.as_str(), i).is_some() {
                 return Err(Error::layout(
                     Some(&field.name),
                     "the name is used by an earlier field",
@@ -197,7 +205,7 @@ impl TryFrom<LayoutConfig> for Layout {
             fields.push(field.to_def()?);
         }
         let index_of = |name: &str| -> Result<usize> {
-            fields.iter().position(|f| f.name == name).ok_or_else(|| {
+            names.get(name).copied().ok_or_else(|| {
                 Error::layout(
                     None,
                     format!("the prefix names `{name}`, which is not a field"),
@@ -265,20 +273,20 @@ impl TryFrom<LayoutConfig> for Layout {
                         BucketFields::Modulo(i)
                     }
                     BucketBy::Hash => {
+                        let mut hashed = vec![false; fields.len()];
                         let mut indices = Vec::with_capacity(names.len());
                         for name in names {
                             let i = index_of(name)?;
-                            if indices.contains(&i) {
+                            if hashed[i] {
                                 return Err(Error::layout(
                                     Some(name),
                                     "the bucket hash names this field twice",
                                 ));
                             }
+                            hashed[i] = true;
                             indices.push(i);
                         }
                         indices.sort_unstable();
-                        let hashed: Vec<bool> =
-                            (0..fields.len()).map(|i| indices.contains(&i)).collect();
                         rules::check_hash_runs(&hashed)
                             .map_err(|rule| Error::broken(None, rule))?;
                         BucketFields::Hash(indices)

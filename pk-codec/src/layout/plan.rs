@@ -34,10 +34,22 @@ pub(super) struct Plan {
 
 impl Plan {
     pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields, shape: &KeyShape) -> Self {
+        // Each field's part in the bucket, marked once: a lookup per field in the bucket's list
+        // made a layout whose prefix names many fields quadratic to build.
+        let mut roles = vec![FieldRole::None; fields.len()];
+        match bucket {
+            BucketFields::None => {}
+            BucketFields::Modulo(i) => roles[*i] = FieldRole::Modulo,
+            BucketFields::Hash(hashed) => {
+                for &i in hashed {
+                    roles[i] = FieldRole::Hashed;
+                }
+            }
+        }
         let steps: Vec<Step> = fields
             .iter()
-            .enumerate()
-            .map(|(i, def)| Step::new(i, &def.spec, bucket))
+            .zip(roles)
+            .map(|(def, role)| Step::new(role, &def.spec))
             .collect();
         let direct = shape.prefix().is_empty()
             && shape.delimiter().is_ascii()
@@ -292,12 +304,7 @@ macro_rules! by_uint_op {
 }
 
 impl Step {
-    fn new(index: usize, spec: &FieldSpec, bucket: &BucketFields) -> Self {
-        let role = match bucket {
-            BucketFields::Modulo(i) if *i == index => FieldRole::Modulo,
-            BucketFields::Hash(fields) if fields.contains(&index) => FieldRole::Hashed,
-            _ => FieldRole::None,
-        };
+    fn new(role: FieldRole, spec: &FieldSpec) -> Self {
         let general = Self {
             op: GENERAL,
             role,
