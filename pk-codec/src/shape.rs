@@ -201,8 +201,10 @@ impl KeyShape {
         self.push_placeholder(out);
         let mut writer = KeyWriter::new(out, self.delimiter);
         let mut written = body(&mut writer);
-        if written.is_ok() {
-            let seed = writer.seed;
+        let seed = writer.seed;
+        // A key over the limit is refused by `finish_key` without its prefix: the prefix's
+        // spans are positions of at most `MAX_KEY_LEN` (32 bits), which a longer key passes.
+        if written.is_ok() && out.len() - base <= self.max_len {
             written = self.fill_prefix(out, base, &seed);
         }
         self.finish_key(out, base, written)
