@@ -156,3 +156,36 @@ fn the_hash_covers_only_the_leading_fields() {
         Err(Error::RangeUnsupported { .. })
     ));
 }
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Moment {
+    #[pk(precision = ns)]
+    at: chrono::DateTime<chrono::Utc>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    /// chrono writes a leap second as `hh:mm:59` plus a second or more of nanoseconds: counted
+    /// from the epoch that is the next second's instant, so `23:59:60.5` and `00:00:00.5` shared
+    /// one key (and decoded to the second). A leap second is refused, naming the field; every
+    /// other instant near it keeps its own key and round-trips.
+    #[test]
+    fn a_chrono_leap_second_is_refused_not_merged_with_the_next_second(
+        minute in -1_000_000_000i64..4_000_000_000,
+        nanos in 0u32..1_000_000_000,
+    ) {
+        let last = minute * 60 + 59;
+        let leap = chrono::DateTime::from_timestamp(last, 1_000_000_000 + nanos).unwrap();
+        match (Moment { at: leap }).encode() {
+            Err(Error::ValueOutOfRange { field, .. }) => prop_assert_eq!(field, "at"),
+            other => prop_assert!(false, "{leap:?}: {other:?}"),
+        }
+        let before = chrono::DateTime::from_timestamp(last, nanos).unwrap();
+        let after = chrono::DateTime::from_timestamp(last + 1, nanos).unwrap();
+        let (kb, ka) = ((Moment { at: before }).encode().unwrap(), (Moment { at: after }).encode().unwrap());
+        prop_assert!(kb < ka);
+        prop_assert_eq!(Moment::decode(&kb).unwrap().at, before);
+        prop_assert_eq!(Moment::decode(&ka).unwrap().at, after);
+    }
+}

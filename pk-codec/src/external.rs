@@ -66,16 +66,35 @@ impl From<time::OffsetDateTime> for Value {
     }
 }
 
+/// Nanoseconds since the epoch, as chrono counts them: a leap second (`23:59:60.x`, subsecond
+/// nanoseconds of 1e9 or more) lands on the next second's instant.
 #[cfg(feature = "chrono")]
 fn chrono_nanos(t: &chrono::DateTime<chrono::Utc>) -> i128 {
     i128::from(t.timestamp()) * 1_000_000_000 + i128::from(t.timestamp_subsec_nanos())
 }
 
+/// A key field of chrono's `DateTime<Utc>`. A leap second is refused
+/// ([`Error::ValueOutOfRange`]): a timestamp key counts seconds since the epoch, where
+/// `23:59:60.5` is the instant of the next day's `00:00:00.5`, so the two would share a key
+/// (and `23:59:60.5`, which chrono orders before `00:00:00`, would sort after it).
 #[cfg(feature = "chrono")]
 impl KeyField for chrono::DateTime<chrono::Utc> {
     const KIND: Kind = Kind::Timestamp;
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        if self.timestamp_subsec_nanos() >= 1_000_000_000 {
+            return Err(leap_second(field, self));
+        }
         w.timestamp(spec, field, chrono_nanos(self))
+    }
+}
+
+#[cfg(feature = "chrono")]
+#[cold]
+fn leap_second(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Error {
+    Error::ValueOutOfRange {
+        field: field.to_owned(),
+        value: t.to_rfc3339(),
+        ty: "a timestamp without leap seconds (23:59:60 has no instant of its own)",
     }
 }
 
@@ -95,6 +114,9 @@ impl DecodeField for chrono::DateTime<chrono::Utc> {
     }
 }
 
+/// The instant as [`Value::Timestamp`]. A leap second becomes the next second's instant, as
+/// chrono's own `timestamp_nanos_opt` counts it; encode a `DateTime` through its [`KeyField`]
+/// to have a leap second refused instead.
 #[cfg(feature = "chrono")]
 impl From<chrono::DateTime<chrono::Utc>> for Value {
     fn from(v: chrono::DateTime<chrono::Utc>) -> Self {
