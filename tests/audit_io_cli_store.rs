@@ -618,3 +618,92 @@ fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
         assert!(grown < 256 * 1024, "starting 64 workers took {grown} KiB");
     }
 }
+
+/// A store whose writes of the key `slow` take 300 ms.
+struct SlowOnSlow(MemoryStore);
+
+impl RangeStore for SlowOnSlow {
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.0.delete(key)
+    }
+    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        if ops.iter().any(|op| op.key() == "slow") {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.0.batch_write(ops)
+    }
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(query)
+    }
+}
+
+/// A row another thread adds while `flush` waits is staged for its worker, which takes staged
+/// rows when its flush interval passes: with an interval of an hour, `flush` waited an hour
+/// for it. Now `flush` hands staged rows over each time it wakes, and returns once both rows are
+/// written.
+#[test]
+fn a_flush_returns_when_rows_are_added_while_it_waits() {
+    let done = within(20, || {
+        let store = Arc::new(SlowOnSlow(MemoryStore::default()));
+        let writer = Arc::new(
+            BulkWriter::new(
+                Arc::clone(&store),
+                BulkOptions {
+                    workers: 1,
+                    max_batch_rows: 1000,
+                    flush_interval: Duration::from_secs(3600),
+                    ..BulkOptions::default()
+                },
+            )
+            .unwrap(),
+        );
+        writer.add("slow".to_owned(), b"v".to_vec()).unwrap();
+        let adder = {
+            let writer = Arc::clone(&writer);
+            std::thread::spawn(move || {
+                // While the worker writes `slow` for `flush`.
+                std::thread::sleep(Duration::from_millis(100));
+                writer.add("late".to_owned(), b"v".to_vec()).unwrap();
+            })
+        };
+        writer.flush();
+        adder.join().unwrap();
+        writer.flush();
+        (writer.stats(), store.0.len())
+    });
+    let (stats, stored) = done.expect("flush waited for a row added meanwhile");
+    assert_eq!(
+        (stats.rows_added, stats.rows_written, stored),
+        (2, 2, 2),
+        "{stats:?}"
+    );
+}
+
+/// A zero flush interval made every idle worker poll its queue without waiting: a core each,
+/// spinning for as long as the writer lived. It is refused, as the other options that cannot
+/// work are.
+#[test]
+fn a_zero_flush_interval_is_refused() {
+    let options = BulkOptions {
+        flush_interval: Duration::ZERO,
+        ..BulkOptions::default()
+    };
+    let err = BulkWriter::new(Arc::new(MemoryStore::default()), options).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        pk_codec::store::StoreErrorKind::Invalid,
+        "{err}"
+    );
+    assert!(err.to_string().contains("flush interval"), "{err}");
+    let ok = BulkOptions {
+        flush_interval: Duration::from_nanos(1),
+        ..BulkOptions::default()
+    };
+    assert!(BulkWriter::new(Arc::new(MemoryStore::default()), ok).is_ok());
+}

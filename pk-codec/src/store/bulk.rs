@@ -92,7 +92,7 @@ pub struct BulkOptions {
     pub max_batch_rows: usize,
     /// The most bytes (keys and values) in one batch (Tablestore: 4 MB).
     pub max_batch_bytes: usize,
-    /// A worker writes a partial batch after waiting this long for more rows.
+    /// A worker writes a partial batch after waiting this long for more rows (above 0).
     pub flush_interval: Duration,
     /// How retries wait.
     pub backoff: Backoff,
@@ -134,6 +134,10 @@ impl BulkOptions {
         }
         if self.queue_rows == 0 || self.queue_rows > MAX_QUEUE_ROWS {
             return bad("each worker's queue holds 1 to 1,048,576 rows");
+        }
+        if self.flush_interval.is_zero() {
+            // An idle worker waits this long for rows: zero would spin a core.
+            return bad("the flush interval must be above 0 (an idle worker polls at it)");
         }
         if let Backoff::Jittered { base, cap } = self.backoff
             && (base.is_zero() || cap < base)
@@ -514,17 +518,23 @@ impl Outstanding {
     }
 
     /// Waits until every lane has reported its rows, or has `stopped` (a worker that stopped
-    /// reports nothing more: waiting for it would never end).
-    fn wait_empty(&self, stopped: impl Fn(usize) -> bool) {
-        let mut guard = lock(&self.lock);
-        while self.rows.iter().enumerate().any(|(lane, rows)| {
-            rows.load(std::sync::atomic::Ordering::Acquire) > 0 && !stopped(lane)
-        }) {
-            guard = self
-                .done
-                .wait_timeout(guard, Duration::from_millis(50))
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0;
+    /// reports nothing more: waiting for it would never end), calling `wake` each time it wakes
+    /// without the lock (`wake` may block on a worker's queue, and a worker takes the lock to
+    /// say its lane is done).
+    fn wait_empty(&self, stopped: impl Fn(usize) -> bool, mut wake: impl FnMut()) {
+        loop {
+            let guard = lock(&self.lock);
+            if !self.rows.iter().enumerate().any(|(lane, rows)| {
+                rows.load(std::sync::atomic::Ordering::Acquire) > 0 && !stopped(lane)
+            }) {
+                return;
+            }
+            drop(
+                self.done
+                    .wait_timeout(guard, Duration::from_millis(50))
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+            wake();
         }
     }
 }
@@ -582,7 +592,8 @@ impl BulkWriter {
     ///
     /// # Errors
     ///
-    /// [`StoreErrorKind::Invalid`] for options that cannot work (no worker, empty batches).
+    /// [`StoreErrorKind::Invalid`] for options that cannot work (no worker, empty batches, a zero
+    /// flush interval).
     pub fn new<S: RangeStore + 'static>(
         store: Arc<S>,
         options: BulkOptions,
@@ -699,18 +710,32 @@ impl BulkWriter {
     /// Writes everything queued so far and waits until each of those rows is written or failed
     /// for good. The rows of a worker that panicked (in the store or the callback) are not
     /// waited for: they are never reported, and count in [`BulkStats::rows_lost`].
+    ///
+    /// Rows that other threads add while it waits are written too: it hands the workers what
+    /// they staged each time it wakes, rather than waiting for their flush interval.
     pub fn flush(&self) {
+        self.send_staged(true);
+        // A worker that finished while the writer is open has panicked: its rows are lost.
+        self.outstanding.wait_empty(
+            |lane| self.workers.get(lane).is_none_or(JoinHandle::is_finished),
+            || self.send_staged(false),
+        );
+    }
+
+    /// Hands each worker the rows `add` staged for it, and asks it to write them now (every
+    /// worker when `all`, else those that had rows staged).
+    fn send_staged(&self, all: bool) {
         for (tx, staged) in self.senders.iter().zip(&self.staged) {
             let rows = std::mem::take(&mut *lock(staged));
+            let any = !rows.is_empty();
             // A stopped worker has nothing left to flush (its rows count as lost).
-            if !rows.is_empty() {
+            if any {
                 let _ = tx.send(Msg::Rows(rows));
             }
-            let _ = tx.send(Msg::Flush);
+            if any || all {
+                let _ = tx.send(Msg::Flush);
+            }
         }
-        // A worker that finished while the writer is open has panicked: its rows are lost.
-        self.outstanding
-            .wait_empty(|lane| self.workers.get(lane).is_none_or(JoinHandle::is_finished));
     }
 
     /// What the writer did so far.
