@@ -66,7 +66,9 @@ impl LayoutBuilder {
 
     /// Adds a hash prefix over the named leading fields only: the first `len` hex characters of
     /// `alg` over their text, so that the keys of one entity (one `device_id`) stay together and
-    /// range reads over the later fields work once the hashed fields are fixed.
+    /// range reads over the later fields work once the hashed fields are fixed. With no field
+    /// named it hashes the whole natural key, as [`LayoutBuilder::hash_prefix`] (and as
+    /// [`LayoutBuilder::buckets_by_hash`] does with none).
     ///
     /// # Examples
     ///
