@@ -637,6 +637,15 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 Some(t) => Some(column(&header, t, "named by --time", &name)?),
                 None => None,
             };
+            // The columns read: a line break in one of them is a quote left open (see below).
+            let mut used: Vec<usize> = st
+                .designs
+                .iter()
+                .flat_map(|d| d.columns.iter().copied())
+                .chain(time_col)
+                .collect();
+            used.sort_unstable();
+            used.dedup();
             let mut record = csv::StringRecord::new();
             let mut last_line = 1;
             loop {
@@ -646,6 +655,16 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                         let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
                         st.done_bytes = pos.1;
                         last_line = pos.0;
+                        // The record's last line (a quoted field may span lines).
+                        let to = reader.position().line().saturating_sub(1).max(pos.0);
+                        let spans = if to > pos.0 {
+                            format!(
+                                " (the record runs from line {} to line {to}: a quote left open?)",
+                                pos.0
+                            )
+                        } else {
+                            String::new()
+                        };
                         if record.len() != header.len() {
                             malformed(
                                 args,
@@ -655,7 +674,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                                     line: pos.0,
                                 },
                                 &format!(
-                                    "expected {} fields as in the header, found {}",
+                                    "expected {} fields as in the header, found {}{spans}",
                                     header.len(),
                                     record.len()
                                 ),
@@ -667,6 +686,18 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                             file: &name,
                             line: pos.0,
                         };
+                        // A quoted field may span lines, but a key or time that does is a quote
+                        // left open: the CSV reader takes every line up to the next quote (or
+                        // the end of the file) into it, and those rows would vanish unnamed.
+                        if let Some(&c) = used.iter().find(|&&c| fields[c].contains(['\n', '\r'])) {
+                            malformed(
+                                args,
+                                &mut st.totals,
+                                &at,
+                                &format!("column {:?} holds a line break{spans}", header[c]),
+                            )?;
+                            continue;
+                        }
                         on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
                     }
                     Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
