@@ -754,3 +754,40 @@ fn pk_analyze_names_the_lines_a_quote_left_open_swallowed() {
     assert!(stderr(&o).contains("2 rows"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Rows without `--time` are spaced `--row-ms` apart. Past `i64::MAX` ms the time saturated, so
+/// every later row landed on one instant with no word, and the report judged a load that never
+/// happened. Now the row that would pass it is an error naming the line and the option.
+#[test]
+fn pk_analyze_refuses_a_row_spacing_past_the_last_time() {
+    let dir = temp_dir("rowms");
+    let file = dir.join("keys.csv");
+    std::fs::write(&file, "k\na\nb\nc\n").unwrap();
+    let f = file.display().to_string();
+    // Row 3 (index 2) at 2 * 2^62 ms passes i64::MAX.
+    let o = pk(&[
+        "analyze",
+        &f,
+        "--key",
+        "k",
+        "--row-ms",
+        "4611686018427387904",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("keys.csv line 4") && err.contains("--row-ms"),
+        "{err}"
+    );
+    // The largest spacing that fits three rows is fine.
+    let o = pk(&[
+        "analyze",
+        &f,
+        "--key",
+        "k",
+        "--row-ms",
+        "3074457345618258602",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

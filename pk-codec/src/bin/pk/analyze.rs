@@ -806,9 +806,19 @@ fn on_row(
                 return malformed(args, &mut st.totals, at, &why);
             }
         }
+        // Every later row would land on the last instant, its spacing lost: an error.
         None => i64::try_from(st.totals.rows)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(args.row_ms),
+            .ok()
+            .and_then(|n| n.checked_mul(args.row_ms))
+            .ok_or_else(|| {
+                format!(
+                    "{} line {}: --row-ms {} puts row {} past the last time in ms (i64::MAX); use a smaller --row-ms",
+                    at.file,
+                    at.line,
+                    args.row_ms,
+                    st.totals.rows + 1
+                )
+            })?,
     };
     if ts < st.last_ts {
         st.totals.out_of_order += 1;
