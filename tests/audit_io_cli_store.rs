@@ -791,3 +791,18 @@ fn pk_analyze_refuses_a_row_spacing_past_the_last_time() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The bucket diagnostic printed the mean rows per bucket with no decimals: 3 rows in 16
+/// buckets read "5.33x the mean of 0". A mean below 10 keeps two decimals.
+#[test]
+fn pk_analyze_prints_a_small_bucket_mean_with_its_fraction() {
+    let dir = temp_dir("mean");
+    let file = dir.join("ts.csv");
+    std::fs::write(&file, "ts\n1\n2\n3\n").unwrap();
+    let spec = "ts: u64 width=4; buckets=16:mod(ts)";
+    let o = pk(&["analyze", &file.display().to_string(), "--design", spec]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = format!("the mean of {:.2}", 3.0 / 16.0);
+    assert!(stdout(&o).contains(&want), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -456,8 +456,14 @@ impl Design {
             let used = self.bucket_rows.iter().filter(|&&c| c > 0).count();
             let max = self.bucket_rows.iter().copied().max().unwrap_or(0);
             let mean = rows as f64 / f64::from((*n).max(1));
+            // Whole rows when the mean is large; a fraction of a row stays visible below 10.
+            let mean_text = if mean >= 10.0 {
+                format!("{mean:.0}")
+            } else {
+                format!("{mean:.2}")
+            };
             d.push(format!(
-                "buckets: {used} of {n} used; max {max} rows per bucket, {:.2}x the mean of {mean:.0}",
+                "buckets: {used} of {n} used; max {max} rows per bucket, {:.2}x the mean of {mean_text}",
                 if mean > 0.0 { max as f64 / mean } else { 0.0 }
             ));
             if let Some(field) = modulo {
