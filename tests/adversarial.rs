@@ -101,6 +101,31 @@ fn split_points_of_zero_buckets_are_refused() {
     assert_eq!(broken_rule(&r), (None, Rule::BucketCount { count: 0 }));
 }
 
+/// A bucket prefix of a shape that breaks a rule is no key's prefix (such a shape encodes no
+/// key): `bucket_prefix` answered a text for it anyway, e.g. with a non-ASCII delimiter as its
+/// separator (half a character) or with more buckets than the rule allows.
+#[test]
+fn bucket_prefix_of_a_shape_that_breaks_a_rule_is_none() {
+    let sep = |delimiter: u8, count: u32| {
+        KeyShape::new(delimiter).with_prefix(Prefix::Bucket {
+            count,
+            by: BucketBy::Hash,
+            separator: Separator::After,
+        })
+    };
+    for (shape, bucket) in [(sep(0xC3, 2), 1), (sep(b',', pk_codec::MAX_BUCKETS + 1), 0)] {
+        assert!(shape.check().is_err());
+        let text = shape.bucket_prefix(bucket);
+        assert_eq!(text, None, "{shape:?}");
+        let r = encode_one(&shape, |w| {
+            w.begin_field();
+            w.str(&str_spec(), "a", "x")
+        });
+        assert!(matches!(r, Err(Error::BrokenRule { .. })), "{r:?}");
+    }
+    assert_eq!(sep(b',', 2).bucket_prefix(1).as_deref(), Some("1,"));
+}
+
 #[test]
 fn decode_with_a_non_ascii_delimiter_is_refused() {
     // 0xA9 is the second byte of 'é'. Correct: BrokenRule { DelimiterNotAscii } before reading.

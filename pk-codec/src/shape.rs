@@ -436,8 +436,9 @@ impl KeyShape {
     /// The key text of bucket `bucket`'s prefix, separator included: the text every key of that
     /// bucket starts with, for a scatter-gather read that goes bucket by bucket.
     ///
-    /// `None` when the shape has no bucket prefix or has no bucket `bucket` (buckets are numbered
-    /// from 0 to the count less one): no key starts with such a text.
+    /// `None` when the shape has no bucket prefix, has no bucket `bucket` (buckets are numbered
+    /// from 0 to the count less one), or breaks a rule ([`KeyShape::check`]: a shape built by
+    /// hand, which encodes no key): no key starts with such a text.
     ///
     /// # Examples
     ///
@@ -454,7 +455,7 @@ impl KeyShape {
     #[must_use]
     pub fn bucket_prefix(&self, bucket: u32) -> Option<String> {
         match self.prefix {
-            Prefix::Bucket { count, .. } if bucket < count => {
+            Prefix::Bucket { count, .. } if bucket < count && self.check().is_ok() => {
                 Some(self.prefix.bucket_text(self.delimiter, bucket))
             }
             _ => None,
