@@ -232,9 +232,19 @@ impl RangeStore for EtcdStore {
                 ),
             ));
         }
+        // etcd refuses a transaction that names a key twice ("duplicate key given in txn
+        // request"), where a batch applies its writes in order: the last write to a key is
+        // the one that stands (a put over a put, a delete over a put, a put over a delete), so
+        // only it is sent.
+        let mut last = std::collections::HashMap::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            last.insert(op.key(), i);
+        }
         let success: Vec<Json> = ops
             .iter()
-            .map(|op| match op {
+            .enumerate()
+            .filter(|&(i, op)| last.get(op.key()) == Some(&i))
+            .map(|(_, op)| match op {
                 WriteOp::Put { key, value } => {
                     json!({ "request_put": { "key": b64(key.as_bytes()), "value": b64(value) } })
                 }
@@ -264,8 +274,9 @@ impl RangeStore for EtcdStore {
         if to.is_some() && end.as_slice() <= from.as_bytes() {
             return Ok(RangePage::default());
         }
-        // One row more than asked: it tells where the next page starts.
-        let limit = query.limit.saturating_add(1);
+        // One row more than asked: it tells where the next page starts. etcd's limit is an
+        // int64: a larger one (`usize::MAX` for "every row") is refused, so it is capped.
+        let limit = query.limit.saturating_add(1).min(i64::MAX as usize);
         // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
         let key: &[u8] = if from.is_empty() {
             &[0]
