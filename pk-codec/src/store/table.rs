@@ -29,6 +29,24 @@ fn key_text(key: &PrimaryKey) -> Result<String, StoreError> {
     }
 }
 
+/// A store's writes as the table's: a put writes the value into [`VALUE_COLUMN`].
+fn row_writes(ops: &[WriteOp]) -> Vec<RowWrite> {
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Put { key, value } => RowWrite::Put {
+                key: key.as_str().into(),
+                attributes: vec![Attribute::new(
+                    VALUE_COLUMN,
+                    AttributeValue::Binary(value.clone()),
+                )],
+            },
+            WriteOp::Delete { key } => RowWrite::Delete {
+                key: key.as_str().into(),
+            },
+        })
+        .collect()
+}
+
 fn value_of(cells: &crate::table::Row) -> Vec<u8> {
     match cells.value(VALUE_COLUMN) {
         Some(AttributeValue::Binary(b)) => b.clone(),
@@ -95,22 +113,27 @@ impl RangeStore for Table {
     }
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let rows = ops
-            .iter()
-            .map(|op| match op {
-                WriteOp::Put { key, value } => RowWrite::Put {
-                    key: key.as_str().into(),
-                    attributes: vec![Attribute::new(
-                        VALUE_COLUMN,
-                        AttributeValue::Binary(value.clone()),
-                    )],
-                },
-                WriteOp::Delete { key } => RowWrite::Delete {
-                    key: key.as_str().into(),
-                },
-            })
-            .collect();
-        let results = Self::batch_write(self, rows).map_err(store_error)?;
+        let results = match Self::batch_write(self, row_writes(ops)) {
+            // The table, as Tablestore, refuses a batch that names a row twice (having checked
+            // the batch's limits first); a store's batch applies its writes in order. So the
+            // runs of writes without a repeated key go to the table one after another.
+            Err(TableError::DuplicateRowInBatch { .. }) => {
+                let mut results = Vec::with_capacity(ops.len());
+                let mut start = 0;
+                while start < ops.len() {
+                    let mut seen = std::collections::HashSet::new();
+                    let end = ops[start..]
+                        .iter()
+                        .position(|op| !seen.insert(op.key()))
+                        .map_or(ops.len(), |n| start + n);
+                    let run = Self::batch_write(self, row_writes(&ops[start..end]));
+                    results.extend(run.map_err(store_error)?);
+                    start = end;
+                }
+                results
+            }
+            other => other.map_err(store_error)?,
+        };
         Ok(results
             .into_iter()
             .map(|r| r.map_err(store_error))
