@@ -596,11 +596,13 @@ impl Gen<'_, '_> {
         .map(hygienic);
         let n = self.input.fields.len();
         let ident = &self.input.original.ident;
-        let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
-            format_ident!("bounds_")
-        } else {
-            format_ident!("bounds")
-        };
+        // The bounds parameter, named after no field (each field is a parameter too): `bounds`,
+        // or `bounds_`, `bounds__`, ... when fields take those names.
+        let mut bounds_name = String::from("bounds");
+        while self.input.fields.iter().any(|f| f.name == bounds_name) {
+            bounds_name.push('_');
+        }
+        let bounds_name = format_ident!("{}", bounds_name);
         // With a hash prefix over leading fields, a range fixes those fields first: the fields
         // up to the last hashed one are equality conditions in every constructor.
         let hashed = self
