@@ -201,6 +201,14 @@ impl Gen<'_, '_> {
     /// Statements, evaluated in the `SHAPE` constant, that check every field and the prefix's
     /// fields against pk-codec's rulebook: a broken rule is a compile error spanned on the field.
     fn checks(&self) -> TokenStream {
+        let mut out = self.field_checks(true);
+        out.extend(self.prefix_checks());
+        out
+    }
+
+    /// The checks of [`Gen::checks`] that concern the fields alone (names, widths, forms, nested
+    /// keys), against `__pk_shape`; with `modulo`, also the field a modulo bucket reads.
+    fn field_checks(&self, modulo: bool) -> TokenStream {
         let krate = &self.krate;
         let mut out = TokenStream::new();
         for (i, field) in self.input.fields.iter().enumerate() {
@@ -222,7 +230,7 @@ impl Gen<'_, '_> {
                     out.extend(at_type(quote! {
                         #krate::__private::part::<#ty>(&__pk_shape, #spec, #attributes);
                     }));
-                    if self.roles[i] == Role::Modulo {
+                    if modulo && self.roles[i] == Role::Modulo {
                         out.extend(at_type(
                             quote!(#krate::__private::modulo_part::<#ty>(#spec);),
                         ));
@@ -232,12 +240,19 @@ impl Gen<'_, '_> {
                     out.extend(at_type(
                         quote!(#krate::__private::field(&__pk_shape, #spec);),
                     ));
-                    if self.roles[i] == Role::Modulo {
+                    if modulo && self.roles[i] == Role::Modulo {
                         out.extend(at_type(quote!(#krate::__private::modulo_field(#spec);)));
                     }
                 }
             }
         }
+        out
+    }
+
+    /// The checks of [`Gen::checks`] that concern the prefix's fields.
+    fn prefix_checks(&self) -> TokenStream {
+        let mut out = TokenStream::new();
+        let krate = &self.krate;
         if self.roles.contains(&Role::Hashed) {
             let flags = self.roles.iter().map(|r| *r == Role::Hashed);
             let c = &self.input.attrs;
@@ -934,6 +949,16 @@ fn expand(input: &Input<'_>) -> TokenStream {
         }
     });
     let floor = g.field_floor();
+    // A key spliced into another is checked through this constant, which the outer key's `SHAPE`
+    // evaluates: its fields' rules (not its own delimiter, prefix and limit, which a nested key
+    // does not use), so that a generic key used only nested is checked too. The delimiter `\0`
+    // passes every floor: the outer key checks `FIELD_FLOOR` against its own delimiter.
+    let nested_checks = g.field_checks(false);
+    let nested_floor = quote!({
+        let __pk_shape = #krate::KeyShape::new(0);
+        #nested_checks
+        <Self as #krate::PartitionKey>::FIELD_FLOOR
+    });
     let layout = g.layout();
     let n = input.fields.len();
     let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
@@ -1046,7 +1071,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 const NESTED: bool = true;
                 // A nested key has no spec of its own: its fields have theirs.
                 const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
-                const NESTED_FLOOR: ::core::primitive::u8 = <Self as #krate::PartitionKey>::FIELD_FLOOR;
+                const NESTED_FLOOR: ::core::primitive::u8 = #nested_floor;
 
                 #[inline]
                 fn write_part(
