@@ -16,7 +16,11 @@ struct BoundsNames {
 
 #[test]
 fn fields_named_like_the_bounds_parameter_get_range_constructors() {
-    let key = BoundsNames { bounds_: 1, bounds: 2, x: 3 };
+    let key = BoundsNames {
+        bounds_: 1,
+        bounds: 2,
+        x: 3,
+    };
     let text = key.encode().unwrap();
     assert_eq!(BoundsNames::decode(&text).unwrap(), key);
     let ranges = BoundsNames::ranges_x(1, 2, 3..=3).unwrap();
@@ -26,4 +30,116 @@ fn fields_named_like_the_bounds_parameter_get_range_constructors() {
     assert!(!ranges[0].contains(&text));
     let ranges = BoundsNames::ranges_bounds(1, ..=2).unwrap();
     assert!(ranges[0].contains(&text));
+}
+
+// ---- Types named by their full path -----------------------------------------------------------
+
+/// `&core::primitive::str` is `&str` (it was refused: "a reference field must be `&str`...").
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct QualifiedStr<'a> {
+    s: &'a ::core::primitive::str,
+    t: &'a std::primitive::str,
+    n: ::core::primitive::u16,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct PlainStr<'a> {
+    s: &'a str,
+    t: &'a str,
+    n: u16,
+}
+
+#[test]
+fn a_str_named_by_its_path_is_a_str_field() {
+    use pk_codec::BorrowDecodeKey;
+    let q = QualifiedStr {
+        s: "a",
+        t: "b",
+        n: 7,
+    };
+    let text = q.encode().unwrap();
+    assert_eq!(
+        text,
+        PlainStr {
+            s: "a",
+            t: "b",
+            n: 7
+        }
+        .encode()
+        .unwrap()
+    );
+    assert_eq!(QualifiedStr::decode_borrowed(&text).unwrap(), q);
+    assert_eq!(QualifiedStr::layout(), PlainStr::layout());
+    let r = QualifiedStr::ranges_t("a", "b"..="b").unwrap();
+    assert!(r[0].contains(&text));
+}
+
+// ---- Hygiene: a module that shadows the prelude and the primitive types ------------------------
+
+#[allow(non_camel_case_types, dead_code)]
+mod shadowed {
+    use pk_codec::PartitionKey;
+
+    pub struct Result;
+    pub struct Option;
+    pub struct Some;
+    pub struct None;
+    pub struct Ok;
+    pub struct Err;
+    pub struct String;
+    pub struct Vec;
+    pub struct Box;
+    pub mod std {}
+    pub mod core {}
+
+    #[derive(PartitionKey, Debug, Clone, PartialEq)]
+    #[pk(buckets(count = 4, modulo = a))]
+    pub struct Shadowed {
+        pub a: ::core::primitive::u32,
+        pub s: ::std::string::String,
+        pub b: ::std::vec::Vec<::core::primitive::u8>,
+        pub o: ::core::option::Option<::std::string::String>,
+    }
+
+    #[derive(PartitionKey, Debug, Clone, PartialEq)]
+    #[pk(hash(xxh3, len = 4, fields(s)))]
+    pub struct ShadowedRef<'a> {
+        pub s: &'a str,
+        pub b: &'a [::core::primitive::u8],
+        pub c: ::core::primitive::char,
+    }
+}
+
+#[test]
+fn generated_code_names_nothing_the_user_can_shadow() {
+    let key = shadowed::Shadowed {
+        a: 5,
+        s: "x".into(),
+        b: vec![1, 2],
+        o: Some("y".into()),
+    };
+    let text = key.encode().unwrap();
+    assert_eq!(shadowed::Shadowed::decode(&text).unwrap(), key);
+    assert_eq!(
+        shadowed::Shadowed::layout()
+            .encode(&[
+                5u32.into(),
+                "x".into(),
+                vec![1u8, 2].into(),
+                Some("y".to_owned()).into()
+            ])
+            .unwrap(),
+        text
+    );
+    let r = shadowed::Shadowed::ranges_s(5, "a".."z").unwrap();
+    assert!(r[0].contains(&text));
+    let r = shadowed::ShadowedRef::ranges_b("x", &b"\x00"[..]..).unwrap();
+    let k = shadowed::ShadowedRef {
+        s: "x",
+        b: &[1],
+        c: 'q',
+    }
+    .encode()
+    .unwrap();
+    assert!(r[0].contains(&k));
 }
