@@ -76,7 +76,7 @@ fn a_str_named_by_its_path_is_a_str_field() {
 
 // ---- Hygiene: a module that shadows the prelude and the primitive types ------------------------
 
-#[allow(non_camel_case_types, dead_code)]
+#[allow(non_camel_case_types, dead_code, unreachable_pub)]
 mod shadowed {
     use pk_codec::PartitionKey;
 
@@ -91,6 +91,12 @@ mod shadowed {
     pub struct Box;
     pub mod std {}
     pub mod core {}
+    // The primitive types the generated code names.
+    pub struct str;
+    pub struct u8;
+    pub struct usize;
+    pub struct bool;
+    pub struct char;
 
     #[derive(PartitionKey, Debug, Clone, PartialEq)]
     #[pk(buckets(count = 4, modulo = a))]
@@ -104,7 +110,7 @@ mod shadowed {
     #[derive(PartitionKey, Debug, Clone, PartialEq)]
     #[pk(hash(xxh3, len = 4, fields(s)))]
     pub struct ShadowedRef<'a> {
-        pub s: &'a str,
+        pub s: &'a ::core::primitive::str,
         pub b: &'a [::core::primitive::u8],
         pub c: ::core::primitive::char,
     }

@@ -48,12 +48,12 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
         }
         #[automatically_derived]
         impl #impl_generics #krate::KeyPart for #ident #ty_generics #where_clause {
-            const NESTED: bool = true;
+            const NESTED: ::core::primitive::bool = true;
             const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
-            fn write_part(&self, _: &#krate::FieldSpec, _: &str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
+            fn write_part(&self, _: &#krate::FieldSpec, _: &::core::primitive::str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
                 ::core::unreachable!()
             }
-            fn layout_fields(_: &str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
+            fn layout_fields(_: &::core::primitive::str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
                 ::core::unreachable!()
             }
         }
@@ -62,7 +62,7 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
             fn read_fields(_: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
-            fn decode(_: &str) -> #krate::Result<Self> {
+            fn decode(_: &::core::primitive::str) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
         }
@@ -527,8 +527,14 @@ impl Gen<'_, '_> {
                 kind: Some(kind),
                 optional: false,
             } => match kind {
-                ScalarKind::Str => (quote!(&str), quote!(&'__pk str)),
-                ScalarKind::Bytes => (quote!(&[u8]), quote!(&'__pk [u8])),
+                ScalarKind::Str => (
+                    quote!(&::core::primitive::str),
+                    quote!(&'__pk ::core::primitive::str),
+                ),
+                ScalarKind::Bytes => (
+                    quote!(&[::core::primitive::u8]),
+                    quote!(&'__pk [::core::primitive::u8]),
+                ),
                 _ => (quote!(#ty), quote!(#ty)),
             },
             _ => (quote!(&#ty), quote!(#ty)),
@@ -558,7 +564,7 @@ impl Gen<'_, '_> {
                 kind: Some(ScalarKind::Str),
                 optional: false,
             } => (
-                quote!(str),
+                quote!(::core::primitive::str),
                 if bound {
                     quote!(*#value)
                 } else {
@@ -569,7 +575,7 @@ impl Gen<'_, '_> {
                 kind: Some(ScalarKind::Bytes),
                 optional: false,
             } => (
-                quote!([u8]),
+                quote!([::core::primitive::u8]),
                 if bound {
                     quote!(*#value)
                 } else {
@@ -758,7 +764,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     }
 
                     #[inline]
-                    fn decode_borrowed(__pk_key: &'__pk_de str) -> #krate::Result<Self> {
+                    fn decode_borrowed(__pk_key: &'__pk_de ::core::primitive::str) -> #krate::Result<Self> {
                         <Self as #krate::DecodeKey>::decode(__pk_key)
                     }
                 }
@@ -808,7 +814,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     }
 
                     #[inline]
-                    fn decode_borrowed(__pk_key: &#lt str) -> #krate::Result<Self> {
+                    fn decode_borrowed(__pk_key: &#lt ::core::primitive::str) -> #krate::Result<Self> {
                         #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #body)
                     }
                 }
@@ -818,7 +824,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     #[inline]
                     fn read_part_borrowed(
                         _: &#krate::FieldSpec,
-                        _: &str,
+                        _: &::core::primitive::str,
                         __pk_r: &mut #krate::KeyReader<#lt>,
                     ) -> #krate::Result<Self> {
                         <Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed(__pk_r)
@@ -1004,7 +1010,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn read_part(
                     _: &#krate::FieldSpec,
-                    _: &str,
+                    _: &::core::primitive::str,
                     __pk_r: &mut #krate::KeyReader<'_>,
                 ) -> #krate::Result<Self> {
                     <Self as #krate::DecodeKey>::read_fields(__pk_r)
@@ -1020,7 +1026,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 }
 
                 #[inline]
-                fn decode(__pk_key: &str) -> #krate::Result<Self> {
+                fn decode(__pk_key: &::core::primitive::str) -> #krate::Result<Self> {
                     #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_body)
                 }
             }
@@ -1068,7 +1074,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
 
             #[automatically_derived]
             impl #impl_generics #krate::KeyPart for #ident #ty_generics #encode_where {
-                const NESTED: bool = true;
+                const NESTED: ::core::primitive::bool = true;
                 // A nested key has no spec of its own: its fields have theirs.
                 const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
                 const NESTED_FLOOR: ::core::primitive::u8 = #nested_floor;
@@ -1077,14 +1083,14 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 fn write_part(
                     &self,
                     _: &#krate::FieldSpec,
-                    _: &str,
+                    _: &::core::primitive::str,
                     __pk_w: &mut #krate::KeyWriter<'_>,
                 ) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
                 }
 
                 fn layout_fields(
-                    __pk_field: &str,
+                    __pk_field: &::core::primitive::str,
                     _: #krate::FieldSpec,
                     __pk_out: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>,
                 ) {
