@@ -149,3 +149,47 @@ fn generated_code_names_nothing_the_user_can_shadow() {
     .unwrap();
     assert!(r[0].contains(&k));
 }
+
+// ---- A module without the prelude -------------------------------------------------------------
+
+#[allow(dead_code, unreachable_pub)]
+mod no_prelude {
+    #![no_implicit_prelude]
+
+    #[derive(::pk_codec::PartitionKey, Debug, Clone, PartialEq)]
+    #[pk(buckets(count = 3, hash(a, c), separator))]
+    pub struct NoPrelude<'a> {
+        pub a: &'a str,
+        #[pk(width = 4)]
+        pub b: u16,
+        pub c: ::std::option::Option<::std::string::String>,
+        #[pk(desc)]
+        pub d: i128,
+    }
+
+    #[derive(::pk_codec::PartitionKey, Debug, Clone, PartialEq)]
+    #[pk(hash(md5, len = 3, fields(0)))]
+    pub struct NoPreludeOwned(
+        pub ::std::string::String,
+        #[pk(desc)] pub u128,
+        pub ::std::vec::Vec<u8>,
+    );
+}
+
+#[test]
+fn a_module_without_the_prelude_can_derive() {
+    use pk_codec::BorrowDecodeKey;
+    let k = no_prelude::NoPrelude {
+        a: "x",
+        b: 3,
+        c: None,
+        d: i128::MIN,
+    };
+    let text = k.encode().unwrap();
+    assert_eq!(no_prelude::NoPrelude::decode_borrowed(&text).unwrap(), k);
+    let o = no_prelude::NoPreludeOwned("k".into(), u128::MAX, vec![0, 255]);
+    let text = o.encode().unwrap();
+    assert_eq!(no_prelude::NoPreludeOwned::decode(&text).unwrap(), o);
+    let r = no_prelude::NoPreludeOwned::ranges_1("k", ..).unwrap();
+    assert!(r[0].contains(&text));
+}

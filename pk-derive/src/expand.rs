@@ -459,7 +459,7 @@ impl Gen<'_, '_> {
                 _ => {
                     let spec = spec(field, &self.krate);
                     let push = hashed
-                        .then(|| quote!(__pk_hashed.push(::std::string::String::from(#name));));
+                        .then(|| quote!(__pk_hashed.push(<::std::string::String as ::core::convert::From<&::core::primitive::str>>::from(#name));));
                     quote! {
                         #push
                         __pk_b = __pk_b.field(#name, const { #spec });
