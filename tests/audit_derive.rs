@@ -193,3 +193,175 @@ fn a_module_without_the_prelude_can_derive() {
     let r = no_prelude::NoPreludeOwned::ranges_1("k", ..).unwrap();
     assert!(r[0].contains(&text));
 }
+
+// ---- Borrowing decode against the owned one, with every prefix ---------------------------------
+
+mod support;
+
+use pk_codec::BorrowDecodeKey;
+use proptest::prelude::*;
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 7, modulo = b, separator))]
+struct ModRef<'a> {
+    a: &'a str,
+    #[pk(width = 3)]
+    b: u16,
+    c: Option<&'a str>,
+    #[pk(escaped)]
+    d: std::borrow::Cow<'a, str>,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 7, modulo = b, separator))]
+struct ModOwned {
+    a: String,
+    #[pk(width = 3)]
+    b: u16,
+    c: Option<String>,
+    #[pk(escaped)]
+    d: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(xxh32, len = 3, fields(a, b)))]
+struct HashRef<'a> {
+    a: Option<&'a str>,
+    #[pk(desc)]
+    b: std::borrow::Cow<'a, str>,
+    c: &'a str,
+    #[pk(width = 2)]
+    d: i8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(xxh32, len = 3, fields(a, b)))]
+struct HashOwned {
+    a: Option<String>,
+    #[pk(desc)]
+    b: String,
+    c: String,
+    #[pk(width = 2)]
+    d: i8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 11, hash(b, d)), delimiter = '!')]
+struct BucketRef<'a> {
+    a: &'a str,
+    b: Option<&'a str>,
+    c: u8,
+    d: &'a str,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 11, hash(b, d)), delimiter = '!')]
+struct BucketOwned {
+    a: String,
+    b: Option<String>,
+    c: u8,
+    d: String,
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop::string::string_regex("(?s)[a-c,!=~\\-0-9é\\x00]{0,4}").unwrap()
+}
+
+/// Same answer from the owned and the borrowed decode of `$text`; an accepted text re-encodes to
+/// itself, and the runtime layout reads it alike.
+macro_rules! same_answer {
+    ($text:expr, $owned:ty, $borrowed:ident, $to_owned:expr) => {{
+        let text: &str = $text;
+        let owned = <$owned>::decode(text);
+        let borrowed = $borrowed::decode_borrowed(text);
+        let layout = <$owned>::layout().decode(text);
+        prop_assert_eq!(
+            owned.is_ok(),
+            layout.is_ok(),
+            "{:?}: {:?} {:?}",
+            text,
+            owned,
+            layout
+        );
+        match (&owned, &borrowed) {
+            (Ok(o), Ok(b)) => {
+                let to_owned: fn(&$borrowed<'_>) -> $owned = $to_owned;
+                prop_assert_eq!(o, &to_owned(b));
+                prop_assert_eq!(o.encode().unwrap(), text);
+                prop_assert_eq!(b.encode().unwrap(), text);
+            }
+            (Err(_), Err(_)) => {}
+            _ => prop_assert!(
+                false,
+                "{:?}: owned {:?}, borrowed {:?}",
+                text,
+                owned,
+                borrowed
+            ),
+        }
+    }};
+}
+
+fn mod_owned(b: &ModRef<'_>) -> ModOwned {
+    ModOwned {
+        a: b.a.into(),
+        b: b.b,
+        c: b.c.map(Into::into),
+        d: b.d.clone().into_owned(),
+    }
+}
+
+fn hash_owned(b: &HashRef<'_>) -> HashOwned {
+    HashOwned {
+        a: b.a.map(Into::into),
+        b: b.b.clone().into_owned(),
+        c: b.c.into(),
+        d: b.d,
+    }
+}
+
+fn bucket_owned(b: &BucketRef<'_>) -> BucketOwned {
+    BucketOwned {
+        a: b.a.into(),
+        b: b.b.map(Into::into),
+        c: b.c,
+        d: b.d.into(),
+    }
+}
+
+fn opt_text() -> impl Strategy<Value = Option<String>> {
+    prop::option::of(text())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn borrowed_and_owned_decodes_agree_with_every_prefix(
+        a in text(), c in opt_text(), d in text(), n in any::<u16>(), i in any::<i8>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 0..3),
+        junk in "(?s).{0,12}",
+    ) {
+        let plain = |s: &str, d: char| -> String { s.chars().filter(|&ch| ch > d).collect() };
+        let mut texts = vec![junk];
+        let m = ModOwned { a: plain(&a, ','), b: n % 1000, c: c.as_deref().map(|s| plain(s, ',')), d: d.clone() };
+        let h = HashOwned { a: c.as_deref().map(|s| plain(s, ',')), b: a.clone(), c: plain(&d, ','), d: i.max(-9).min(9) };
+        let b = BucketOwned { a: plain(&a, '!'), b: c.as_deref().map(|s| plain(s, '!')), c: n as u8, d: plain(&d, '!') };
+        for key in [m.encode().unwrap(), h.encode().unwrap(), b.encode().unwrap()] {
+            let mut bytes = key.clone().into_bytes();
+            support::damage(&mut bytes, &edits);
+            if let Ok(t) = String::from_utf8(bytes) {
+                texts.push(t);
+            }
+            texts.push(key);
+        }
+        prop_assert_eq!(ModOwned::decode(&m.encode().unwrap()).unwrap(), m);
+        prop_assert_eq!(HashOwned::decode(&h.encode().unwrap()).unwrap(), h);
+        prop_assert_eq!(BucketOwned::decode(&b.encode().unwrap()).unwrap(), b);
+        for t in &texts {
+            same_answer!(t, ModOwned, ModRef, mod_owned);
+            same_answer!(t, HashOwned, HashRef, hash_owned);
+            same_answer!(t, BucketOwned, BucketRef, bucket_owned);
+        }
+    }
+}
