@@ -365,3 +365,180 @@ proptest! {
         }
     }
 }
+
+// ---- Range constructors over every kind, at the bounds of the value space ----------------------
+
+use std::ops::Bound;
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(xxh64, len = 2, separator, fields(a)))]
+struct Wide {
+    a: Option<i8>,
+    #[pk(desc)]
+    b: i128,
+    c: u128,
+    #[pk(desc)]
+    d: Option<char>,
+    e: f64,
+    #[pk(desc)]
+    f: Option<Vec<u8>>,
+    g: Option<bool>,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 3, modulo = b))]
+struct WideBucket {
+    a: Option<String>,
+    b: isize,
+    #[pk(desc)]
+    c: usize,
+}
+
+fn in_ranges(ranges: &[pk_codec::KeyRange], key: &str) -> bool {
+    ranges.iter().filter(|r| r.contains(key)).count() == 1
+}
+
+fn within<T: PartialOrd>(v: &T, (lo, hi): &(Bound<T>, Bound<T>)) -> bool {
+    let above = match lo {
+        Bound::Included(l) => v >= l,
+        Bound::Excluded(l) => v > l,
+        Bound::Unbounded => true,
+    };
+    let below = match hi {
+        Bound::Included(h) => v <= h,
+        Bound::Excluded(h) => v < h,
+        Bound::Unbounded => true,
+    };
+    above && below
+}
+
+fn bounds<S: Strategy + Clone>(s: S) -> impl Strategy<Value = (Bound<S::Value>, Bound<S::Value>)>
+where
+    S::Value: Clone + std::fmt::Debug,
+{
+    let one = prop_oneof![
+        s.clone().prop_map(Bound::Included),
+        s.prop_map(Bound::Excluded),
+        Just(Bound::Unbounded)
+    ];
+    (one.clone(), one)
+}
+
+fn edge_i128() -> impl Strategy<Value = i128> + Clone {
+    prop_oneof![Just(i128::MIN), Just(i128::MAX), Just(-1i128), Just(0i128), -3i128..3, any::<i128>()]
+}
+
+fn edge_u128() -> impl Strategy<Value = u128> + Clone {
+    prop_oneof![Just(u128::MAX), Just(0u128), 0u128..3, any::<u128>()]
+}
+
+fn edge_isize() -> impl Strategy<Value = isize> + Clone {
+    prop_oneof![Just(isize::MIN), Just(isize::MAX), -3isize..3, any::<isize>()]
+}
+
+fn edge_usize() -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![Just(usize::MAX), Just(0usize), 0usize..3, any::<usize>()]
+}
+
+fn small_char() -> impl Strategy<Value = Option<char>> + Clone {
+    prop::option::of(prop_oneof![Just('\0'), Just(','), Just('-'), Just('~'), Just('é'), Just(char::MAX), any::<char>()])
+}
+
+fn wide() -> impl Strategy<Value = Wide> {
+    (
+        prop::option::of(prop_oneof![Just(i8::MIN), Just(i8::MAX), -2i8..2]),
+        edge_i128(),
+        edge_u128(),
+        small_char(),
+        prop_oneof![Just(f64::NEG_INFINITY), Just(-0.0f64), Just(0.0f64), Just(f64::MAX), -2.0f64..2.0],
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..3)),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(a, b, c, d, e, f, g)| Wide { a, b, c, d, e, f, g })
+}
+
+/// `Reverse`-free typed comparison of two `Wide` values in key order.
+fn wide_order(x: &Wide, y: &Wide) -> std::cmp::Ordering {
+    x.a.cmp(&y.a)
+        .then(y.b.cmp(&x.b))
+        .then(x.c.cmp(&y.c))
+        .then_with(|| match (x.d, y.d) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (Some(p), Some(q)) => q.cmp(&p),
+        })
+        .then(x.e.total_cmp(&y.e))
+        .then_with(|| match (&x.f, &y.f) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (Some(p), Some(q)) => q.cmp(p),
+        })
+        .then(x.g.cmp(&y.g))
+}
+
+fn wide_values(w: &Wide) -> Vec<Value> {
+    vec![w.a.into(), w.b.into(), w.c.into(), w.d.into(), w.e.into(), w.f.clone().into(), w.g.into()]
+}
+
+use pk_codec::Value;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn wide_keys_keep_order_decode_and_agree_with_the_layout(x in wide(), y in wide()) {
+        let (kx, ky) = (x.encode().unwrap(), y.encode().unwrap());
+        prop_assert_eq!(&Wide::layout().encode(&wide_values(&x)).unwrap(), &kx);
+        prop_assert_eq!(Wide::layout().decode(&kx).unwrap(), wide_values(&x));
+        prop_assert_eq!(Wide::decode(&kx).unwrap(), x.clone());
+        if x.a == y.a {
+            // One hash prefix: the natural order.
+            prop_assert_eq!(wide_order(&x, &y), kx.cmp(&ky), "{} {}", kx, ky);
+        }
+        if wide_order(&x, &y).is_eq() {
+            prop_assert_eq!(&kx, &ky);
+        }
+    }
+
+    #[test]
+    fn wide_ranges_hold_exactly_their_keys(
+        x in wide(),
+        bb in bounds(edge_i128()),
+        bc in bounds(edge_u128()),
+        bd in bounds(small_char()),
+    ) {
+        let key = x.encode().unwrap();
+        let r = Wide::ranges_b(&x.a, bb.clone()).unwrap();
+        prop_assert_eq!(in_ranges(&r, &key), within(&x.b, &bb), "{} {:?}", key, r);
+        let r = Wide::ranges_c(&x.a, x.b, bc.clone()).unwrap();
+        prop_assert_eq!(in_ranges(&r, &key), within(&x.c, &bc), "{} {:?}", key, r);
+        // Bounds are in value order (`None` below every `Some`) for a descending field too.
+        let r = Wide::ranges_d(&x.a, x.b, x.c, bd.clone()).unwrap();
+        prop_assert_eq!(in_ranges(&r, &key), within(&x.d, &bd), "{} {:?} {:?}", key, r, bd);
+        let r = Wide::ranges_g_eq(&x.a, x.b, x.c, &x.d, x.e, &x.f, &x.g).unwrap();
+        prop_assert!(in_ranges(&r, &key));
+        let other = Wide { a: x.a.map(|v| v.wrapping_add(1)).or(Some(0)), ..x.clone() };
+        let r = Wide::ranges_a_eq(&other.a).unwrap();
+        prop_assert!(!in_ranges(&r, &key));
+        prop_assert!(in_ranges(&r, &other.encode().unwrap()));
+    }
+
+    #[test]
+    fn bucketed_ranges_at_the_integer_bounds_hold_exactly_their_keys(
+        a in prop::option::of("[a-c=-]{0,2}"), b in edge_isize(), c in edge_usize(),
+        bb in bounds(edge_isize()), bc in bounds(edge_usize()),
+    ) {
+        let k = WideBucket { a: a.clone(), b, c };
+        let key = k.encode().unwrap();
+        prop_assert_eq!(WideBucket::decode(&key).unwrap(), k.clone());
+        prop_assert_eq!(&WideBucket::layout().encode(&[a.clone().into(), (b as i64).into(), (c as u64).into()]).unwrap(), &key);
+        let r = WideBucket::ranges_b(&a, bb.clone()).unwrap();
+        prop_assert_eq!(r.len(), 3);
+        prop_assert_eq!(in_ranges(&r, &key), within(&b, &bb));
+        let r = WideBucket::ranges_c(&a, b, bc.clone()).unwrap();
+        prop_assert_eq!(r.len(), 1);
+        prop_assert_eq!(in_ranges(&r, &key), within(&c, &bc));
+    }
+}
