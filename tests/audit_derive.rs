@@ -425,7 +425,14 @@ where
 }
 
 fn edge_i128() -> impl Strategy<Value = i128> + Clone {
-    prop_oneof![Just(i128::MIN), Just(i128::MAX), Just(-1i128), Just(0i128), -3i128..3, any::<i128>()]
+    prop_oneof![
+        Just(i128::MIN),
+        Just(i128::MAX),
+        Just(-1i128),
+        Just(0i128),
+        -3i128..3,
+        any::<i128>()
+    ]
 }
 
 fn edge_u128() -> impl Strategy<Value = u128> + Clone {
@@ -433,7 +440,12 @@ fn edge_u128() -> impl Strategy<Value = u128> + Clone {
 }
 
 fn edge_isize() -> impl Strategy<Value = isize> + Clone {
-    prop_oneof![Just(isize::MIN), Just(isize::MAX), -3isize..3, any::<isize>()]
+    prop_oneof![
+        Just(isize::MIN),
+        Just(isize::MAX),
+        -3isize..3,
+        any::<isize>()
+    ]
 }
 
 fn edge_usize() -> impl Strategy<Value = usize> + Clone {
@@ -441,7 +453,15 @@ fn edge_usize() -> impl Strategy<Value = usize> + Clone {
 }
 
 fn small_char() -> impl Strategy<Value = Option<char>> + Clone {
-    prop::option::of(prop_oneof![Just('\0'), Just(','), Just('-'), Just('~'), Just('é'), Just(char::MAX), any::<char>()])
+    prop::option::of(prop_oneof![
+        Just('\0'),
+        Just(','),
+        Just('-'),
+        Just('~'),
+        Just('é'),
+        Just(char::MAX),
+        any::<char>()
+    ])
 }
 
 fn wide() -> impl Strategy<Value = Wide> {
@@ -450,11 +470,25 @@ fn wide() -> impl Strategy<Value = Wide> {
         edge_i128(),
         edge_u128(),
         small_char(),
-        prop_oneof![Just(f64::NEG_INFINITY), Just(-0.0f64), Just(0.0f64), Just(f64::MAX), -2.0f64..2.0],
+        prop_oneof![
+            Just(f64::NEG_INFINITY),
+            Just(-0.0f64),
+            Just(0.0f64),
+            Just(f64::MAX),
+            -2.0f64..2.0
+        ],
         prop::option::of(prop::collection::vec(any::<u8>(), 0..3)),
         prop::option::of(any::<bool>()),
     )
-        .prop_map(|(a, b, c, d, e, f, g)| Wide { a, b, c, d, e, f, g })
+        .prop_map(|(a, b, c, d, e, f, g)| Wide {
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+        })
 }
 
 /// `Reverse`-free typed comparison of two `Wide` values in key order.
@@ -479,7 +513,15 @@ fn wide_order(x: &Wide, y: &Wide) -> std::cmp::Ordering {
 }
 
 fn wide_values(w: &Wide) -> Vec<Value> {
-    vec![w.a.into(), w.b.into(), w.c.into(), w.d.into(), w.e.into(), w.f.clone().into(), w.g.into()]
+    vec![
+        w.a.into(),
+        w.b.into(),
+        w.c.into(),
+        w.d.into(),
+        w.e.into(),
+        w.f.clone().into(),
+        w.g.into(),
+    ]
 }
 
 use pk_codec::Value;

@@ -73,6 +73,16 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
 /// `KeyPart` impl, so aliases and type parameters are the types they name), then the field's
 /// attributes. The rules it must keep are checked in `SHAPE` (see [`Gen::checks`]).
 fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
+    spec_with(field, krate, None)
+}
+
+/// [`spec`], with `precision` in place of the lookup of the field's precision (`None`: the lookup;
+/// `Some` of nothing: no precision, where the field's spec does not depend on it).
+fn spec_with(
+    field: &Field<'_>,
+    krate: &TokenStream,
+    precision: Option<TokenStream>,
+) -> TokenStream {
     let ty = field.ty;
     let base = quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::BASE_SPEC);
     let a = &field.attrs;
@@ -82,12 +92,18 @@ fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     });
     let desc = a.desc.map(|_| quote!(.descending()));
     let escaped = a.escaped.map(|_| quote!(.escaped()));
-    let precision = a.precision.as_ref().map(|p| {
-        let (name, span) = (&p.value, p.span);
-        let lookup = respan(quote!(#krate::__private::precision(#name)), span);
-        quote!(.with_precision(#lookup))
+    let precision = a.precision.as_ref().and_then(|p| {
+        let lookup = precision.unwrap_or_else(|| precision_lookup(p, krate));
+        (!lookup.is_empty()).then(|| quote!(.with_precision(#lookup)))
     });
     quote!(#base #width #desc #escaped #precision)
+}
+
+/// The precision of `#[pk(precision = name)]`, looked up by pk-codec: an unknown name is a
+/// compile error on the name.
+fn precision_lookup(p: &attr::WithSpan<String>, krate: &TokenStream) -> TokenStream {
+    let (name, span) = (&p.value, p.span);
+    respan(quote!(#krate::__private::precision(#name)), span)
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -219,7 +235,15 @@ impl Gen<'_, '_> {
             let at_field = |tokens: TokenStream| respan(tokens, field.member.span());
             let at_type = |tokens: TokenStream| respan(tokens, ty.span());
             out.extend(at_field(quote!(#krate::__private::field_name(#name);)));
-            let spec = spec(field, krate);
+            // The precision is looked up first, on its own, so that an unknown name is reported
+            // on the attribute (the checks below carry the field's span in every token).
+            let precision = field.attrs.precision.as_ref().map(|p| {
+                let var = format_ident!("__pk_precision_{}", i);
+                let lookup = precision_lookup(p, krate);
+                out.extend(quote!(let #var = #lookup;));
+                quote!(#var)
+            });
+            let spec = spec_with(field, krate, precision);
             match field.form {
                 Form::Part => {
                     let a = &field.attrs;
@@ -275,7 +299,8 @@ impl Gen<'_, '_> {
         let mut floor = quote!(::core::primitive::u8::MAX);
         for field in &self.input.fields {
             let ty = field.ty;
-            let spec = spec(field, &self.krate);
+            // No precision: it does not change a floor, and an unknown one is reported by `SHAPE`.
+            let spec = spec_with(field, &self.krate, Some(TokenStream::new()));
             let one = match field.form {
                 Form::Part => {
                     quote_spanned!(ty.span()=> #krate::__private::part_floor::<#ty>(&#spec))
