@@ -584,3 +584,177 @@ proptest! {
         prop_assert_eq!(in_ranges(&r, &key), within(&c, &bc));
     }
 }
+
+// ---- Exactly the keys that encode decode, over adjacent options, chars, floats, nesting --------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct AdjacentOptions {
+    a: Option<String>,
+    b: Option<String>,
+    #[pk(desc)]
+    c: Option<u8>,
+    d: Option<char>,
+    #[pk(desc)]
+    e: Option<String>,
+    f: Option<Vec<u8>>,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '\0')]
+struct NulDelimited(
+    #[pk(escaped)] Option<String>,
+    Option<String>,
+    #[pk(desc)] char,
+    Option<bool>,
+);
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 10, modulo = 1, separator), delimiter = '+')]
+struct NestedModulo(NulInner, #[pk(width = 2)] i16, #[pk(desc)] Option<f32>);
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct NulInner {
+    #[pk(escaped, desc)]
+    s: String,
+    t: Option<i8>,
+}
+
+fn any_str() -> impl Strategy<Value = String> {
+    prop::string::string_regex("(?s)[\\x00 !+,\\-=a~é\\u{10FFFF}]{0,3}").unwrap()
+}
+
+fn adjacent() -> impl Strategy<Value = AdjacentOptions> {
+    (
+        prop::option::of("[a=~é]{0,2}"),
+        prop::option::of("[a=~é]{0,2}"),
+        prop::option::of(any::<u8>()),
+        prop::option::of(any::<char>()),
+        prop::option::of(any_str()),
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..2)),
+    )
+        .prop_map(|(a, b, c, d, e, f)| AdjacentOptions { a, b, c, d, e, f })
+}
+
+fn nul() -> impl Strategy<Value = NulDelimited> {
+    (
+        prop::option::of(any_str()),
+        prop::option::of("[a=~é,]{0,2}"),
+        any::<char>(),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(a, b, c, d)| NulDelimited(a, b, c, d))
+}
+
+fn nested_modulo() -> impl Strategy<Value = NestedModulo> {
+    (
+        any_str(),
+        prop::option::of(any::<i8>()),
+        -10i16..=9,
+        prop::option::of(any::<f32>()),
+    )
+        .prop_map(|(s, t, n, f)| NestedModulo(NulInner { s, t }, n, f.filter(|f| !f.is_nan())))
+}
+
+/// Decoding `text` fails, or gives a value that encodes to exactly `text` and that the layout
+/// reads alike.
+macro_rules! exactly {
+    ($t:ty, $text:expr) => {{
+        let text: &str = $text;
+        let derived = <$t>::decode(text);
+        let layout = <$t>::layout().decode(text);
+        prop_assert_eq!(
+            derived.is_ok(),
+            layout.is_ok(),
+            "{:?}: {:?} / {:?}",
+            text,
+            derived,
+            layout
+        );
+        if let Ok(v) = derived {
+            prop_assert_eq!(v.encode().unwrap(), text, "{:?}", v);
+        }
+    }};
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(512), ..ProptestConfig::default() })]
+
+    #[test]
+    fn exactly_the_keys_that_encode_decode(
+        x in adjacent(), y in adjacent(), n in nul(), m in nested_modulo(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..3),
+    ) {
+        let (kx, ky) = (x.encode().unwrap(), y.encode().unwrap());
+        prop_assert_eq!(AdjacentOptions::decode(&kx).unwrap(), x.clone());
+        let kn = n.encode();
+        let km = m.encode().unwrap();
+        prop_assert_eq!(NestedModulo::decode(&km).unwrap(), m.clone());
+        let mut texts = vec![kx.clone(), km.clone()];
+        if let Ok(kn) = &kn {
+            prop_assert_eq!(NulDelimited::decode(kn).unwrap(), n.clone());
+            texts.push(kn.clone());
+        }
+        for key in texts.clone() {
+            let mut bytes = key.into_bytes();
+            support::damage(&mut bytes, &edits);
+            if let Ok(t) = String::from_utf8(bytes) {
+                texts.push(t);
+            }
+        }
+        for t in &texts {
+            exactly!(AdjacentOptions, t);
+            exactly!(NulDelimited, t);
+            exactly!(NestedModulo, t);
+        }
+        if x == y {
+            prop_assert_eq!(kx, ky);
+        } else {
+            prop_assert_ne!(kx, ky);
+        }
+    }
+}
+
+// ---- encode_into appends, and leaves the buffer as it was on error -----------------------------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 5, hash(b, c)), max_len = 16)]
+struct Appended {
+    #[pk(width = 2)]
+    a: u8,
+    b: String,
+    c: NulInner,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn encode_into_appends_or_leaves_the_buffer(
+        before in "(?s).{0,6}", a in 0u8..120, b in "[a-c,]{0,8}", s in any_str(), t in prop::option::of(any::<i8>()),
+        m in nested_modulo(), w in wide(),
+    ) {
+        let key = Appended { a, b, c: NulInner { s, t } };
+        let mut out = before.clone();
+        match (key.encode(), key.encode_into(&mut out)) {
+            (Ok(alone), Ok(())) => {
+                prop_assert_eq!(&out, &format!("{before}{alone}"));
+                prop_assert_eq!(Appended::decode(&alone).unwrap(), key);
+            }
+            (Err(e1), Err(e2)) => {
+                prop_assert_eq!(e1.to_string(), e2.to_string());
+                prop_assert_eq!(&out, &before);
+            }
+            (x, y) => prop_assert!(false, "{:?} {:?}", x, y),
+        }
+        let mut out = before.clone();
+        m.encode_into(&mut out).unwrap();
+        prop_assert_eq!(&out, &format!("{before}{}", m.encode().unwrap()));
+        let mut out = before.clone();
+        w.encode_into(&mut out).unwrap();
+        prop_assert_eq!(&out, &format!("{before}{}", w.encode().unwrap()));
+        // A modulo key whose field does not fit: the buffer is as it was.
+        let mut out = before.clone();
+        prop_assert!(NestedModulo(m.0.clone(), 10, None).encode_into(&mut out).is_err());
+        prop_assert_eq!(&out, &before);
+    }
+}
