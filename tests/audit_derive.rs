@@ -758,3 +758,50 @@ proptest! {
         prop_assert_eq!(&out, &before);
     }
 }
+
+// ---- Modulo buckets over every integer type, at its bounds -------------------------------------
+
+macro_rules! modulo_cases {
+    ($($name:ident $t:ty, $count:literal);* $(;)?) => {
+        $(
+            #[derive(PartitionKey, Debug, Clone, PartialEq)]
+            #[pk(buckets(count = $count, modulo = v, separator))]
+            struct $name {
+                #[pk(desc)]
+                v: $t,
+                w: Option<$t>,
+            }
+        )*
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+            #[test]
+            fn modulo_buckets_of_every_integer_agree_with_the_layout(
+                raw in prop_oneof![Just(0u128), Just(u128::MAX), Just(1u128 << 127), Just((1u128 << 127) - 1), any::<u128>()],
+                other in any::<u64>(),
+            ) {
+                $(
+                    let v = raw as $t;
+                    let w = if other % 3 == 0 { None } else { Some(other as $t) };
+                    let key = $name { v, w };
+                    let text = key.encode().unwrap();
+                    let layout = $name::layout();
+                    prop_assert_eq!(&layout.encode(&[Value::from(v), Value::from(w)]).unwrap(), &text, "{}", stringify!($name));
+                    prop_assert_eq!(layout.decode(&text).unwrap(), vec![Value::from(v), Value::from(w)]);
+                    prop_assert_eq!($name::decode(&text).unwrap(), key);
+                    let ranges = $name::ranges_w_eq(v, &w).unwrap();
+                    prop_assert_eq!(ranges.len(), 1);
+                    prop_assert!(ranges[0].contains(&text));
+                    let ranges = $name::ranges_v(v..=v).unwrap();
+                    prop_assert_eq!(ranges.iter().filter(|r| r.contains(&text)).count(), 1);
+                )*
+            }
+        }
+    };
+}
+
+modulo_cases!(
+    ModU8 u8, 7; ModU16 u16, 10; ModU32 u32, 9999; ModU64 u64, 10000; ModU128 u128, 13; ModUsize usize, 3;
+    ModI8 i8, 7; ModI16 i16, 10; ModI32 i32, 1; ModI64 i64, 10000; ModI128 i128, 13; ModIsize isize, 3;
+);
