@@ -805,3 +805,49 @@ modulo_cases!(
     ModU8 u8, 7; ModU16 u16, 10; ModU32 u32, 9999; ModU64 u64, 10000; ModU128 u128, 13; ModUsize usize, 3;
     ModI8 i8, 7; ModI16 i16, 10; ModI32 i32, 1; ModI64 i64, 10000; ModI128 i128, 13; ModIsize isize, 3;
 );
+
+// ---- 'static borrowed fields in a struct without lifetimes --------------------------------------
+
+/// A struct without lifetime parameters whose fields borrow (`&'static str`, `Cow<'static, str>`)
+/// encodes only, as any borrowing struct: the derive implemented `BorrowDecodeKey` through a
+/// `DecodeKey` it did not implement (E0277 inside the derive).
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 4, hash(a)))]
+struct StaticFields {
+    a: &'static str,
+    b: std::borrow::Cow<'static, str>,
+    #[pk(width = 3)]
+    c: u16,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 4, hash(a)))]
+struct StaticTwin {
+    a: String,
+    b: String,
+    #[pk(width = 3)]
+    c: u16,
+}
+
+#[test]
+fn static_borrowed_fields_encode_as_owned_ones() {
+    let key = StaticFields {
+        a: "x",
+        b: "y".into(),
+        c: 7,
+    };
+    let text = key.encode().unwrap();
+    assert_eq!(
+        text,
+        StaticTwin {
+            a: "x".into(),
+            b: "y".into(),
+            c: 7
+        }
+        .encode()
+        .unwrap()
+    );
+    assert_eq!(StaticFields::layout(), StaticTwin::layout());
+    let r = StaticFields::ranges_c("x", &"y".into(), 7..8).unwrap();
+    assert_eq!(r.iter().filter(|r| r.contains(&text)).count(), 1);
+}

@@ -775,6 +775,9 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
     let (_, ty_generics, _) = generics.split_for_impl();
     let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
     match lifetimes.as_slice() {
+        // Fields that borrow without a lifetime of the struct's (`&'static str`): no owned
+        // decode to go through, so the struct encodes only.
+        [] if input.fields.iter().any(|f| ast::borrows(f.ty)) => None,
         [] => {
             let mut with_de = generics.clone();
             with_de.params.insert(0, syn::parse_quote!('__pk_de));
