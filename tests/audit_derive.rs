@@ -345,7 +345,7 @@ proptest! {
         let plain = |s: &str, d: char| -> String { s.chars().filter(|&ch| ch > d).collect() };
         let mut texts = vec![junk];
         let m = ModOwned { a: plain(&a, ','), b: n % 1000, c: c.as_deref().map(|s| plain(s, ',')), d: d.clone() };
-        let h = HashOwned { a: c.as_deref().map(|s| plain(s, ',')), b: a.clone(), c: plain(&d, ','), d: i.max(-9).min(9) };
+        let h = HashOwned { a: c.as_deref().map(|s| plain(s, ',')), b: a.clone(), c: plain(&d, ','), d: i.clamp(-9, 9) };
         let b = BucketOwned { a: plain(&a, '!'), b: c.as_deref().map(|s| plain(s, '!')), c: n as u8, d: plain(&d, '!') };
         for key in [m.encode().unwrap(), h.encode().unwrap(), b.encode().unwrap()] {
             let mut bytes = key.clone().into_bytes();
@@ -552,12 +552,12 @@ proptest! {
         bd in bounds(small_char()),
     ) {
         let key = x.encode().unwrap();
-        let r = Wide::ranges_b(&x.a, bb.clone()).unwrap();
+        let r = Wide::ranges_b(&x.a, bb).unwrap();
         prop_assert_eq!(in_ranges(&r, &key), within(&x.b, &bb), "{} {:?}", key, r);
-        let r = Wide::ranges_c(&x.a, x.b, bc.clone()).unwrap();
+        let r = Wide::ranges_c(&x.a, x.b, bc).unwrap();
         prop_assert_eq!(in_ranges(&r, &key), within(&x.c, &bc), "{} {:?}", key, r);
         // Bounds are in value order (`None` below every `Some`) for a descending field too.
-        let r = Wide::ranges_d(&x.a, x.b, x.c, bd.clone()).unwrap();
+        let r = Wide::ranges_d(&x.a, x.b, x.c, bd).unwrap();
         prop_assert_eq!(in_ranges(&r, &key), within(&x.d, &bd), "{} {:?} {:?}", key, r, bd);
         let r = Wide::ranges_g_eq(&x.a, x.b, x.c, &x.d, x.e, &x.f, &x.g).unwrap();
         prop_assert!(in_ranges(&r, &key));
@@ -576,10 +576,10 @@ proptest! {
         let key = k.encode().unwrap();
         prop_assert_eq!(WideBucket::decode(&key).unwrap(), k.clone());
         prop_assert_eq!(&WideBucket::layout().encode(&[a.clone().into(), (b as i64).into(), (c as u64).into()]).unwrap(), &key);
-        let r = WideBucket::ranges_b(&a, bb.clone()).unwrap();
+        let r = WideBucket::ranges_b(&a, bb).unwrap();
         prop_assert_eq!(r.len(), 3);
         prop_assert_eq!(in_ranges(&r, &key), within(&b, &bb));
-        let r = WideBucket::ranges_c(&a, b, bc.clone()).unwrap();
+        let r = WideBucket::ranges_c(&a, b, bc).unwrap();
         prop_assert_eq!(r.len(), 1);
         prop_assert_eq!(in_ranges(&r, &key), within(&c, &bc));
     }
