@@ -851,3 +851,39 @@ fn static_borrowed_fields_encode_as_owned_ones() {
     let r = StaticFields::ranges_c("x", &"y".into(), 7..8).unwrap();
     assert_eq!(r.iter().filter(|r| r.contains(&text)).count(), 1);
 }
+
+// ---- Floats: every bit pattern, NaNs included ---------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone)]
+struct Floats {
+    a: f32,
+    #[pk(desc)]
+    b: f64,
+    c: Option<f32>,
+    #[pk(desc)]
+    d: Option<f64>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(512), ..ProptestConfig::default() })]
+
+    #[test]
+    fn floats_of_every_bit_pattern_round_trip_and_keep_total_order(
+        a in any::<u32>(), b in any::<u64>(), c in prop::option::of(any::<u32>()), d in prop::option::of(any::<u64>()),
+        a2 in any::<u32>(), b2 in any::<u64>(),
+    ) {
+        let x = Floats { a: f32::from_bits(a), b: f64::from_bits(b), c: c.map(f32::from_bits), d: d.map(f64::from_bits) };
+        let key = x.encode().unwrap();
+        let back = Floats::decode(&key).unwrap();
+        prop_assert_eq!(back.a.to_bits(), a);
+        prop_assert_eq!(back.b.to_bits(), b);
+        prop_assert_eq!(back.c.map(f32::to_bits), c);
+        prop_assert_eq!(back.d.map(f64::to_bits), d);
+        let values = vec![Value::from(x.a), Value::from(x.b), Value::from(x.c), Value::from(x.d)];
+        prop_assert_eq!(&Floats::layout().encode(&values).unwrap(), &key);
+        let y = Floats { a: f32::from_bits(a2), b: f64::from_bits(b2), ..x.clone() };
+        let ky = y.encode().unwrap();
+        let typed = x.a.total_cmp(&y.a).then(y.b.total_cmp(&x.b));
+        prop_assert_eq!(typed, key.cmp(&ky));
+    }
+}
