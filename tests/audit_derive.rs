@@ -887,3 +887,56 @@ proptest! {
         prop_assert_eq!(typed, key.cmp(&ky));
     }
 }
+
+// ---- Typed range reads --------------------------------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 5, modulo = ts, separator))]
+struct Reading {
+    #[pk(width = 2)]
+    device: u8,
+    #[pk(desc, width = 4)]
+    ts: u16,
+    tag: Option<String>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn typed_scans_read_exactly_the_range_in_key_order_across_pages(
+        rows in prop::collection::vec((0u8..3, 0u16..40, prop::option::of("[a-c]{0,2}")), 0..40),
+        device in 0u8..3, lo in 0u16..45, hi in 0u16..45, page in 1usize..7, stop in 1usize..9,
+    ) {
+        use pk_codec::store::{MemoryStore, Typed};
+        use std::ops::ControlFlow;
+        let store = MemoryStore::default();
+        let typed = Typed::new(&store);
+        let mut all = Vec::new();
+        for (d, ts, tag) in &rows {
+            let key = Reading { device: *d, ts: *ts, tag: tag.clone() };
+            typed.put(&key, &u32::from(*ts)).unwrap();
+            all.push(key);
+        }
+        let mut expected: Vec<Reading> = all.into_iter().filter(|r| r.device == device && (lo..hi).contains(&r.ts)).collect();
+        expected.sort_by_key(|r| r.encode().unwrap()[2..].to_owned());
+        expected.dedup();
+        let ranges = Reading::ranges_ts(device, lo..hi).unwrap();
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let mut n = 0;
+            let next = typed.scan(&ranges, page, cursor.as_ref(), |k: Reading, v: u32| {
+                assert_eq!(v, u32::from(k.ts));
+                seen.push(k);
+                n += 1;
+                if n == stop { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            }).unwrap();
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        prop_assert_eq!(seen, expected);
+    }
+}
