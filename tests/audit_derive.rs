@@ -940,3 +940,54 @@ proptest! {
         prop_assert_eq!(seen, expected);
     }
 }
+
+// ---- Raw identifiers named by the prefix attributes ---------------------------------------------
+
+/// `r#ts` and `ts` are one identifier: a prefix attribute may name the field either way (`ts` was
+/// "names no field of this struct").
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 4, modulo = ts))]
+struct RawModulo {
+    #[pk(width = 4)]
+    r#ts: u16,
+    r#type: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(md5, len = 2, fields(r#dev, kind)))]
+struct RawHashed {
+    #[pk(width = 3)]
+    dev: u16,
+    r#kind: u8,
+    r#type: u8,
+}
+
+#[test]
+fn prefix_attributes_name_raw_identifiers_either_way() {
+    let k = RawModulo {
+        ts: 7,
+        r#type: "x".into(),
+    };
+    let text = k.encode().unwrap();
+    assert_eq!(text, "30007,x");
+    assert_eq!(RawModulo::decode(&text).unwrap(), k);
+    assert_eq!(
+        RawModulo::layout().to_string(),
+        "ts: u16 width=4; type: str; buckets=4:mod(ts)"
+    );
+    let h = RawHashed {
+        dev: 1,
+        kind: 2,
+        r#type: 3,
+    };
+    let text = h.encode().unwrap();
+    assert_eq!(RawHashed::decode(&text).unwrap(), h);
+    assert_eq!(
+        RawHashed::layout()
+            .encode(&[1u16.into(), 2u8.into(), 3u8.into()])
+            .unwrap(),
+        text
+    );
+    let r = RawHashed::ranges_type(1, 2, 3..=3).unwrap();
+    assert!(r[0].contains(&text));
+}
