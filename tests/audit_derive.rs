@@ -991,3 +991,91 @@ fn prefix_attributes_name_raw_identifiers_either_way() {
     let r = RawHashed::ranges_type(1, 2, 3..=3).unwrap();
     assert!(r[0].contains(&text));
 }
+
+// ---- String ranges over the whole alphabet -------------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct EscInner {
+    #[pk(escaped)]
+    s: String,
+    t: Option<u8>,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Strings {
+    a: Option<String>,
+    b: String,
+    c: EscInner,
+    #[pk(desc)]
+    d: String,
+    #[pk(escaped)]
+    e: Option<String>,
+}
+
+fn alphabet(max: usize) -> BoxedStrategy<String> {
+    prop::string::string_regex(&format!("[\\-.=a~é\\x7f\\u{{10FFFF}}]{{0,{max}}}"))
+        .unwrap()
+        .boxed()
+}
+
+fn any_alphabet(max: usize) -> BoxedStrategy<String> {
+    prop::string::string_regex(&format!("[\\x00,\\-.=a~é\\x7f]{{0,{max}}}"))
+        .unwrap()
+        .boxed()
+}
+
+fn strings() -> impl Strategy<Value = Strings> {
+    (
+        prop::option::of(alphabet(2)),
+        alphabet(2),
+        any_alphabet(2),
+        prop::option::of(any::<u8>()),
+        any_alphabet(2),
+        prop::option::of(any_alphabet(2)),
+    )
+        .prop_map(|(a, b, s, t, d, e)| Strings {
+            a,
+            b,
+            c: EscInner { s, t },
+            d,
+            e,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(512), ..ProptestConfig::default() })]
+
+    #[test]
+    fn string_ranges_over_the_whole_alphabet_hold_exactly_their_keys(
+        keys in prop::collection::vec(strings(), 1..6),
+        ba in bounds(prop::option::of(alphabet(2))),
+        bb in bounds(alphabet(3)),
+        bc in bounds((any_alphabet(2), prop::option::of(any::<u8>()))),
+        bd in bounds(any_alphabet(3)),
+        be in bounds(prop::option::of(any_alphabet(2))),
+    ) {
+        let probe = &keys[0];
+        let ra = Strings::ranges_a(ba.clone()).unwrap();
+        let rb = Strings::ranges_b(&probe.a, (bb.0.as_ref().map(String::as_str), bb.1.as_ref().map(String::as_str))).unwrap();
+        let inner = |(s, t): &(String, Option<u8>)| EscInner { s: s.clone(), t: *t }.encode().unwrap();
+        let bc_keys = (bc.0.as_ref().map(inner), bc.1.as_ref().map(inner));
+        let to_inner = |(s, t): &(String, Option<u8>)| EscInner { s: s.clone(), t: *t };
+        let rc = Strings::ranges_c(&probe.a, &probe.b, (bc.0.as_ref().map(to_inner), bc.1.as_ref().map(to_inner))).unwrap();
+        let rd = Strings::ranges_d(&probe.a, &probe.b, &probe.c, (bd.0.as_ref().map(String::as_str), bd.1.as_ref().map(String::as_str))).unwrap();
+        let re = Strings::ranges_e(&probe.a, &probe.b, &probe.c, &probe.d, be.clone()).unwrap();
+        for k in &keys {
+            let key = k.encode().unwrap();
+            prop_assert_eq!(Strings::decode(&key).unwrap(), k.clone());
+            prop_assert_eq!(in_ranges(&ra, &key), within(&k.a, &ba), "a {:?} {:?}", key, ra);
+            let head_a = k.a == probe.a;
+            prop_assert_eq!(in_ranges(&rb, &key), head_a && within(&k.b, &bb), "b {:?} {:?}", key, rb);
+            let head_b = head_a && k.b == probe.b;
+            let kc = k.c.encode().unwrap();
+            prop_assert_eq!(in_ranges(&rc, &key), head_b && within(&kc, &bc_keys), "c {:?} {:?}", key, rc);
+            let head_c = head_b && k.c == probe.c;
+            prop_assert_eq!(in_ranges(&rd, &key), head_c && within(&k.d, &bd), "d {:?} {:?}", key, rd);
+            let head_d = head_c && k.d == probe.d;
+            prop_assert_eq!(in_ranges(&re, &key), head_d && within(&k.e, &be), "e {:?} {:?}", key, re);
+        }
+    }
+}
