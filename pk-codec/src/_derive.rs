@@ -421,8 +421,8 @@
 //! of fields, a `max_len` with no room after the prefix, and an `Option` of an `Option`.
 //!
 //! The rules see types through their [`KeyField`](crate::KeyField) impls, so they hold through
-//! type parameters too; for a generic struct they are checked when an instance is built (a
-//! monomorphization error):
+//! type parameters too; for a generic struct they are checked when an instance is built or
+//! spliced into another key (a monomorphization error):
 //!
 //! ```compile_fail,E0080
 //! use pk_codec::{KeyField, PartitionKey};

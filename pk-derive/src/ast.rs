@@ -193,7 +193,12 @@ fn scalar_kind(ty: &Type) -> Option<ScalarKind> {
         Type::Group(g) => scalar_kind(&g.elem),
         Type::Reference(r) => match &*r.elem {
             Type::Slice(s) if is_u8(&s.elem) => Some(ScalarKind::Bytes),
-            Type::Path(p) if p.path.is_ident("str") => Some(ScalarKind::Str),
+            // `&str`, `&core::primitive::str`: the last segment, as for the other scalars.
+            ty @ Type::Path(_)
+                if last_segment(ty).is_some_and(|s| s.ident == "str" && s.arguments.is_empty()) =>
+            {
+                Some(ScalarKind::Str)
+            }
             other => scalar_kind(other),
         },
         _ => {

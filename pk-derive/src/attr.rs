@@ -113,7 +113,7 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
             } else if meta.path.is_ident(MAX_LEN) {
                 // #[pk(max_len = 1024)]
                 let lit: LitInt = meta.value()?.parse()?;
-                let value = lit.base10_parse::<usize>()?;
+                let value = saturating(&lit, usize::MAX)?;
                 set(&mut c.max_len, WithSpan { value, span: lit.span() }, &meta, MAX_LEN)
             } else if meta.path.is_ident(HASH) {
                 // #[pk(hash(md5, len = 4))], #[pk(hash(xxh3, len = 8, separator))]
@@ -147,6 +147,15 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
     c
 }
 
+/// An integer attribute's value, `max` when it is larger: the rulebook, which bounds every such
+/// value well below its type's largest, then refuses it by the rule's name (a width of 300 breaks
+/// `width-range`, not the `u8` the derive holds it in).
+fn saturating<T: TryFrom<u128>>(lit: &LitInt, max: T) -> syn::Result<T> {
+    // Every digit string parses as a `u128` or overflows it: both are at least `max`.
+    let value = lit.base10_parse::<u128>().unwrap_or(u128::MAX);
+    Ok(T::try_from(value).unwrap_or(max))
+}
+
 fn path_name(meta: &ParseNestedMeta<'_>) -> String {
     meta.path
         .segments
@@ -173,7 +182,7 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
         } else if inner.path.is_ident(LEN) {
             // hash(..., len = 4)
             let lit: LitInt = inner.value()?.parse()?;
-            let value = lit.base10_parse::<u8>()?;
+            let value = saturating(&lit, u8::MAX)?;
             set(&mut len, WithSpan { value, span: lit.span() }, &inner, "hash(len)")
         } else if inner.path.is_ident(SEPARATOR) {
             // hash(..., separator)
@@ -215,7 +224,7 @@ fn buckets_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<Buckets> {
         if inner.path.is_ident(COUNT) {
             // buckets(count = 16, ...)
             let lit: LitInt = inner.value()?.parse()?;
-            let value = lit.base10_parse::<u32>()?;
+            let value = saturating(&lit, u32::MAX)?;
             set(&mut count, WithSpan { value, span: lit.span() }, &inner, "buckets(count)")
         } else if inner.path.is_ident(MODULO) {
             // buckets(..., modulo = ts) or, in a tuple struct, modulo = 0
@@ -275,7 +284,7 @@ pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
             if meta.path.is_ident(WIDTH) {
                 // #[pk(width = 6)]
                 let lit: LitInt = meta.value()?.parse()?;
-                let value = lit.base10_parse::<u8>()?;
+                let value = saturating(&lit, u8::MAX)?;
                 set(
                     &mut f.width,
                     WithSpan {

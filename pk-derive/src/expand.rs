@@ -48,12 +48,12 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
         }
         #[automatically_derived]
         impl #impl_generics #krate::KeyPart for #ident #ty_generics #where_clause {
-            const NESTED: bool = true;
+            const NESTED: ::core::primitive::bool = true;
             const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
-            fn write_part(&self, _: &#krate::FieldSpec, _: &str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
+            fn write_part(&self, _: &#krate::FieldSpec, _: &::core::primitive::str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
                 ::core::unreachable!()
             }
-            fn layout_fields(_: &str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
+            fn layout_fields(_: &::core::primitive::str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
                 ::core::unreachable!()
             }
         }
@@ -62,7 +62,7 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
             fn read_fields(_: &mut #krate::KeyReader<'_>) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
-            fn decode(_: &str) -> #krate::Result<Self> {
+            fn decode(_: &::core::primitive::str) -> #krate::Result<Self> {
                 ::core::unreachable!()
             }
         }
@@ -73,6 +73,16 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
 /// `KeyPart` impl, so aliases and type parameters are the types they name), then the field's
 /// attributes. The rules it must keep are checked in `SHAPE` (see [`Gen::checks`]).
 fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
+    spec_with(field, krate, None)
+}
+
+/// [`spec`], with `precision` in place of the lookup of the field's precision (`None`: the lookup;
+/// `Some` of nothing: no precision, where the field's spec does not depend on it).
+fn spec_with(
+    field: &Field<'_>,
+    krate: &TokenStream,
+    precision: Option<TokenStream>,
+) -> TokenStream {
     let ty = field.ty;
     let base = quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::BASE_SPEC);
     let a = &field.attrs;
@@ -82,12 +92,18 @@ fn spec(field: &Field<'_>, krate: &TokenStream) -> TokenStream {
     });
     let desc = a.desc.map(|_| quote!(.descending()));
     let escaped = a.escaped.map(|_| quote!(.escaped()));
-    let precision = a.precision.as_ref().map(|p| {
-        let (name, span) = (&p.value, p.span);
-        let lookup = respan(quote!(#krate::__private::precision(#name)), span);
-        quote!(.with_precision(#lookup))
+    let precision = a.precision.as_ref().and_then(|p| {
+        let lookup = precision.unwrap_or_else(|| precision_lookup(p, krate));
+        (!lookup.is_empty()).then(|| quote!(.with_precision(#lookup)))
     });
     quote!(#base #width #desc #escaped #precision)
+}
+
+/// The precision of `#[pk(precision = name)]`, looked up by pk-codec: an unknown name is a
+/// compile error on the name.
+fn precision_lookup(p: &attr::WithSpan<String>, krate: &TokenStream) -> TokenStream {
+    let (name, span) = (&p.value, p.span);
+    respan(quote!(#krate::__private::precision(#name)), span)
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -201,6 +217,14 @@ impl Gen<'_, '_> {
     /// Statements, evaluated in the `SHAPE` constant, that check every field and the prefix's
     /// fields against pk-codec's rulebook: a broken rule is a compile error spanned on the field.
     fn checks(&self) -> TokenStream {
+        let mut out = self.field_checks(true);
+        out.extend(self.prefix_checks());
+        out
+    }
+
+    /// The checks of [`Gen::checks`] that concern the fields alone (names, widths, forms, nested
+    /// keys), against `__pk_shape`; with `modulo`, also the field a modulo bucket reads.
+    fn field_checks(&self, modulo: bool) -> TokenStream {
         let krate = &self.krate;
         let mut out = TokenStream::new();
         for (i, field) in self.input.fields.iter().enumerate() {
@@ -211,7 +235,15 @@ impl Gen<'_, '_> {
             let at_field = |tokens: TokenStream| respan(tokens, field.member.span());
             let at_type = |tokens: TokenStream| respan(tokens, ty.span());
             out.extend(at_field(quote!(#krate::__private::field_name(#name);)));
-            let spec = spec(field, krate);
+            // The precision is looked up first, on its own, so that an unknown name is reported
+            // on the attribute (the checks below carry the field's span in every token).
+            let precision = field.attrs.precision.as_ref().map(|p| {
+                let var = format_ident!("__pk_precision_{}", i);
+                let lookup = precision_lookup(p, krate);
+                out.extend(quote!(let #var = #lookup;));
+                quote!(#var)
+            });
+            let spec = spec_with(field, krate, precision);
             match field.form {
                 Form::Part => {
                     let a = &field.attrs;
@@ -222,7 +254,7 @@ impl Gen<'_, '_> {
                     out.extend(at_type(quote! {
                         #krate::__private::part::<#ty>(&__pk_shape, #spec, #attributes);
                     }));
-                    if self.roles[i] == Role::Modulo {
+                    if modulo && self.roles[i] == Role::Modulo {
                         out.extend(at_type(
                             quote!(#krate::__private::modulo_part::<#ty>(#spec);),
                         ));
@@ -232,12 +264,19 @@ impl Gen<'_, '_> {
                     out.extend(at_type(
                         quote!(#krate::__private::field(&__pk_shape, #spec);),
                     ));
-                    if self.roles[i] == Role::Modulo {
+                    if modulo && self.roles[i] == Role::Modulo {
                         out.extend(at_type(quote!(#krate::__private::modulo_field(#spec);)));
                     }
                 }
             }
         }
+        out
+    }
+
+    /// The checks of [`Gen::checks`] that concern the prefix's fields.
+    fn prefix_checks(&self) -> TokenStream {
+        let mut out = TokenStream::new();
+        let krate = &self.krate;
         if self.roles.contains(&Role::Hashed) {
             let flags = self.roles.iter().map(|r| *r == Role::Hashed);
             let c = &self.input.attrs;
@@ -260,7 +299,8 @@ impl Gen<'_, '_> {
         let mut floor = quote!(::core::primitive::u8::MAX);
         for field in &self.input.fields {
             let ty = field.ty;
-            let spec = spec(field, &self.krate);
+            // No precision: it does not change a floor, and an unknown one is reported by `SHAPE`.
+            let spec = spec_with(field, &self.krate, Some(TokenStream::new()));
             let one = match field.form {
                 Form::Part => {
                     quote_spanned!(ty.span()=> #krate::__private::part_floor::<#ty>(&#spec))
@@ -444,7 +484,7 @@ impl Gen<'_, '_> {
                 _ => {
                     let spec = spec(field, &self.krate);
                     let push = hashed
-                        .then(|| quote!(__pk_hashed.push(::std::string::String::from(#name));));
+                        .then(|| quote!(__pk_hashed.push(<::std::string::String as ::core::convert::From<&::core::primitive::str>>::from(#name));));
                     quote! {
                         #push
                         __pk_b = __pk_b.field(#name, const { #spec });
@@ -512,8 +552,14 @@ impl Gen<'_, '_> {
                 kind: Some(kind),
                 optional: false,
             } => match kind {
-                ScalarKind::Str => (quote!(&str), quote!(&'__pk str)),
-                ScalarKind::Bytes => (quote!(&[u8]), quote!(&'__pk [u8])),
+                ScalarKind::Str => (
+                    quote!(&::core::primitive::str),
+                    quote!(&'__pk ::core::primitive::str),
+                ),
+                ScalarKind::Bytes => (
+                    quote!(&[::core::primitive::u8]),
+                    quote!(&'__pk [::core::primitive::u8]),
+                ),
                 _ => (quote!(#ty), quote!(#ty)),
             },
             _ => (quote!(&#ty), quote!(#ty)),
@@ -543,7 +589,7 @@ impl Gen<'_, '_> {
                 kind: Some(ScalarKind::Str),
                 optional: false,
             } => (
-                quote!(str),
+                quote!(::core::primitive::str),
                 if bound {
                     quote!(*#value)
                 } else {
@@ -554,7 +600,7 @@ impl Gen<'_, '_> {
                 kind: Some(ScalarKind::Bytes),
                 optional: false,
             } => (
-                quote!([u8]),
+                quote!([::core::primitive::u8]),
                 if bound {
                     quote!(*#value)
                 } else {
@@ -596,11 +642,13 @@ impl Gen<'_, '_> {
         .map(hygienic);
         let n = self.input.fields.len();
         let ident = &self.input.original.ident;
-        let bounds_name = if self.input.fields.iter().any(|f| f.name == "bounds") {
-            format_ident!("bounds_")
-        } else {
-            format_ident!("bounds")
-        };
+        // The bounds parameter, named after no field (each field is a parameter too): `bounds`,
+        // or `bounds_`, `bounds__`, ... when fields take those names.
+        let mut bounds_name = String::from("bounds");
+        while self.input.fields.iter().any(|f| f.name == bounds_name) {
+            bounds_name.push('_');
+        }
+        let bounds_name = format_ident!("{}", bounds_name);
         // With a hash prefix over leading fields, a range fixes those fields first: the fields
         // up to the last hashed one are equality conditions in every constructor.
         let hashed = self
@@ -727,6 +775,9 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
     let (_, ty_generics, _) = generics.split_for_impl();
     let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
     match lifetimes.as_slice() {
+        // Fields that borrow without a lifetime of the struct's (`&'static str`): no owned
+        // decode to go through, so the struct encodes only.
+        [] if input.fields.iter().any(|f| ast::borrows(f.ty)) => None,
         [] => {
             let mut with_de = generics.clone();
             with_de.params.insert(0, syn::parse_quote!('__pk_de));
@@ -741,7 +792,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     }
 
                     #[inline]
-                    fn decode_borrowed(__pk_key: &'__pk_de str) -> #krate::Result<Self> {
+                    fn decode_borrowed(__pk_key: &'__pk_de ::core::primitive::str) -> #krate::Result<Self> {
                         <Self as #krate::DecodeKey>::decode(__pk_key)
                     }
                 }
@@ -791,7 +842,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     }
 
                     #[inline]
-                    fn decode_borrowed(__pk_key: &#lt str) -> #krate::Result<Self> {
+                    fn decode_borrowed(__pk_key: &#lt ::core::primitive::str) -> #krate::Result<Self> {
                         #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #body)
                     }
                 }
@@ -801,7 +852,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     #[inline]
                     fn read_part_borrowed(
                         _: &#krate::FieldSpec,
-                        _: &str,
+                        _: &::core::primitive::str,
                         __pk_r: &mut #krate::KeyReader<#lt>,
                     ) -> #krate::Result<Self> {
                         <Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed(__pk_r)
@@ -932,6 +983,16 @@ fn expand(input: &Input<'_>) -> TokenStream {
         }
     });
     let floor = g.field_floor();
+    // A key spliced into another is checked through this constant, which the outer key's `SHAPE`
+    // evaluates: its fields' rules (not its own delimiter, prefix and limit, which a nested key
+    // does not use), so that a generic key used only nested is checked too. The delimiter `\0`
+    // passes every floor: the outer key checks `FIELD_FLOOR` against its own delimiter.
+    let nested_checks = g.field_checks(false);
+    let nested_floor = quote!({
+        let __pk_shape = #krate::KeyShape::new(0);
+        #nested_checks
+        <Self as #krate::PartitionKey>::FIELD_FLOOR
+    });
     let layout = g.layout();
     let n = input.fields.len();
     let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
@@ -977,7 +1038,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn read_part(
                     _: &#krate::FieldSpec,
-                    _: &str,
+                    _: &::core::primitive::str,
                     __pk_r: &mut #krate::KeyReader<'_>,
                 ) -> #krate::Result<Self> {
                     <Self as #krate::DecodeKey>::read_fields(__pk_r)
@@ -993,7 +1054,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 }
 
                 #[inline]
-                fn decode(__pk_key: &str) -> #krate::Result<Self> {
+                fn decode(__pk_key: &::core::primitive::str) -> #krate::Result<Self> {
                     #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_body)
                 }
             }
@@ -1041,23 +1102,23 @@ fn expand(input: &Input<'_>) -> TokenStream {
 
             #[automatically_derived]
             impl #impl_generics #krate::KeyPart for #ident #ty_generics #encode_where {
-                const NESTED: bool = true;
+                const NESTED: ::core::primitive::bool = true;
                 // A nested key has no spec of its own: its fields have theirs.
                 const BASE_SPEC: #krate::FieldSpec = #krate::FieldSpec::new(#krate::Kind::Bool);
-                const NESTED_FLOOR: ::core::primitive::u8 = <Self as #krate::PartitionKey>::FIELD_FLOOR;
+                const NESTED_FLOOR: ::core::primitive::u8 = #nested_floor;
 
                 #[inline]
                 fn write_part(
                     &self,
                     _: &#krate::FieldSpec,
-                    _: &str,
+                    _: &::core::primitive::str,
                     __pk_w: &mut #krate::KeyWriter<'_>,
                 ) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
                 }
 
                 fn layout_fields(
-                    __pk_field: &str,
+                    __pk_field: &::core::primitive::str,
                     _: #krate::FieldSpec,
                     __pk_out: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>,
                 ) {

@@ -37,7 +37,17 @@ pub(crate) fn find<'i, 'a>(
         .fields
         .iter()
         .enumerate()
-        .find(|(_, f)| f.member == *member)
+        .find(|(_, f)| same_member(&f.member, member))
+}
+
+/// Whether two members name one field: `r#ts` and `ts` are one identifier.
+fn same_member(a: &Member, b: &Member) -> bool {
+    use syn::ext::IdentExt;
+    match (a, b) {
+        (Member::Named(a), Member::Named(b)) => a.unraw() == b.unraw(),
+        (Member::Unnamed(a), Member::Unnamed(b)) => a.index == b.index,
+        _ => false,
+    }
 }
 
 fn member_text(m: &Member) -> String {
@@ -151,7 +161,7 @@ fn check_members(input: &Input<'_>, members: &[Member], attribute: &str, errors:
                     member_text(m)
                 ),
             );
-        } else if members[..i].contains(m) {
+        } else if members[..i].iter().any(|earlier| same_member(earlier, m)) {
             errors.at(
                 m.span(),
                 format!("#[pk({attribute})] names `{}` twice", member_text(m)),
