@@ -116,10 +116,14 @@ impl HotspotMeter {
         }
     }
 
-    /// Counts one write of `key` at `time_ms`, before it is written to `table`.
+    /// Counts one write of `key` at `time_ms`, before it is written to `table`. A `time_ms`
+    /// before the open window's counts in the open window, as the table counts a write when
+    /// its clock goes back.
     pub fn record(&mut self, table: &Table, key: &PkValue, time_ms: i64) {
         let window = time_ms.div_euclid(self.window_ms);
-        if self.current.as_ref().is_none_or(|w| w.window != window) {
+        // A time before the open window's (the clock went back) counts in the open window, as
+        // the table counts it: windows stay in time order, each once.
+        if self.current.as_ref().is_none_or(|w| window > w.window) {
             self.close();
             table.partition_lowers_into(&mut self.bounds);
             self.heads.clear();
