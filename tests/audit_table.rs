@@ -828,3 +828,24 @@ fn hotspot_meter_windows_stay_in_time_order_when_time_goes_back() {
     let table_windows: Vec<i64> = t.report().windows.iter().map(|w| w.window).collect();
     assert_eq!(windows, table_windows);
 }
+
+/// `above_previous_high` counts writes above the *previous window's* highest key (as documented),
+/// not above the highest key of every window before.
+#[test]
+fn hotspot_meter_compares_with_the_previous_windows_high() {
+    use pk_codec::table::HotspotMeter;
+    let t = Table::single_string_key("pk", TableOptions::default()).unwrap();
+    let mut meter = HotspotMeter::new(1_000);
+    for (key, time) in [("z", 0i64), ("a", 10), ("m", 1_000), ("p", 2_000), ("q", 2_001)] {
+        meter.record(&t, &key.into(), time);
+    }
+    let report = meter.report();
+    let above: Vec<u64> = report
+        .per_window
+        .iter()
+        .map(|w| w.above_previous_high)
+        .collect();
+    // Window 1's "m" is below window 0's "z"; window 2's "p" and "q" are above window 1's "m".
+    assert_eq!(above, [0, 0, 2]);
+    assert!((report.tail_share - 2.0 / 3.0).abs() < 1e-12, "{}", report.tail_share);
+}

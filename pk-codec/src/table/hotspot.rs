@@ -130,7 +130,9 @@ impl HotspotMeter {
             self.heads.extend(self.bounds.iter().map(PkValue::head));
             self.counts.clear();
             self.counts.resize(self.bounds.len().max(1), 0);
-            self.previous_high.clone_from(&self.high);
+            // The window that ends hands on its highest key; the new one starts with none.
+            std::mem::swap(&mut self.previous_high, &mut self.high);
+            self.high = None;
             self.current = Some(HotspotWindow {
                 window,
                 ranges: self.bounds.len().max(1),
@@ -279,7 +281,7 @@ mod tests {
             if expected.last().is_none_or(|w| w.window != t / 1_000) {
                 bounds = table.partition_bounds().into_iter().map(|b| b.0).collect();
                 counts = vec![0u64; bounds.len()];
-                previous_high.clone_from(&high);
+                previous_high = high.take();
                 expected.push(HotspotWindow {
                     window: t / 1_000,
                     ranges: bounds.len(),
