@@ -886,3 +886,17 @@ fn a_weightless_row_does_not_stop_a_size_split() {
     assert_eq!(oversized, [&PkValue::from("a")]);
     assert_eq!(t.stored_rows(), 301);
 }
+
+/// A manual clock moved past the end (or the start) of time stops there instead of wrapping
+/// round to the other end.
+#[test]
+fn a_manual_clock_saturates_at_the_ends_of_time() {
+    let clock = ManualClock::new(i64::MAX - 10);
+    clock.advance(100);
+    assert_eq!(clock.now_ms(), i64::MAX);
+    clock.set(i64::MIN + 10);
+    clock.advance(-100);
+    assert_eq!(clock.now_ms(), i64::MIN);
+    clock.advance(i64::MAX);
+    assert_eq!(clock.now_ms(), -1);
+}
