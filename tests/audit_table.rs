@@ -24,6 +24,10 @@ type Key = (String, i64);
 type ModelKey = (Ext<String>, Ext<i64>);
 /// Cells of a row: (name, version, value), ordered by name, newest first.
 type Cells = Vec<(String, i64, i64)>;
+/// A read's time range: (start relative to now, length), ms.
+type TimeSpan = (i64, i64);
+/// Attributes to write: (name, version, value).
+type Attrs = Vec<(String, Ver, i64)>;
 
 /// A version, resolved against the clock when the operation runs.
 #[derive(Debug, Clone, Copy)]
@@ -50,15 +54,19 @@ enum Op {
     PutRef(Key, Vec<(String, Ver, i64)>),
     Update(Key, Vec<UOp>),
     Delete(Key),
-    Get(Key, u8, Option<u32>, Option<(i64, i64)>),
+    Get(Key, u8, Option<u32>, Option<TimeSpan>),
     Range(ModelKey, ModelKey, bool, usize, Option<u32>),
-    Batch(Vec<(u8, Key, Vec<(String, Ver, i64)>)>),
+    Batch(Vec<(u8, Key, Attrs)>),
     Tick(i64),
     Compact,
 }
 
 fn name() -> impl Strategy<Value = String> {
-    prop_oneof![Just("a".to_owned()), Just("b".to_owned()), Just("c".to_owned())]
+    prop_oneof![
+        Just("a".to_owned()),
+        Just("b".to_owned()),
+        Just("c".to_owned())
+    ]
 }
 
 fn ver() -> impl Strategy<Value = Ver> {
@@ -437,7 +445,11 @@ fn run(ops: &[Op], max_versions: u32, ttl: i64, offset: i64, start_ms: i64) {
                 if let Some(c) = columns {
                     o = o.columns(c.iter().copied());
                 }
-                let (mv, tr) = if tr.is_some() { (None, *tr) } else { (*mv, None) };
+                let (mv, tr) = if tr.is_some() {
+                    (None, *tr)
+                } else {
+                    (*mv, None)
+                };
                 let tr = tr.map(|(s, l)| (now + s, now + s + l + 1));
                 if let Some(n) = mv {
                     o = o.max_versions(n);
@@ -612,11 +624,16 @@ fn run(ops: &[Op], max_versions: u32, ttl: i64, offset: i64, start_ms: i64) {
         .collect();
     let o = ReadOptions::default().max_versions(10);
     let fwd = t
-        .get_range(&RangeRequest::forward(PrimaryKey::inf_min(2), PrimaryKey::inf_max(2)).options(o.clone()))
+        .get_range(
+            &RangeRequest::forward(PrimaryKey::inf_min(2), PrimaryKey::inf_max(2))
+                .options(o.clone()),
+        )
         .unwrap();
     assert_eq!(rows_of(&fwd.rows), all);
     let back = t
-        .get_range(&RangeRequest::backward(PrimaryKey::inf_max(2), PrimaryKey::inf_min(2)).options(o))
+        .get_range(
+            &RangeRequest::backward(PrimaryKey::inf_max(2), PrimaryKey::inf_min(2)).options(o),
+        )
         .unwrap();
     let mut rev = all;
     rev.reverse();
@@ -646,7 +663,7 @@ fn value_of(ty: PkType, (pick, n): (u8, u16)) -> PkValue {
             0 => Vec::new(),
             1 => vec![0u8; usize::from(n % 3) + 1],
             2 => vec![0xFF; usize::from(n % 3) + 1],
-            3 => vec![b'a' + (n % 3) as u8; if n % 7 == 0 { 1024 } else { 2 }],
+            3 => vec![b'a' + (n % 3) as u8; if n.is_multiple_of(7) { 1024 } else { 2 }],
             4 => vec![0, (n % 2) as u8 * 0xFF, 0],
             _ => vec![b'a', (n % 4) as u8],
         }
@@ -695,7 +712,11 @@ fn kop() -> impl Strategy<Value = KOp> {
 }
 
 fn pk_type() -> impl Strategy<Value = PkType> {
-    prop_oneof![Just(PkType::String), Just(PkType::Integer), Just(PkType::Binary)]
+    prop_oneof![
+        Just(PkType::String),
+        Just(PkType::Integer),
+        Just(PkType::Binary)
+    ]
 }
 
 proptest! {
@@ -810,7 +831,10 @@ fn hotspot_meter_windows_stay_in_time_order_when_time_goes_back() {
     )
     .unwrap();
     let mut meter = HotspotMeter::new(1_000);
-    for (i, time) in [0i64, 5_000, 100, 5_001, 200, 9_000].into_iter().enumerate() {
+    for (i, time) in [0i64, 5_000, 100, 5_001, 200, 9_000]
+        .into_iter()
+        .enumerate()
+    {
         clock.set(time);
         let key = PkValue::String(format!("k{i}"));
         meter.record(&t, &key, time);
@@ -836,7 +860,13 @@ fn hotspot_meter_compares_with_the_previous_windows_high() {
     use pk_codec::table::HotspotMeter;
     let t = Table::single_string_key("pk", TableOptions::default()).unwrap();
     let mut meter = HotspotMeter::new(1_000);
-    for (key, time) in [("z", 0i64), ("a", 10), ("m", 1_000), ("p", 2_000), ("q", 2_001)] {
+    for (key, time) in [
+        ("z", 0i64),
+        ("a", 10),
+        ("m", 1_000),
+        ("p", 2_000),
+        ("q", 2_001),
+    ] {
         meter.record(&t, &key.into(), time);
     }
     let report = meter.report();
@@ -847,7 +877,11 @@ fn hotspot_meter_compares_with_the_previous_windows_high() {
         .collect();
     // Window 1's "m" is below window 0's "z"; window 2's "p" and "q" are above window 1's "m".
     assert_eq!(above, [0, 0, 2]);
-    assert!((report.tail_share - 2.0 / 3.0).abs() < 1e-12, "{}", report.tail_share);
+    assert!(
+        (report.tail_share - 2.0 / 3.0).abs() < 1e-12,
+        "{}",
+        report.tail_share
+    );
 }
 
 /// A row that weighs nothing (a key of empty values, no attributes) before one large key

@@ -779,7 +779,10 @@ mod tests {
         // No weight before a run: not a cut, unless no other run is one (then the last such).
         assert_eq!(balanced_point([(&a, 0), (&b, 5), (&c, 5)], 10), Some(&c));
         assert_eq!(balanced_point([(&a, 0), (&b, 0), (&c, 5)], 5), Some(&c));
-        assert_eq!(balanced_point([(&a, 0), (&a, 0), (&b, 5), (&b, 1)], 6), Some(&b));
+        assert_eq!(
+            balanced_point([(&a, 0), (&a, 0), (&b, 5), (&b, 1)], 6),
+            Some(&b)
+        );
         assert_eq!(balanced_point([(&a, 0), (&a, 5)], 5), None);
     }
 
