@@ -934,3 +934,40 @@ fn a_manual_clock_saturates_at_the_ends_of_time() {
     clock.advance(i64::MAX);
     assert_eq!(clock.now_ms(), -1);
 }
+
+/// An SVG size past what the drawing library's coordinates hold is refused with an error
+/// naming it (it panicked with an overflow inside plotters for 2^31 pixels).
+#[test]
+fn an_svg_too_large_to_draw_is_refused() {
+    use pk_codec::table::{Heatmap, HeatmapOptions};
+    let clock = ManualClock::new(0);
+    let t = Table::with_clock(
+        Schema::single_string("pk").unwrap(),
+        TableOptions::default(),
+        clock.clone(),
+    )
+    .unwrap();
+    for i in 0..10i64 {
+        clock.set(i * 500);
+        t.put(format!("k{i}"), vec![Attribute::new("n", i)])
+            .unwrap();
+    }
+    let map = t.heatmap(&HeatmapOptions::default());
+    for (w, h) in [(1u32 << 31, 360u32), (640, 1 << 31), (u32::MAX, u32::MAX)] {
+        let got = std::panic::catch_unwind(|| map.to_svg(w, h));
+        match got {
+            Ok(Err(TableError::Render { reason })) => {
+                assert!(reason.contains(&format!("{w} x {h}")), "{reason}");
+                assert!(
+                    reason.contains(&Heatmap::MAX_SVG_SIDE.to_string()),
+                    "{reason}"
+                );
+            }
+            Ok(other) => panic!("{w} x {h}: {:?}", other.map(|s| s.len())),
+            Err(_) => panic!("{w} x {h}: panicked"),
+        }
+    }
+    let side = Heatmap::MAX_SVG_SIDE;
+    assert!(map.to_svg(side, side).unwrap().starts_with("<svg"));
+    assert!(map.to_svg(640, 360).unwrap().starts_with("<svg"));
+}

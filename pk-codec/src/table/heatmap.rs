@@ -420,7 +420,8 @@ impl Heatmap {
     ///
     /// [`TableError::Render`] when the plotting library fails, or when the fields (public, so a
     /// heatmap may be built by hand) disagree on its shape: `cells` must have one row per band
-    /// (`bands`) and each row one cell per time column (`columns_ms`).
+    /// (`bands`) and each row one cell per time column (`columns_ms`); or when `width` or
+    /// `height` is above [`Heatmap::MAX_SVG_SIDE`].
     ///
     /// # Examples
     ///
@@ -449,6 +450,15 @@ impl Heatmap {
     pub fn to_svg(&self, width: u32, height: u32) -> Result<String, TableError> {
         self.check_shape()
             .map_err(|reason| TableError::Render { reason })?;
+        if width > Self::MAX_SVG_SIDE || height > Self::MAX_SVG_SIDE {
+            return Err(TableError::Render {
+                reason: format!(
+                    "an SVG of {width} x {height} pixels: width and height must be at most {} \
+                     (the drawing library's coordinates overflow past that)",
+                    Self::MAX_SVG_SIDE
+                ),
+            });
+        }
         let mut out = String::new();
         draw(self, &mut out, width, height).map_err(|e| TableError::Render {
             reason: e.to_string(),
@@ -458,6 +468,11 @@ impl Heatmap {
 }
 
 impl Heatmap {
+    /// The widest and highest SVG [`Heatmap::to_svg`] draws, in pixels (2^24): larger sizes
+    /// are refused, as the drawing library's coordinates overflow past 2^31.
+    #[cfg(feature = "svg")]
+    pub const MAX_SVG_SIDE: u32 = 1 << 24;
+
     /// Whether `cells` has one row per band and each row one cell per time column, as a built
     /// heatmap has: what drawing it needs. The error says how the fields disagree.
     #[cfg(feature = "svg")]
