@@ -971,3 +971,35 @@ fn an_svg_too_large_to_draw_is_refused() {
     assert!(map.to_svg(side, side).unwrap().starts_with("<svg"));
     assert!(map.to_svg(640, 360).unwrap().starts_with("<svg"));
 }
+
+/// A heatmap built by hand (its fields are public) with the pieces of `table.heatmap`.
+fn hand_heatmap() -> pk_codec::table::Heatmap {
+    pk_codec::table::Heatmap {
+        title: "hand".into(),
+        metric: pk_codec::table::Metric::Ops,
+        log_scale: false,
+        bands: vec![PkValue::InfMin, "m".into()],
+        first_key: None,
+        columns_ms: vec![0, 1_000],
+        column_ms: 1_000,
+        cells: vec![vec![1.0, 2.0], vec![3.0, 1.0]],
+        band_totals: vec![3.0, 4.0],
+        column_totals: vec![4.0, 3.0],
+        boundaries: vec![vec![0], vec![]],
+        max: 3.0,
+    }
+}
+
+/// A boundary index past every band in a hand-built heatmap is skipped, as smaller ones past
+/// the last band are (`usize::MAX` overflowed `b + 1` and panicked).
+#[test]
+fn a_hand_built_heatmap_boundary_past_the_bands_is_skipped() {
+    let mut map = hand_heatmap();
+    map.boundaries = vec![vec![0, 7, usize::MAX], vec![usize::MAX - 1]];
+    let got = std::panic::catch_unwind(|| map.to_svg(640, 360));
+    assert!(
+        matches!(got, Ok(Ok(ref svg)) if svg.starts_with("<svg")),
+        "{:?}",
+        got.map(|r| r.map(|s| s.len()))
+    );
+}

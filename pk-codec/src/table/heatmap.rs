@@ -640,7 +640,7 @@ fn draw(
     // Partition boundaries: a cyan line on the lower edge of the band above each boundary.
     let cyan = RGBColor(0, 200, 230).stroke_width(2);
     chart.draw_series(map.boundaries.iter().enumerate().flat_map(|(c, edges)| {
-        edges.iter().filter(|&&b| b + 1 < bands).map(move |&b| {
+        edges.iter().filter(|&&b| b < bands - 1).map(move |&b| {
             let y = bands - 1 - b;
             PathElement::new(
                 vec![(c, SegmentValue::Exact(y)), (c + 1, SegmentValue::Exact(y))],
