@@ -1003,3 +1003,38 @@ fn a_hand_built_heatmap_boundary_past_the_bands_is_skipped() {
         got.map(|r| r.map(|s| s.len()))
     );
 }
+
+/// A hand-built heatmap holding a load that is not a finite number is refused with an error
+/// naming the field (an infinite column total made `to_svg` hang).
+#[test]
+fn a_hand_built_heatmap_with_a_non_finite_load_is_refused() {
+    for (field, v) in [
+        ("column_totals", f64::INFINITY),
+        ("cells", f64::NAN),
+        ("band_totals", f64::NEG_INFINITY),
+        ("max", f64::INFINITY),
+    ] {
+        let mut map = hand_heatmap();
+        match field {
+            "column_totals" => map.column_totals[0] = v,
+            "cells" => map.cells[1][0] = v,
+            "band_totals" => map.band_totals[1] = v,
+            _ => map.max = v,
+        }
+        // Run on a thread, so that a hang fails the test instead of stopping the run.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(map.to_svg(640, 360));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{field} = {v}: to_svg did not return"));
+        match got {
+            Err(TableError::Render { reason }) => {
+                assert!(reason.contains(&format!("`{field}`")), "{reason}");
+            }
+            other => panic!("{field} = {v}: {:?}", other.map(|s| s.len())),
+        }
+    }
+    assert!(hand_heatmap().to_svg(640, 360).is_ok());
+}

@@ -420,8 +420,8 @@ impl Heatmap {
     ///
     /// [`TableError::Render`] when the plotting library fails, or when the fields (public, so a
     /// heatmap may be built by hand) disagree on its shape: `cells` must have one row per band
-    /// (`bands`) and each row one cell per time column (`columns_ms`); or when `width` or
-    /// `height` is above [`Heatmap::MAX_SVG_SIDE`].
+    /// (`bands`) and each row one cell per time column (`columns_ms`), and every load must be
+    /// a finite number; or when `width` or `height` is above [`Heatmap::MAX_SVG_SIDE`].
     ///
     /// # Examples
     ///
@@ -474,7 +474,8 @@ impl Heatmap {
     pub const MAX_SVG_SIDE: u32 = 1 << 24;
 
     /// Whether `cells` has one row per band and each row one cell per time column, as a built
-    /// heatmap has: what drawing it needs. The error says how the fields disagree.
+    /// heatmap has, and every load a finite number: what drawing it needs. The error says how
+    /// the fields disagree.
     #[cfg(feature = "svg")]
     fn check_shape(&self) -> Result<(), String> {
         if self.cells.len() != self.bands.len() {
@@ -497,6 +498,24 @@ impl Heatmap {
                 row.len(),
                 self.columns_ms.len()
             ));
+        }
+        // A load that is not a finite number has no shade, and an infinite total made the
+        // plotting library's axis search run for ever.
+        let fields: [(&str, Box<dyn Iterator<Item = f64> + '_>); 4] = [
+            ("cells", Box::new(self.cells.iter().flatten().copied())),
+            ("band_totals", Box::new(self.band_totals.iter().copied())),
+            (
+                "column_totals",
+                Box::new(self.column_totals.iter().copied()),
+            ),
+            ("max", Box::new(std::iter::once(self.max))),
+        ];
+        for (field, mut values) in fields {
+            if let Some(v) = values.find(|v| !v.is_finite()) {
+                return Err(format!(
+                    "the heatmap's `{field}` holds {v}: every load must be a finite number"
+                ));
+            }
         }
         Ok(())
     }
