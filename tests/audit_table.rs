@@ -484,6 +484,17 @@ fn run(ops: &[Op], max_versions: u32, ttl: i64, offset: i64, start_ms: i64) {
                 };
                 let valid = if *back { a > b } else { a < b };
                 let first = t.get_range(&req(pk_bound(a)));
+                // The lent rows are the rows the read returns, with the same resume key.
+                let mut lent = Vec::new();
+                let next = t.for_each_in_range(&req(pk_bound(a)), |r| lent.push(r.clone()));
+                match (&first, next) {
+                    (Ok(r), Ok(next)) => {
+                        assert_eq!(lent, r.rows, "step {step} {op:?}");
+                        assert_eq!(next, r.next_start, "step {step} {op:?}");
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a, &b),
+                    (a, b) => panic!("step {step}: {a:?} vs {b:?}"),
+                }
                 if !valid {
                     assert!(
                         matches!(first, Err(TableError::InvalidRange { .. })),
