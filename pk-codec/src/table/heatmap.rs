@@ -420,7 +420,8 @@ impl Heatmap {
     ///
     /// [`TableError::Render`] when the plotting library fails, or when the fields (public, so a
     /// heatmap may be built by hand) disagree on its shape: `cells` must have one row per band
-    /// (`bands`) and each row one cell per time column (`columns_ms`).
+    /// (`bands`) and each row one cell per time column (`columns_ms`), and every load must be
+    /// a finite number; or when `width` or `height` is above [`Heatmap::MAX_SVG_SIDE`].
     ///
     /// # Examples
     ///
@@ -449,6 +450,15 @@ impl Heatmap {
     pub fn to_svg(&self, width: u32, height: u32) -> Result<String, TableError> {
         self.check_shape()
             .map_err(|reason| TableError::Render { reason })?;
+        if width > Self::MAX_SVG_SIDE || height > Self::MAX_SVG_SIDE {
+            return Err(TableError::Render {
+                reason: format!(
+                    "an SVG of {width} x {height} pixels: width and height must be at most {} \
+                     (the drawing library's coordinates overflow past that)",
+                    Self::MAX_SVG_SIDE
+                ),
+            });
+        }
         let mut out = String::new();
         draw(self, &mut out, width, height).map_err(|e| TableError::Render {
             reason: e.to_string(),
@@ -458,8 +468,14 @@ impl Heatmap {
 }
 
 impl Heatmap {
+    /// The widest and highest SVG [`Heatmap::to_svg`] draws, in pixels (2^24): larger sizes
+    /// are refused, as the drawing library's coordinates overflow past 2^31.
+    #[cfg(feature = "svg")]
+    pub const MAX_SVG_SIDE: u32 = 1 << 24;
+
     /// Whether `cells` has one row per band and each row one cell per time column, as a built
-    /// heatmap has: what drawing it needs. The error says how the fields disagree.
+    /// heatmap has, and every load a finite number: what drawing it needs. The error says how
+    /// the fields disagree.
     #[cfg(feature = "svg")]
     fn check_shape(&self) -> Result<(), String> {
         if self.cells.len() != self.bands.len() {
@@ -482,6 +498,24 @@ impl Heatmap {
                 row.len(),
                 self.columns_ms.len()
             ));
+        }
+        // A load that is not a finite number has no shade, and an infinite total made the
+        // plotting library's axis search run for ever.
+        let fields: [(&str, Box<dyn Iterator<Item = f64> + '_>); 4] = [
+            ("cells", Box::new(self.cells.iter().flatten().copied())),
+            ("band_totals", Box::new(self.band_totals.iter().copied())),
+            (
+                "column_totals",
+                Box::new(self.column_totals.iter().copied()),
+            ),
+            ("max", Box::new(std::iter::once(self.max))),
+        ];
+        for (field, mut values) in fields {
+            if let Some(v) = values.find(|v| !v.is_finite()) {
+                return Err(format!(
+                    "the heatmap's `{field}` holds {v}: every load must be a finite number"
+                ));
+            }
         }
         Ok(())
     }
@@ -625,7 +659,7 @@ fn draw(
     // Partition boundaries: a cyan line on the lower edge of the band above each boundary.
     let cyan = RGBColor(0, 200, 230).stroke_width(2);
     chart.draw_series(map.boundaries.iter().enumerate().flat_map(|(c, edges)| {
-        edges.iter().filter(|&&b| b + 1 < bands).map(move |&b| {
+        edges.iter().filter(|&&b| b < bands - 1).map(move |&b| {
             let y = bands - 1 - b;
             PathElement::new(
                 vec![(c, SegmentValue::Exact(y)), (c + 1, SegmentValue::Exact(y))],

@@ -116,17 +116,23 @@ impl HotspotMeter {
         }
     }
 
-    /// Counts one write of `key` at `time_ms`, before it is written to `table`.
+    /// Counts one write of `key` at `time_ms`, before it is written to `table`. A `time_ms`
+    /// before the open window's counts in the open window, as the table counts a write when
+    /// its clock goes back.
     pub fn record(&mut self, table: &Table, key: &PkValue, time_ms: i64) {
         let window = time_ms.div_euclid(self.window_ms);
-        if self.current.as_ref().is_none_or(|w| w.window != window) {
+        // A time before the open window's (the clock went back) counts in the open window, as
+        // the table counts it: windows stay in time order, each once.
+        if self.current.as_ref().is_none_or(|w| window > w.window) {
             self.close();
             table.partition_lowers_into(&mut self.bounds);
             self.heads.clear();
             self.heads.extend(self.bounds.iter().map(PkValue::head));
             self.counts.clear();
             self.counts.resize(self.bounds.len().max(1), 0);
-            self.previous_high.clone_from(&self.high);
+            // The window that ends hands on its highest key; the new one starts with none.
+            std::mem::swap(&mut self.previous_high, &mut self.high);
+            self.high = None;
             self.current = Some(HotspotWindow {
                 window,
                 ranges: self.bounds.len().max(1),
@@ -275,7 +281,7 @@ mod tests {
             if expected.last().is_none_or(|w| w.window != t / 1_000) {
                 bounds = table.partition_bounds().into_iter().map(|b| b.0).collect();
                 counts = vec![0u64; bounds.len()];
-                previous_high.clone_from(&high);
+                previous_high = high.take();
                 expected.push(HotspotWindow {
                     window: t / 1_000,
                     ranges: bounds.len(),

@@ -449,7 +449,10 @@ fn group_by_value<'a, T: PartialEq + ?Sized>(
 /// Of weighted values in order (equal values adjacent) weighing `total` in all, the value
 /// starting the run at which the weights on both sides are closest (the first such; never a
 /// run with no weight before it). Stops reading at the first run past the middle: the sides
-/// only grow apart from there.
+/// only grow apart from there. When only runs with no weight before them start after the
+/// first (leading runs weigh nothing, then one run has all the weight), the last of them:
+/// it cuts the weightless runs off, so that the weight is one value's, which no split is
+/// tried for again (without a cut, every write to the partition would try again).
 fn balanced_point<'a, T: PartialEq + ?Sized>(
     items: impl IntoIterator<Item = (&'a T, u64)>,
     total: u64,
@@ -459,8 +462,13 @@ fn balanced_point<'a, T: PartialEq + ?Sized>(
     let total = u128::from(total);
     let mut previous: Option<&T> = None;
     let mut best: Option<(u128, &T)> = None;
+    let mut weightless_cut: Option<&T> = None;
     for (v, w) in items {
-        if left > 0 && previous != Some(v) {
+        if left == 0 {
+            if previous.is_some_and(|p| p != v) {
+                weightless_cut = Some(v);
+            }
+        } else if previous != Some(v) {
             let diff = (2 * left).abs_diff(total);
             if best.is_none_or(|b| diff < b.0) {
                 best = Some((diff, v));
@@ -472,7 +480,7 @@ fn balanced_point<'a, T: PartialEq + ?Sized>(
         previous = Some(v);
         left += u128::from(w);
     }
-    best.map(|b| b.1)
+    best.map(|b| b.1).or(weightless_cut)
 }
 
 /// Split points that cut a sample of partition-key values (each with its size in bytes) into
@@ -740,6 +748,7 @@ mod tests {
             }
             let total = u128::from(data.bytes);
             let mut best: Option<(u128, i64)> = None;
+            let mut weightless_cut = None;
             let mut left = 0u128;
             for (k, run) in runs.iter().enumerate() {
                 if k > 0 && left > 0 {
@@ -747,10 +756,12 @@ mod tests {
                     if best.is_none_or(|b| diff < b.0) {
                         best = Some((diff, run.0));
                     }
+                } else if k > 0 {
+                    weightless_cut = Some(run.0);
                 }
                 left += run.1;
             }
-            let expected = best.map(|b| PkValue::Integer(b.1));
+            let expected = best.map(|b| b.1).or(weightless_cut).map(PkValue::Integer);
             assert_eq!(data.size_split_point(), expected, "case {case}");
         }
     }
@@ -765,8 +776,14 @@ mod tests {
         // Runs: a 1, b 2, c 1: cutting at b leaves 1 | 3, at c 3 | 1: the first wins.
         let items = [(&a, 1), (&b, 1), (&b, 1), (&c, 1)];
         assert_eq!(balanced_point(items, 4), Some(&b));
-        // No weight before a run: not a cut.
+        // No weight before a run: not a cut, unless no other run is one (then the last such).
         assert_eq!(balanced_point([(&a, 0), (&b, 5), (&c, 5)], 10), Some(&c));
+        assert_eq!(balanced_point([(&a, 0), (&b, 0), (&c, 5)], 5), Some(&c));
+        assert_eq!(
+            balanced_point([(&a, 0), (&a, 0), (&b, 5), (&b, 1)], 6),
+            Some(&b)
+        );
+        assert_eq!(balanced_point([(&a, 0), (&a, 5)], 5), None);
     }
 
     fn samples(values: &[&str]) -> Samples {

@@ -60,9 +60,14 @@ impl ManualClock {
         self.0.store(now_ms, Ordering::Relaxed);
     }
 
-    /// Moves the time by `ms` (may be negative).
+    /// Moves the time by `ms` (may be negative), stopping at the ends of time (`i64::MIN`,
+    /// `i64::MAX`) rather than wrapping round to the other end.
     pub fn advance(&self, ms: i64) {
-        self.0.fetch_add(ms, Ordering::Relaxed);
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                Some(t.saturating_add(ms))
+            });
     }
 }
 
