@@ -1049,3 +1049,72 @@ fn a_hand_built_heatmap_with_a_non_finite_load_is_refused() {
     }
     assert!(hand_heatmap().to_svg(640, 360).is_ok());
 }
+
+/// A throttled partition that served its capacity refuses reads and writes (its option's
+/// docs say operations, reads and writes), but range reads went on reading it. Now a range
+/// read that reaches such a partition stops before its first row in range, giving that row's
+/// key to resume from, and is refused (`PartitionBusy`, counted) when it has taken no row yet;
+/// once the window passes, the resumed read gets the rest. Both directions, and the lent read.
+#[test]
+fn range_reads_respect_a_throttled_partition() {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let options = TableOptions::default()
+        .throttle_ops_per_window(4)
+        .pre_split(vec!["m".into()]);
+    let table =
+        Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
+    let put = |k: &str| table.put(k, vec![Attribute::new("n", 1)]);
+    // The lower partition takes one write (each read there counts one more), the upper four:
+    // the upper is busy in this window.
+    for k in ["a", "n", "o", "p", "q"] {
+        put(k).unwrap();
+    }
+    assert!(matches!(put("r"), Err(TableError::PartitionBusy { .. })));
+    let keys = |rows: &[Row]| rows.iter().map(|r| r.key.to_string()).collect::<Vec<_>>();
+    let forward = RangeRequest::forward(PrimaryKey::inf_min(1), PrimaryKey::inf_max(1));
+    let page = table.get_range(&forward).unwrap();
+    assert_eq!(keys(&page.rows), ["a"]);
+    assert_eq!(page.next_start, Some("n".into()));
+    // The lent read stops at the same place.
+    let mut lent = Vec::new();
+    let next = table
+        .for_each_in_range(&forward, |r| lent.push(r.key.to_string()))
+        .unwrap();
+    assert_eq!((lent, next), (vec!["a".to_owned()], Some("n".into())));
+    // Starting in the busy partition: refused, and counted.
+    let before = table.report().busy_rejections;
+    let from_n = RangeRequest::forward("n", PrimaryKey::inf_max(1));
+    assert!(matches!(
+        table.get_range(&from_n),
+        Err(TableError::PartitionBusy { capacity: 4, .. })
+    ));
+    let backward = RangeRequest::backward(PrimaryKey::inf_max(1), PrimaryKey::inf_min(1));
+    assert!(matches!(
+        table.get_range(&backward),
+        Err(TableError::PartitionBusy { .. })
+    ));
+    assert_eq!(table.report().busy_rejections, before + 2);
+    // The next window: the resumed reads get the rest.
+    clock.advance(60_000);
+    let rest = table.get_range(&from_n).unwrap();
+    assert_eq!(
+        (keys(&rest.rows), rest.next_start),
+        (
+            vec!["n", "o", "p", "q"]
+                .into_iter()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+            None
+        )
+    );
+    let all = table.get_range(&backward).unwrap();
+    assert_eq!(keys(&all.rows), ["q", "p", "o", "n", "a"]);
+    // Backward into a busy lower partition: the upper's rows, then the key to resume from.
+    clock.advance(60_000);
+    for k in ["b", "c", "d", "e"] {
+        put(k).unwrap();
+    }
+    let page = table.get_range(&backward).unwrap();
+    assert_eq!(keys(&page.rows), ["q", "p", "o", "n"]);
+    assert_eq!(page.next_start, Some("e".into()));
+}

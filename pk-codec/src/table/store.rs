@@ -457,10 +457,19 @@ impl Table {
     /// operations of its capacity in this window.
     #[inline]
     fn admit(&self, window_ops: u64) -> Result<(), TableError> {
-        match self.options.partition_capacity_ops {
-            Some(capacity) if window_ops >= capacity => Err(self.busy(capacity)),
-            _ => Ok(()),
+        match self.over_capacity(window_ops) {
+            Some(capacity) => Err(self.busy(capacity)),
+            None => Ok(()),
         }
+    }
+
+    /// The partition's capacity when it is throttled and already served `window_ops`
+    /// operations of it in this window.
+    #[inline]
+    fn over_capacity(&self, window_ops: u64) -> Option<u64> {
+        self.options
+            .partition_capacity_ops
+            .filter(|&capacity| window_ops >= capacity)
     }
 
     #[cold]
@@ -730,13 +739,18 @@ impl Table {
     /// descending); `start` is included, `end` excluded. Stops at the row limit or at a
     /// response cap of 5,000 rows or 4 MB (at a row boundary), and then gives the key to start
     /// the next read from. Splits may happen between partitions of one read: rows still come
-    /// in order, each once.
+    /// in order, each once. A throttled partition
+    /// ([`TableOptions::throttle_ops_per_window`](super::TableOptions::throttle_ops_per_window))
+    /// that served its capacity in this window serves no row: the read stops before its first
+    /// row in range and gives that row's key to start the next read from.
     ///
     /// # Errors
     ///
     /// [`TableError::KeyArity`] or [`TableError::KeyTypeMismatch`] for bad bounds,
     /// [`TableError::InvalidRange`] when the bounds do not match the direction,
-    /// [`TableError::InvalidLimit`] for a limit of 0, and the option errors of [`Table::get`].
+    /// [`TableError::InvalidLimit`] for a limit of 0, and the option errors of [`Table::get`];
+    /// [`TableError::PartitionBusy`] when the read would stop at a throttled partition before
+    /// taking any row.
     ///
     /// # Examples
     ///
@@ -864,8 +878,18 @@ impl Table {
                     } else {
                         Excluded(end_row.as_slice())
                     };
-                    let (stop, took) = scan.take(data.rows.range(Included(&lo_row), end), sink);
-                    count_read(p, took);
+                    let rows = data.rows.range(Included(&lo_row), end);
+                    let busy = self.over_capacity(data.window.writes + p.reads.load(Relaxed));
+                    let (stop, took) = scan.take_or_stop(rows, sink, busy.is_some());
+                    if let Some(capacity) = busy
+                        && stop
+                        && scan.rows == 0
+                    {
+                        return Err(self.busy(capacity));
+                    }
+                    if busy.is_none() {
+                        count_read(p, took);
+                    }
                     let next =
                         (!stop && p.upper != PkValue::InfMax).then(|| bound_key(&p.upper, n));
                     // The rows are handed on with no lock held.
@@ -899,8 +923,17 @@ impl Table {
                     let rows = data
                         .rows
                         .range(Excluded(&end_row), hi_row.as_ref().map(Vec::as_slice));
-                    let (stop, took) = scan.take(rows.rev(), sink);
-                    count_read(p, took);
+                    let busy = self.over_capacity(data.window.writes + p.reads.load(Relaxed));
+                    let (stop, took) = scan.take_or_stop(rows.rev(), sink, busy.is_some());
+                    if let Some(capacity) = busy
+                        && stop
+                        && scan.rows == 0
+                    {
+                        return Err(self.busy(capacity));
+                    }
+                    if busy.is_none() {
+                        count_read(p, took);
+                    }
                     let next =
                         (!stop && p.lower != PkValue::InfMin).then(|| bound_key(&p.lower, n));
                     drop(data);
@@ -1055,6 +1088,27 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
+    /// [`Scan::take`] from a partition that may be `busy` (throttled, its capacity served in
+    /// this window): a busy partition serves no row. At its first visible row in range the
+    /// read stops, that row's key the one to resume from (the caller refuses the read when it
+    /// has taken no row); a busy partition with no such row is passed over, as it has nothing
+    /// to serve.
+    #[inline]
+    fn take_or_stop<'r>(
+        &mut self,
+        rows: impl Iterator<Item = RowRef<'r>>,
+        sink: &mut impl RangeSink,
+        busy: bool,
+    ) -> (bool, (u64, u64)) {
+        if !busy {
+            return self.take(rows, sink);
+        }
+        let max_rows = std::mem::replace(&mut self.max_rows, self.rows);
+        let r = self.take(rows, sink);
+        self.max_rows = max_rows;
+        r
+    }
+
     /// Takes rows in order into `sink`; returns whether the read must stop, and (rows, bytes)
     /// taken.
     fn take<'r>(
