@@ -430,6 +430,25 @@ impl<'a> RowRef<'a> {
         Cells(&self.0[2 + self.key_len() + 8..])
     }
 
+    /// The row without its cells: key and accounted size, to which encoded cells are appended
+    /// (each as [`RowRef::cell_bytes`] gives it) to make a row of some of its cells.
+    #[inline]
+    pub(crate) fn head(self) -> &'a [u8] {
+        &self.0[..2 + self.key_len() + 8]
+    }
+
+    /// The encoded bytes of `cell`, one of this row's [`RowRef::cells`]: from its name's length
+    /// byte to the end of its value.
+    #[inline]
+    pub(crate) fn cell_bytes(self, cell: CellRef<'a>) -> &'a [u8] {
+        // Both of the cell's slices lie in this row's bytes: their offsets are address
+        // differences (no pointer is dereferenced).
+        let base = self.0.as_ptr() as usize;
+        let start = (cell.name.as_ptr() as usize - base).saturating_sub(1);
+        let end = cell.value.as_ptr() as usize - base + cell.value.len();
+        &self.0[start..end]
+    }
+
     /// Whether the row has no cells (a key-only row).
     #[inline]
     pub(crate) fn has_no_cells(self) -> bool {
@@ -755,6 +774,47 @@ mod tests {
         assert!(!row.has_no_cells());
         encode_row(&key, &[], 0, &mut bytes);
         assert!(RowRef::new(&bytes).has_no_cells());
+    }
+
+    /// A row's head and its cells' bytes, each as `cell_bytes` gives them, are the row's bytes;
+    /// and a row made of the head and some of the cells holds exactly those cells (of every
+    /// kind, values empty or long, names of 1 and 255 bytes).
+    #[test]
+    fn head_and_cell_bytes_rebuild_the_row_or_any_part_of_it() {
+        let key = PrimaryKey::new(vec!["k\0".into(), 7.into()]);
+        let mut cells = cells_of_every_kind(["a", "b", "c", "d", "e"], [5, -1, 2, 2, i64::MAX]);
+        cells.push(Cell {
+            name: "f".repeat(255),
+            version: 0,
+            value: AttributeValue::String(String::new()),
+        });
+        cells.push(Cell {
+            name: "g".into(),
+            version: 1,
+            value: AttributeValue::Binary(vec![0xFF; 5000]),
+        });
+        let mut bytes = Vec::new();
+        encode_row(&key, &cells, 99, &mut bytes);
+        let row = RowRef::new(&bytes);
+        let mut whole = row.head().to_vec();
+        for c in row.cells() {
+            whole.extend_from_slice(row.cell_bytes(c));
+        }
+        assert_eq!(whole, bytes);
+        for keep in 0..1u32 << cells.len() {
+            let mut part = row.head().to_vec();
+            let mut want = Vec::new();
+            for (i, c) in row.cells().enumerate() {
+                if keep & (1 << i) != 0 {
+                    part.extend_from_slice(row.cell_bytes(c));
+                    want.push(cells[i].clone());
+                }
+            }
+            let part = RowRef::new(&part);
+            assert_eq!(part.decode_key(), key);
+            assert_eq!(part.size(), 99);
+            assert_eq!(part.cells().map(|c| c.to_cell()).collect::<Vec<_>>(), want);
+        }
     }
 
     /// The word-at-a-time zero search agrees with a byte-by-byte one: zeros at every position

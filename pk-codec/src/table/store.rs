@@ -1179,10 +1179,23 @@ struct Lend<F> {
     f: F,
 }
 
+/// A stored row longer than this is copied for a lent read as its selected cells only.
+const LEND_WHOLE_ROW_BYTES: usize = 4096;
+
 impl<F: FnMut(&Row)> RangeSink for Lend<F> {
     #[inline]
-    fn take(&mut self, r: RowRef<'_>, _: i64, _: &ReadOptions) {
-        self.bytes.extend_from_slice(r.bytes());
+    fn take(&mut self, r: RowRef<'_>, live_from: i64, options: &ReadOptions) {
+        if r.bytes().len() <= LEND_WHOLE_ROW_BYTES {
+            self.bytes.extend_from_slice(r.bytes());
+        } else {
+            // Only the cells the read selects (selecting again from them, in `unlocked`, gives
+            // the same cells): a read of one small column of rows that hold megabytes copies
+            // that column, not the rows (the read's byte cap counts selected cells only).
+            self.bytes.extend_from_slice(r.head());
+            select_cells_with(r.cells(), options, live_from, |c| {
+                self.bytes.extend_from_slice(r.cell_bytes(c));
+            });
+        }
         self.ends.push(self.bytes.len());
     }
 
