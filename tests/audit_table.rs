@@ -1118,3 +1118,46 @@ fn range_reads_respect_a_throttled_partition() {
     assert_eq!(keys(&page.rows), ["q", "p", "o", "n"]);
     assert_eq!(page.next_start, Some("e".into()));
 }
+
+/// `Table::replay` sets the clock it is given to each event's time before its put; given a
+/// clock that is not the table's, every event was written at the table's own time, so the
+/// load windows (the point of a replay) were silently wrong. Now the first event whose time
+/// the table does not read back is refused with `ForeignClock`, naming the event.
+#[test]
+fn replay_refuses_a_clock_that_is_not_the_tables() {
+    let own = ManualClock::new(0);
+    let table = Table::with_clock(
+        Schema::single_string("pk").unwrap(),
+        TableOptions::default(),
+        own.clone(),
+    )
+    .unwrap();
+    let events = |n: i64| {
+        (0..n).map(|i| {
+            (
+                format!("k{i}"),
+                vec![Attribute::new("n", i)],
+                1_000 + i * 1_000,
+            )
+        })
+    };
+    let other = ManualClock::new(0);
+    match table.replay(&other, events(3)) {
+        Err(TableError::Replay { event: 0, source }) => assert!(
+            matches!(
+                *source,
+                TableError::ForeignClock {
+                    set_ms: 1_000,
+                    table_ms: 0
+                }
+            ),
+            "{source}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(table.stored_rows(), 0);
+    // The table's own clock replays every event, one window each.
+    let stats = table.replay(&own, events(3)).unwrap();
+    assert_eq!(stats.events, 3);
+    assert_eq!(table.report().windows.len(), 3);
+}

@@ -162,6 +162,14 @@ pub enum TableError {
         /// What the plotting library reported.
         reason: String,
     },
+    /// [`Table::replay`](super::Table::replay) was given a clock that is not the table's: set
+    /// to an event's time, the table's clock did not follow.
+    ForeignClock {
+        /// The event's time the clock was set to, in ms.
+        set_ms: i64,
+        /// The table's time after that, in ms.
+        table_ms: i64,
+    },
     /// One event of a replayed stream failed.
     Replay {
         /// Position of the event in the stream.
@@ -254,6 +262,10 @@ impl fmt::Display for TableError {
                 write!(f, "split point {index} is refused: {reason}")
             }
             Self::Render { reason } => write!(f, "heatmap drawing failed: {reason}"),
+            Self::ForeignClock { set_ms, table_ms } => write!(
+                f,
+                "the clock given to replay is not the table's: set to {set_ms} ms, the table reads {table_ms} ms (pass the clock the table was made with)"
+            ),
             Self::Replay { event, source } => write!(f, "event {event} failed: {source}"),
         }
     }

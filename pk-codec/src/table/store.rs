@@ -959,7 +959,8 @@ impl Table {
     /// # Errors
     ///
     /// [`TableError::Replay`] with the index and error of the first event that fails (the
-    /// events before it stay written).
+    /// events before it stay written); its error is [`TableError::ForeignClock`] when `clock`
+    /// is not the table's (setting it does not move the table's time).
     ///
     /// # Examples
     ///
@@ -982,6 +983,17 @@ impl Table {
         let mut stats = ReplayStats::default();
         for (event, (key, attributes, ts)) in events.into_iter().enumerate() {
             clock.set(ts);
+            // Another clock would leave every event at the table's own time: refused.
+            let table_ms = self.now_ms();
+            if table_ms != ts {
+                return Err(TableError::Replay {
+                    event,
+                    source: Box::new(TableError::ForeignClock {
+                        set_ms: ts,
+                        table_ms,
+                    }),
+                });
+            }
             let key = key.into();
             let bytes = key.size()
                 + attributes
