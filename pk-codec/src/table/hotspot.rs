@@ -101,7 +101,8 @@ fn above(ah: u64, a: &PkValue, (bh, b): &(u64, PkValue)) -> bool {
 }
 
 impl HotspotMeter {
-    /// A meter for windows of `window_ms` (use the table's load window).
+    /// A meter for windows of `window_ms` (use the table's load window); a window below 1 ms is
+    /// taken as 1 ms (a window has a length, and the table's own is at least that).
     #[must_use]
     pub fn new(window_ms: i64) -> Self {
         Self {
