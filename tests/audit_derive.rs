@@ -1079,3 +1079,49 @@ proptest! {
         }
     }
 }
+
+/// `Option<Cow<str>>` encoded but had no borrowing decode, so a borrowing struct could not hold
+/// one (E0277 in the derive). It reads as `Option<&str>` does, owning only what must be unescaped
+/// or reversed: the same values as the owned decode, for any text in every order and form.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct OptCowRef<'a> {
+    a: Option<std::borrow::Cow<'a, str>>,
+    #[pk(escaped)]
+    b: Option<std::borrow::Cow<'a, str>>,
+    #[pk(desc)]
+    c: Option<std::borrow::Cow<'a, str>>,
+    d: u8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct OptCowOwned {
+    a: Option<String>,
+    #[pk(escaped)]
+    b: Option<String>,
+    #[pk(desc)]
+    c: Option<String>,
+    d: u8,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_optional_cow_str_borrow_decodes_as_the_owned_option(
+        a in proptest::option::of("[a-z]{0,4}"),
+        b in proptest::option::of("[\\x00-\\x7f,~-]{0,6}"),
+        c in proptest::option::of("[a-z]{0,4}"),
+        d in any::<u8>(),
+    ) {
+        let owned = OptCowOwned { a: a.clone(), b: b.clone(), c: c.clone(), d };
+        let key = owned.encode().unwrap();
+        fn cow(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+            s.as_deref().map(std::borrow::Cow::Borrowed)
+        }
+        let by_ref = OptCowRef { a: cow(&a), b: cow(&b), c: cow(&c), d };
+        prop_assert_eq!(&by_ref.encode().unwrap(), &key);
+        let back = OptCowRef::decode_borrowed(&key).unwrap();
+        prop_assert_eq!(&back, &by_ref);
+        prop_assert_eq!(OptCowOwned::decode(&key).unwrap(), owned);
+    }
+}

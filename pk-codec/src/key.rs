@@ -437,6 +437,18 @@ impl<'de> BorrowDecodePart<'de> for Cow<'de, str> {
     }
 }
 
+impl<'de> BorrowDecodePart<'de> for Option<Cow<'de, str>> {
+    #[inline]
+    fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
+        r.begin_field(field)?;
+        if r.none(spec, field) {
+            return Ok(None);
+        }
+        r.some(spec, field)?;
+        r.str_cow(spec, field).map(Some)
+    }
+}
+
 impl KeyField for Cow<'_, str> {
     const KIND: Kind = Kind::Str;
     #[inline]
