@@ -7,7 +7,7 @@
 mod support;
 
 use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use pk_codec::store::{
 };
 use pk_codec::table::{Table, TableOptions};
 use pk_codec::{Error, FieldSpec, IntBits, KeyShape, Kind, Rule};
-use support::pk_binary;
+use support::{batches_writing_keys_twice, pk, pk_binary, stderr, stdout};
 
 // ---- KeyReader --------------------------------------------------------------------------------
 
@@ -152,10 +152,11 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
 
 // ---- BulkWriter -------------------------------------------------------------------------------
 
-/// A store that panics on the key `boom`, as a buggy adapter or store client might.
-struct PanicsOnBoom(MemoryStore);
+/// A memory store that runs `hook` on each batch before writing it: it may panic, as a buggy
+/// adapter or store client might, or take its time.
+struct Hooked<H>(MemoryStore, H);
 
-impl RangeStore for PanicsOnBoom {
+impl<H: Fn(&[WriteOp]) + Send + Sync> RangeStore for Hooked<H> {
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.0.put(key, value)
     }
@@ -166,15 +167,22 @@ impl RangeStore for PanicsOnBoom {
         self.0.delete(key)
     }
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        assert!(
-            !ops.iter().any(|op| op.key() == "boom"),
-            "the store panicked (on purpose, in a test)"
-        );
+        (self.1)(ops);
         self.0.batch_write(ops)
     }
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
         self.0.range(query)
     }
+}
+
+/// A store that panics on the key `boom`.
+fn panics_on_boom() -> Hooked<impl Fn(&[WriteOp]) + Send + Sync> {
+    Hooked(MemoryStore::default(), |ops: &[WriteOp]| {
+        assert!(
+            !ops.iter().any(|op| op.key() == "boom"),
+            "the store panicked (on purpose, in a test)"
+        );
+    })
 }
 
 /// Runs `f` on a thread and waits at most `secs` for its answer: `None` when it hangs.
@@ -194,7 +202,7 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
 #[test]
 fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
     let outcome = within(20, || {
-        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             Arc::clone(&store),
             BulkOptions {
@@ -232,7 +240,7 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
 
     // Dropped without close: the drop flushes, and returns too.
     let dropped = within(20, || {
-        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             store,
             BulkOptions {
@@ -250,18 +258,6 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
 }
 
 // ---- The `pk` command line --------------------------------------------------------------------
-
-fn pk(args: &[&str]) -> Output {
-    Command::new(pk_binary()).args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `pk` printed with `println!`, which panics when standard output is a closed pipe (`pk splits
 /// ... | head -1`): "failed printing to stdout: Broken pipe", a Rust panic and backtrace with
@@ -557,7 +553,7 @@ fn a_descending_string_that_is_not_utf8_is_reported_where_the_bad_byte_is() {
 #[test]
 fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
     let outcome = within(20, || {
-        let store = Arc::new(PanicsOnBoom(MemoryStore::default()));
+        let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             store,
             BulkOptions {
@@ -619,30 +615,6 @@ fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
     }
 }
 
-/// A store whose writes of the key `slow` take 300 ms.
-struct SlowOnSlow(MemoryStore);
-
-impl RangeStore for SlowOnSlow {
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.0.delete(key)
-    }
-    fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        if ops.iter().any(|op| op.key() == "slow") {
-            std::thread::sleep(Duration::from_millis(300));
-        }
-        self.0.batch_write(ops)
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.0.range(query)
-    }
-}
-
 /// A row another thread adds while `flush` waits is staged for its worker, which takes staged
 /// rows when its flush interval passes: with an interval of an hour, `flush` waited an hour
 /// for it. Now `flush` hands staged rows over each time it wakes, and returns once both rows are
@@ -650,7 +622,12 @@ impl RangeStore for SlowOnSlow {
 #[test]
 fn a_flush_returns_when_rows_are_added_while_it_waits() {
     let done = within(20, || {
-        let store = Arc::new(SlowOnSlow(MemoryStore::default()));
+        // Writes of the key `slow` take 300 ms.
+        let store = Arc::new(Hooked(MemoryStore::default(), |ops: &[WriteOp]| {
+            if ops.iter().any(|op| op.key() == "slow") {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }));
         let writer = Arc::new(
             BulkWriter::new(
                 Arc::clone(&store),
@@ -816,24 +793,18 @@ fn pk_analyze_prints_a_small_bucket_mean_with_its_fraction() {
 fn a_table_batch_that_writes_a_key_twice_ends_as_in_memory() {
     let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
     let memory = MemoryStore::default();
-    let put = |k: &str, v: &str| WriteOp::Put {
-        key: k.to_owned(),
-        value: v.as_bytes().to_vec(),
-    };
-    let del = |k: &str| WriteOp::Delete { key: k.to_owned() };
-    let batches = [
-        vec![put("a", "1"), put("a", "2"), put("b", "1"), put("c", "1")],
-        vec![
-            put("b", "2"),
-            del("b"),
-            del("c"),
-            put("c", "3"),
-            put("d", "1"),
-            put("d", "2"),
-        ],
-        vec![del("a"), put("a", "4"), del("a"), put("e", "1")],
-        vec![put("f", "1"), put("g", "1")],
-    ];
+    let mut batches = batches_writing_keys_twice("");
+    // And a batch without a repeated key, the usual one.
+    batches.push(vec![
+        WriteOp::Put {
+            key: "f".into(),
+            value: b"1".to_vec(),
+        },
+        WriteOp::Put {
+            key: "g".into(),
+            value: b"1".to_vec(),
+        },
+    ]);
     for batch in &batches {
         let t = RangeStore::batch_write(&table, batch).expect("a batch writing a key twice");
         let m = memory.batch_write(batch).unwrap();

@@ -2,11 +2,10 @@
 //! hotspot gate of `analyze`, and every bad-input case with its exit status and message.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 mod support;
 
-use support::pk_binary;
+use support::{pk, stderr, stdout};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -14,18 +13,6 @@ fn fixture(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-fn pk(args: &[&str]) -> Output {
-    Command::new(pk_binary()).args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const SPLICED: &str = "device_id: u32 width=6; seller_id: str; card_id: u64 width=6";

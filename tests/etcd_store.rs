@@ -16,6 +16,8 @@ use pk_codec::store::{
 };
 use pk_codec::{Layout, Value};
 
+mod support;
+
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
         "PK_ETCD_ENDPOINTS is not set: run these tests with scripts/distributed-tests.sh, which starts the cluster",
@@ -233,30 +235,12 @@ fn z_an_import_survives_a_node_stop_and_loses_nothing() {
 #[test]
 #[ignore = "needs the etcd cluster of scripts/distributed-tests.sh"]
 fn a_batch_that_writes_a_key_twice_ends_as_in_memory() {
-    use pk_codec::store::{MemoryStore, WriteOp};
+    use pk_codec::store::MemoryStore;
     let store = store();
     let prefix = "dup/";
     clear(&store, prefix);
-    let put = |k: &str, v: &str| WriteOp::Put {
-        key: format!("{prefix}{k}"),
-        value: v.as_bytes().to_vec(),
-    };
-    let del = |k: &str| WriteOp::Delete {
-        key: format!("{prefix}{k}"),
-    };
     let memory = MemoryStore::default();
-    let batches = [
-        vec![put("a", "1"), put("a", "2"), put("b", "1"), put("c", "1")],
-        vec![
-            put("b", "2"),
-            del("b"),
-            del("c"),
-            put("c", "3"),
-            put("d", "1"),
-            put("d", "2"),
-        ],
-        vec![del("a"), put("a", "4"), del("a"), put("e", "1")],
-    ];
+    let batches = support::batches_writing_keys_twice(prefix);
     for batch in &batches {
         let etcd = store
             .batch_write(batch)

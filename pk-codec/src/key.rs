@@ -272,11 +272,7 @@ impl<T: KeyField> KeyField for Option<T> {
 impl<T: DecodeField> DecodeField for Option<T> {
     #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        if r.none(spec, field) {
-            return Ok(None);
-        }
-        r.some(spec, field)?;
-        T::decode_field(spec, field, r).map(Some)
+        read_optional(spec, field, r, |r| T::decode_field(spec, field, r))
     }
 }
 
@@ -416,16 +412,27 @@ impl<'de> BorrowDecodePart<'de> for &'de str {
     }
 }
 
+/// An optional field's value (its field begun), `read` when it is there.
+#[inline]
+fn read_optional<'de, T>(
+    spec: &FieldSpec,
+    field: &str,
+    r: &mut KeyReader<'de>,
+    read: impl FnOnce(&mut KeyReader<'de>) -> Result<T>,
+) -> Result<Option<T>> {
+    if r.none(spec, field) {
+        return Ok(None);
+    }
+    r.some(spec, field)?;
+    read(r).map(Some)
+}
+
 impl<'de> BorrowDecodePart<'de> for Option<&'de str> {
     const BORROWS_TEXT: bool = true;
     #[inline]
     fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
         r.begin_field(field)?;
-        if r.none(spec, field) {
-            return Ok(None);
-        }
-        r.some(spec, field)?;
-        r.str_ref(spec, field).map(Some)
+        read_optional(spec, field, r, |r| r.str_ref(spec, field))
     }
 }
 
@@ -441,11 +448,7 @@ impl<'de> BorrowDecodePart<'de> for Option<Cow<'de, str>> {
     #[inline]
     fn read_part_borrowed(spec: &FieldSpec, field: &str, r: &mut KeyReader<'de>) -> Result<Self> {
         r.begin_field(field)?;
-        if r.none(spec, field) {
-            return Ok(None);
-        }
-        r.some(spec, field)?;
-        r.str_cow(spec, field).map(Some)
+        read_optional(spec, field, r, |r| r.str_cow(spec, field))
     }
 }
 

@@ -72,3 +72,51 @@ pub(crate) fn pk_binary() -> &'static std::path::Path {
         dir.join(format!("pk{}", std::env::consts::EXE_SUFFIX))
     })
 }
+
+/// Runs the `pk` binary with `args`.
+#[allow(dead_code)] // Only the test files that run the command line use it.
+pub(crate) fn pk(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(pk_binary())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A command's standard output, as text.
+#[allow(dead_code)]
+pub(crate) fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A command's standard error, as text.
+#[allow(dead_code)]
+pub(crate) fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Batches of writes under `prefix` that write keys twice or more (puts over puts, deletes over
+/// puts, puts over deletes): applied in order they leave `c`, `d` and `e` (and `f`, `g` when
+/// `all`), as any store's `batch_write` must.
+#[allow(dead_code)]
+pub(crate) fn batches_writing_keys_twice(prefix: &str) -> Vec<Vec<pk_codec::store::WriteOp>> {
+    use pk_codec::store::WriteOp;
+    let put = |k: &str, v: &str| WriteOp::Put {
+        key: format!("{prefix}{k}"),
+        value: v.as_bytes().to_vec(),
+    };
+    let del = |k: &str| WriteOp::Delete {
+        key: format!("{prefix}{k}"),
+    };
+    vec![
+        vec![put("a", "1"), put("a", "2"), put("b", "1"), put("c", "1")],
+        vec![
+            put("b", "2"),
+            del("b"),
+            del("c"),
+            put("c", "3"),
+            put("d", "1"),
+            put("d", "2"),
+        ],
+        vec![del("a"), put("a", "4"), del("a"), put("e", "1")],
+    ]
+}

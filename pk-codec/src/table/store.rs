@@ -879,17 +879,7 @@ impl Table {
                         Excluded(end_row.as_slice())
                     };
                     let rows = data.rows.range(Included(&lo_row), end);
-                    let busy = self.over_capacity(data.window.writes + p.reads.load(Relaxed));
-                    let (stop, took) = scan.take_or_stop(rows, sink, busy.is_some());
-                    if let Some(capacity) = busy
-                        && stop
-                        && scan.rows == 0
-                    {
-                        return Err(self.busy(capacity));
-                    }
-                    if busy.is_none() {
-                        count_read(p, took);
-                    }
+                    let stop = self.take_from(p, data.window.writes, rows, &mut scan, sink)?;
                     let next =
                         (!stop && p.upper != PkValue::InfMax).then(|| bound_key(&p.upper, n));
                     // The rows are handed on with no lock held.
@@ -923,17 +913,8 @@ impl Table {
                     let rows = data
                         .rows
                         .range(Excluded(&end_row), hi_row.as_ref().map(Vec::as_slice));
-                    let busy = self.over_capacity(data.window.writes + p.reads.load(Relaxed));
-                    let (stop, took) = scan.take_or_stop(rows.rev(), sink, busy.is_some());
-                    if let Some(capacity) = busy
-                        && stop
-                        && scan.rows == 0
-                    {
-                        return Err(self.busy(capacity));
-                    }
-                    if busy.is_none() {
-                        count_read(p, took);
-                    }
+                    let stop =
+                        self.take_from(p, data.window.writes, rows.rev(), &mut scan, sink)?;
                     let next =
                         (!stop && p.lower != PkValue::InfMin).then(|| bound_key(&p.lower, n));
                     drop(data);
@@ -950,6 +931,31 @@ impl Table {
             }
         }
         Ok(scan.next_start)
+    }
+
+    /// Takes `rows`, partition `p`'s rows in range in the read's order (`p` wrote
+    /// `window_writes` times in this window), into `sink`; returns whether the read stops
+    /// there. A throttled partition that served its capacity serves no row
+    /// ([`Scan::take_or_stop`]): the read is refused when it would stop there having taken none.
+    #[inline]
+    fn take_from<'r>(
+        &self,
+        p: &Partition,
+        window_writes: u64,
+        rows: impl Iterator<Item = RowRef<'r>>,
+        scan: &mut Scan<'_>,
+        sink: &mut impl RangeSink,
+    ) -> Result<bool, TableError> {
+        let busy = self.over_capacity(window_writes + p.reads.load(Relaxed));
+        let (stop, took) = scan.take_or_stop(rows, sink, busy.is_some());
+        match busy {
+            Some(capacity) if stop && scan.rows == 0 => Err(self.busy(capacity)),
+            Some(_) => Ok(stop),
+            None => {
+                count_read(p, took);
+                Ok(stop)
+            }
+        }
     }
 
     /// Writes a stream of `(key, attributes, timestamp_ms)` events, setting `clock` (which must
