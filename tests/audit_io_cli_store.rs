@@ -828,3 +828,54 @@ fn a_table_batch_that_writes_a_key_twice_ends_as_in_memory() {
         .collect();
     assert_eq!(keys, ["c", "d", "e", "f", "g"]);
 }
+
+/// `pk decode` printed every NaN as `NaN` or `-NaN`, so a NaN with a payload of its own (which
+/// the key keeps, bit for bit) read back through `pk encode` as the plain NaN: another key. Such
+/// a NaN now prints as its bits, `NaN:0x...`, which `pk encode` reads back to the same key; the
+/// plain NaNs still print as `NaN` and `-NaN`; bits that are not a NaN's are refused.
+#[test]
+fn pk_decode_keeps_a_nan_payload() {
+    let cases = [
+        ("x: f64", 0x7ff8_0000_0000_0001_u64, true),
+        ("x: f64", 0xfff0_0000_0000_0001, true),
+        ("x: f64 desc", 0x7ff4_0000_0000_0000, true),
+        ("x: f64", f64::NAN.to_bits(), false),
+        ("x: f32", u64::from(0x7fc0_0001_u32), true),
+        ("x: f32", u64::from(0xff80_0001_u32), true),
+        ("x: f32", u64::from((-f32::NAN).to_bits()), false),
+    ];
+    for (spec, bits, payload) in cases {
+        let text = if spec.contains("f32") {
+            let f = f32::from_bits(u32::try_from(bits).unwrap());
+            format!("NaN:{:#010x}", f.to_bits())
+        } else {
+            format!("NaN:{bits:#018x}")
+        };
+        let o = pk(&["encode", "--spec", spec, "--", &text]);
+        assert_eq!(o.status.code(), Some(0), "{spec} {text}: {}", stderr(&o));
+        let key = stdout(&o).trim().to_owned();
+        let o = pk(&["decode", "--spec", spec, "--", &key]);
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let printed = json["x"].as_str().unwrap().to_owned();
+        if payload {
+            assert_eq!(printed, text, "{spec} {key}");
+        } else {
+            assert!(
+                printed == "NaN" || printed == "-NaN",
+                "{spec} {key}: {printed}"
+            );
+        }
+        let o = pk(&["encode", "--spec", spec, "--", &printed]);
+        assert_eq!(stdout(&o).trim(), key, "{spec} {printed}");
+    }
+    for bad in [
+        "NaN:0x",
+        "NaN:0x7ff0000000000000",
+        "NaN:0x+7ff8000000000001",
+        "NaN:0xzz",
+    ] {
+        let o = pk(&["encode", "--spec", "x: f64", "--", bad]);
+        assert_eq!(o.status.code(), Some(1), "{bad}");
+        assert!(stderr(&o).contains("a NaN's bits"), "{bad}: {}", stderr(&o));
+    }
+}

@@ -32,8 +32,20 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
                 _ => return Err(bad("one character")),
             }
         }
-        Kind::F32 => Value::F32(text.parse().map_err(|_| bad("a number"))?),
-        Kind::F64 => Value::F64(text.parse().map_err(|_| bad("a number"))?),
+        Kind::F32 => Value::F32(match nan_bits(text) {
+            Some(hex) => nan_hex(hex, |h| u32::from_str_radix(h, 16).ok())
+                .map(f32::from_bits)
+                .filter(|f| f.is_nan())
+                .ok_or_else(|| bad(NAN_BITS))?,
+            None => text.parse().map_err(|_| bad("a number"))?,
+        }),
+        Kind::F64 => Value::F64(match nan_bits(text) {
+            Some(hex) => nan_hex(hex, |h| u64::from_str_radix(h, 16).ok())
+                .map(f64::from_bits)
+                .filter(|f| f.is_nan())
+                .ok_or_else(|| bad(NAN_BITS))?,
+            None => text.parse().map_err(|_| bad("a number"))?,
+        }),
         Kind::Uuid => {
             let hex: String = text.chars().filter(|c| *c != '-').collect();
             // Hex digits only: `from_str_radix` would also take a leading `+`.
@@ -46,6 +58,24 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
         _ => return Err(bad("this kind is not supported on the command line")),
     };
     Ok(value)
+}
+
+/// What `NaN:0x...` must hold: what [`to_json`] prints of a NaN with a payload of its own.
+const NAN_BITS: &str = "a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN";
+
+/// What follows `NaN:0x` in a NaN written by its bits: `Some("")` (refused, as any text that
+/// is not hex digits) when nothing does; `None` for any other text.
+fn nan_bits(text: &str) -> Option<&str> {
+    text.strip_prefix("NaN:0x")
+}
+
+/// The bits of a NaN written as `NaN:0x<hex>`: hex digits only (`from_str_radix` would take a
+/// `+` too).
+fn nan_hex<T>(hex: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    hex.bytes()
+        .all(|b| b.is_ascii_hexdigit())
+        .then(|| parse(hex))
+        .flatten()
 }
 
 /// Nanoseconds since the epoch of `text`, milliseconds since 1970-01-01 UTC with at most six
@@ -109,8 +139,8 @@ pub(crate) fn parse_all_prefix(layout: &Layout, texts: &[String]) -> Result<Vec<
 }
 
 /// A value as JSON, keeping every bit of it: integers as numbers when they fit 64 bits, else as
-/// strings; floats as numbers when finite, else as `inf`, `-inf`, `NaN` or `-NaN` (what
-/// [`parse`] reads back); bytes as text when they are UTF-8, else as an array of byte values;
+/// strings; floats as numbers when finite, else as `inf`, `-inf`, `NaN` or `-NaN`, or a NaN with
+/// a payload of its own as its bits, `NaN:0x7ff8000000000001` (what [`parse`] reads back); bytes as text when they are UTF-8, else as an array of byte values;
 /// timestamps as whole milliseconds since the epoch, or as a decimal string of milliseconds
 /// when they have digits below the millisecond.
 pub(crate) fn to_json(v: &Value) -> serde_json::Value {
@@ -126,6 +156,14 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
         ),
         Value::Bool(b) => J::Bool(*b),
         Value::Char(c) => J::String(c.to_string()),
+        // A NaN whose payload is not the plain quiet NaN's prints by its bits, which the key
+        // keeps (`NaN` would read back as the plain one, another key).
+        Value::F32(f) if f.is_nan() && f.to_bits() & !(1 << 31) != f32::NAN.to_bits() => {
+            J::String(format!("NaN:{:#010x}", f.to_bits()))
+        }
+        Value::F64(f) if f.is_nan() && f.to_bits() & !(1 << 63) != f64::NAN.to_bits() => {
+            J::String(format!("NaN:{:#018x}", f.to_bits()))
+        }
         Value::F32(f) => float(f64::from(*f)),
         Value::F64(f) => float(*f),
         Value::Uuid(u) => J::String(format!("{u:032x}")),
