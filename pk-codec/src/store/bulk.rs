@@ -669,9 +669,8 @@ impl BulkWriter {
     /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
     pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
         let lane = self.dispatcher.lane_of(&key);
-        // A worker that finished while the writer is open has panicked: staged, the row would
-        // only be lost.
-        if self.workers.get(lane).is_none_or(JoinHandle::is_finished) {
+        // Staged for a stopped worker, the row would only be lost.
+        if self.stopped_lane(lane) {
             return Err(Self::stopped());
         }
         self.outstanding.add(lane);
@@ -715,11 +714,15 @@ impl BulkWriter {
     /// they staged each time it wakes, rather than waiting for their flush interval.
     pub fn flush(&self) {
         self.send_staged(true);
-        // A worker that finished while the writer is open has panicked: its rows are lost.
-        self.outstanding.wait_empty(
-            |lane| self.workers.get(lane).is_none_or(JoinHandle::is_finished),
-            || self.send_staged(false),
-        );
+        // A stopped worker's rows are lost: not waited for.
+        self.outstanding
+            .wait_empty(|lane| self.stopped_lane(lane), || self.send_staged(false));
+    }
+
+    /// Whether lane `lane`'s worker has stopped: one that finished while the writer is open
+    /// has panicked (in the store or the callback).
+    fn stopped_lane(&self, lane: usize) -> bool {
+        self.workers.get(lane).is_none_or(JoinHandle::is_finished)
     }
 
     /// Hands each worker the rows `add` staged for it, and asks it to write them now (every

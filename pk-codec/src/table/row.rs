@@ -424,17 +424,23 @@ impl<'a> RowRef<'a> {
             .map_or(0, u64::from_le_bytes)
     }
 
+    /// Where the cells start: after the key's length, the key and the accounted size.
+    #[inline]
+    fn cells_start(self) -> usize {
+        2 + self.key_len() + 8
+    }
+
     /// The cells, in order, borrowed.
     #[inline]
     pub(crate) fn cells(self) -> Cells<'a> {
-        Cells(&self.0[2 + self.key_len() + 8..])
+        Cells(&self.0[self.cells_start()..])
     }
 
     /// The row without its cells: key and accounted size, to which encoded cells are appended
     /// (each as [`RowRef::cell_bytes`] gives it) to make a row of some of its cells.
     #[inline]
     pub(crate) fn head(self) -> &'a [u8] {
-        &self.0[..2 + self.key_len() + 8]
+        &self.0[..self.cells_start()]
     }
 
     /// The encoded bytes of `cell`, one of this row's [`RowRef::cells`]: from its name's length
@@ -452,7 +458,7 @@ impl<'a> RowRef<'a> {
     /// Whether the row has no cells (a key-only row).
     #[inline]
     pub(crate) fn has_no_cells(self) -> bool {
-        self.0.len() == 2 + self.key_len() + 8
+        self.0.len() == self.cells_start()
     }
 }
 

@@ -32,20 +32,24 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
                 _ => return Err(bad("one character")),
             }
         }
-        Kind::F32 => Value::F32(match nan_bits(text) {
-            Some(hex) => nan_hex(hex, |h| u32::from_str_radix(h, 16).ok())
-                .map(f32::from_bits)
-                .filter(|f| f.is_nan())
-                .ok_or_else(|| bad(NAN_BITS))?,
-            None => text.parse().map_err(|_| bad("a number"))?,
-        }),
-        Kind::F64 => Value::F64(match nan_bits(text) {
-            Some(hex) => nan_hex(hex, |h| u64::from_str_radix(h, 16).ok())
-                .map(f64::from_bits)
-                .filter(|f| f.is_nan())
-                .ok_or_else(|| bad(NAN_BITS))?,
-            None => text.parse().map_err(|_| bad("a number"))?,
-        }),
+        Kind::F32 => Value::F32(
+            float(text, |h| {
+                u32::from_str_radix(h, 16)
+                    .ok()
+                    .map(f32::from_bits)
+                    .filter(|f| f.is_nan())
+            })
+            .map_err(&bad)?,
+        ),
+        Kind::F64 => Value::F64(
+            float(text, |h| {
+                u64::from_str_radix(h, 16)
+                    .ok()
+                    .map(f64::from_bits)
+                    .filter(|f| f.is_nan())
+            })
+            .map_err(&bad)?,
+        ),
         Kind::Uuid => {
             let hex: String = text.chars().filter(|c| *c != '-').collect();
             // Hex digits only: `from_str_radix` would also take a leading `+`.
@@ -60,22 +64,23 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
     Ok(value)
 }
 
-/// What `NaN:0x...` must hold: what [`to_json`] prints of a NaN with a payload of its own.
-const NAN_BITS: &str = "a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN";
-
-/// What follows `NaN:0x` in a NaN written by its bits: `Some("")` (refused, as any text that
-/// is not hex digits) when nothing does; `None` for any other text.
-fn nan_bits(text: &str) -> Option<&str> {
-    text.strip_prefix("NaN:0x")
-}
-
-/// The bits of a NaN written as `NaN:0x<hex>`: hex digits only (`from_str_radix` would take a
-/// `+` too).
-fn nan_hex<T>(hex: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
-    hex.bytes()
-        .all(|b| b.is_ascii_hexdigit())
-        .then(|| parse(hex))
-        .flatten()
+/// A float of `text`: a number, `inf`, `NaN` and the like, or a NaN written by its bits,
+/// `NaN:0x<hex>` (what [`to_json`] prints of a NaN with a payload of its own), which `nan`
+/// makes of the hex digits (`None` unless they are a NaN's bits).
+fn float<F: std::str::FromStr>(
+    text: &str,
+    nan: impl FnOnce(&str) -> Option<F>,
+) -> Result<F, &'static str> {
+    match text.strip_prefix("NaN:0x") {
+        // Hex digits only: `from_str_radix` would take a `+` too.
+        Some(hex) => hex
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+            .then(|| nan(hex))
+            .flatten()
+            .ok_or("a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN"),
+        None => text.parse().map_err(|_| "a number"),
+    }
 }
 
 /// Nanoseconds since the epoch of `text`, milliseconds since 1970-01-01 UTC with at most six
@@ -164,8 +169,8 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
         Value::F64(f) if f.is_nan() && f.to_bits() & !(1 << 63) != f64::NAN.to_bits() => {
             J::String(format!("NaN:{:#018x}", f.to_bits()))
         }
-        Value::F32(f) => float(f64::from(*f)),
-        Value::F64(f) => float(*f),
+        Value::F32(f) => float_json(f64::from(*f)),
+        Value::F64(f) => float_json(*f),
         Value::Uuid(u) => J::String(format!("{u:032x}")),
         Value::Timestamp(ns) if ns % 1_000_000 == 0 => i64::try_from(ns / 1_000_000)
             .map_or_else(|_| J::String((ns / 1_000_000).to_string()), J::from),
@@ -184,7 +189,7 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
 }
 
 /// A float as JSON: a number when finite (JSON has no other), else the text [`parse`] reads.
-fn float(f: f64) -> serde_json::Value {
+fn float_json(f: f64) -> serde_json::Value {
     if f.is_finite() {
         serde_json::Value::from(f)
     } else {
