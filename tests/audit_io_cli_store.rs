@@ -387,6 +387,13 @@ fn pk_decode_of_bytes_that_are_not_utf8_keeps_them() {
     assert_eq!(json["b"], serde_json::json!("\u{e9}"));
 }
 
+/// Writes `body` to the file `name` in `dir`; its path.
+fn dump(dir: &std::path::Path, name: &str, body: impl AsRef<[u8]>) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, body).unwrap();
+    file.display().to_string()
+}
+
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("pk-audit-io-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -400,9 +407,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn pk_analyze_refuses_a_named_column_the_header_holds_twice() {
     let dir = temp_dir("dup");
-    let file = dir.join("dup.csv");
-    std::fs::write(&file, "k,t,k,t2,t2\na,1,b,5,6\nc,2,d,7,8\n").unwrap();
-    let f = file.display().to_string();
+    let f = dump(&dir, "dup.csv", "k,t,k,t2,t2\na,1,b,5,6\nc,2,d,7,8\n");
     for args in [
         &["--key", "k"][..],
         &["--design", "k: str"],
@@ -436,9 +441,8 @@ fn pk_analyze_lines_strips_a_byte_order_mark() {
     for i in 0..40 {
         body.extend_from_slice(format!("k{i:02}\r\n").as_bytes());
     }
-    let file = dir.join("keys.txt");
-    std::fs::write(&file, &body).unwrap();
-    let o = pk(&["analyze", "--lines", &file.display().to_string(), "--json"]);
+    let file = dump(&dir, "keys.txt", &body);
+    let o = pk(&["analyze", "--lines", &file, "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let diagnostics = json["diagnostics"].to_string();
@@ -709,24 +713,15 @@ fn pk_analyze_names_the_lines_a_quote_left_open_swallowed() {
         ),
     ];
     for (name, body, at, span) in cases {
-        let file = dir.join(name);
-        std::fs::write(&file, body).unwrap();
-        let f = file.display().to_string();
+        let f = dump(&dir, name, body);
         let o = pk(&["analyze", &f, "--key", "k", "--strict"]);
         let err = stderr(&o);
         assert_ne!(o.status.code(), Some(0), "{name}: {err}");
         assert!(err.contains(&format!("{name} {at}")), "{name}: {err}");
         assert!(err.contains(span), "{name}: {err}");
     }
-    let file = dir.join("note.csv");
-    std::fs::write(&file, "k,note\na,\"two\nlines\"\nb,x\n").unwrap();
-    let o = pk(&[
-        "analyze",
-        &file.display().to_string(),
-        "--key",
-        "k",
-        "--strict",
-    ]);
+    let file = dump(&dir, "note.csv", "k,note\na,\"two\nlines\"\nb,x\n");
+    let o = pk(&["analyze", &file, "--key", "k", "--strict"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("2 rows"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
@@ -738,9 +733,7 @@ fn pk_analyze_names_the_lines_a_quote_left_open_swallowed() {
 #[test]
 fn pk_analyze_refuses_a_row_spacing_past_the_last_time() {
     let dir = temp_dir("rowms");
-    let file = dir.join("keys.csv");
-    std::fs::write(&file, "k\na\nb\nc\n").unwrap();
-    let f = file.display().to_string();
+    let f = dump(&dir, "keys.csv", "k\na\nb\nc\n");
     // Row 3 (index 2) at 2 * 2^62 ms passes i64::MAX.
     let o = pk(&[
         "analyze",
@@ -774,10 +767,9 @@ fn pk_analyze_refuses_a_row_spacing_past_the_last_time() {
 #[test]
 fn pk_analyze_prints_a_small_bucket_mean_with_its_fraction() {
     let dir = temp_dir("mean");
-    let file = dir.join("ts.csv");
-    std::fs::write(&file, "ts\n1\n2\n3\n").unwrap();
+    let file = dump(&dir, "ts.csv", "ts\n1\n2\n3\n");
     let spec = "ts: u64 width=4; buckets=16:mod(ts)";
-    let o = pk(&["analyze", &file.display().to_string(), "--design", spec]);
+    let o = pk(&["analyze", &file, "--design", spec]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let want = format!("the mean of {:.2}", 3.0 / 16.0);
     assert!(stdout(&o).contains(&want), "{}", stdout(&o));

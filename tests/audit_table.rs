@@ -279,6 +279,11 @@ impl Model {
     }
 }
 
+/// A table with one String key column, `options`, on `clock`.
+fn string_table(options: TableOptions, clock: &ManualClock) -> Table {
+    Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap()
+}
+
 fn pk(k: &Key) -> PrimaryKey {
     PrimaryKey::new(vec![k.0.as_str().into(), k.1.into()])
 }
@@ -835,12 +840,7 @@ proptest! {
 fn hotspot_meter_windows_stay_in_time_order_when_time_goes_back() {
     use pk_codec::table::HotspotMeter;
     let clock = ManualClock::new(0);
-    let t = Table::with_clock(
-        Schema::single_string("pk").unwrap(),
-        TableOptions::default(),
-        clock.clone(),
-    )
-    .unwrap();
+    let t = string_table(TableOptions::default(), &clock);
     let mut meter = HotspotMeter::new(1_000);
     for (i, time) in [0i64, 5_000, 100, 5_001, 200, 9_000]
         .into_iter()
@@ -952,12 +952,7 @@ fn a_manual_clock_saturates_at_the_ends_of_time() {
 fn an_svg_too_large_to_draw_is_refused() {
     use pk_codec::table::{Heatmap, HeatmapOptions};
     let clock = ManualClock::new(0);
-    let t = Table::with_clock(
-        Schema::single_string("pk").unwrap(),
-        TableOptions::default(),
-        clock.clone(),
-    )
-    .unwrap();
+    let t = string_table(TableOptions::default(), &clock);
     for i in 0..10i64 {
         clock.set(i * 500);
         t.put(format!("k{i}"), vec![Attribute::new("n", i)])
@@ -1061,8 +1056,7 @@ fn range_reads_respect_a_throttled_partition() {
     let options = TableOptions::default()
         .throttle_ops_per_window(4)
         .pre_split(vec!["m".into()]);
-    let table =
-        Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
+    let table = string_table(options, &clock);
     let put = |k: &str| table.put(k, vec![Attribute::new("n", 1)]);
     // The lower partition takes one write (each read there counts one more), the upper four:
     // the upper is busy in this window.
@@ -1126,12 +1120,7 @@ fn range_reads_respect_a_throttled_partition() {
 #[test]
 fn replay_refuses_a_clock_that_is_not_the_tables() {
     let own = ManualClock::new(0);
-    let table = Table::with_clock(
-        Schema::single_string("pk").unwrap(),
-        TableOptions::default(),
-        own.clone(),
-    )
-    .unwrap();
+    let table = string_table(TableOptions::default(), &own);
     let events = |n: i64| {
         (0..n).map(|i| {
             (
