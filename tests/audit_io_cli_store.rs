@@ -871,3 +871,43 @@ fn pk_decode_keeps_a_nan_payload() {
         assert!(stderr(&o).contains("a NaN's bits"), "{bad}: {}", stderr(&o));
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: support::cases(128),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any batches of puts and deletes over a few keys (so that keys repeat within a batch, or
+    /// not), up to the table's batch size: through the table model's `RangeStore` bridge, each
+    /// batch answers as the in-memory store does and leaves the same rows.
+    #[test]
+    fn table_batches_apply_in_order_as_in_memory(
+        batches in proptest::collection::vec(
+            proptest::collection::vec((0u8..6, proptest::option::of(0u8..4)), 1..=200),
+            1..6,
+        ),
+    ) {
+        let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
+        let memory = MemoryStore::default();
+        for batch in &batches {
+            let ops: Vec<WriteOp> = batch
+                .iter()
+                .map(|&(k, v)| match v {
+                    Some(v) => WriteOp::Put { key: format!("k{k}"), value: vec![v] },
+                    None => WriteOp::Delete { key: format!("k{k}") },
+                })
+                .collect();
+            let t = RangeStore::batch_write(&table, &ops);
+            let m = memory.batch_write(&ops).unwrap();
+            proptest::prop_assert!(t.is_ok(), "{ops:?}: {t:?}");
+            let t = t.unwrap();
+            proptest::prop_assert_eq!(
+                t.iter().map(Result::is_ok).collect::<Vec<_>>(),
+                m.iter().map(Result::is_ok).collect::<Vec<_>>()
+            );
+        }
+        let all = RangeQuery::new("", None);
+        proptest::prop_assert_eq!(table.range(&all).unwrap().rows, memory.range(&all).unwrap().rows);
+    }
+}
