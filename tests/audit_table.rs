@@ -1150,3 +1150,81 @@ fn replay_refuses_a_clock_that_is_not_the_tables() {
     assert_eq!(stats.events, 3);
     assert_eq!(table.report().windows.len(), 3);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(64), ..ProptestConfig::default() })]
+
+    /// A throttled table paged through by range reads, either way, retried in the next window
+    /// when a partition is busy: every row comes back exactly once, in order, whatever the
+    /// capacity, the split points, the rows, the page size and the gets made before pages
+    /// (which spend the partitions' capacity). No window serves more reads than the partitions'
+    /// capacity (a busy partition serves no row), and a page stops or is refused rather than
+    /// skip one.
+    #[test]
+    fn throttled_range_reads_page_through_every_row_once(
+        capacity in 1u64..6,
+        splits in proptest::collection::btree_set(0u16..200, 0..4),
+        keys in proptest::collection::btree_set(0u16..200, 0..60),
+        limit in 1usize..8,
+        backward in any::<bool>(),
+        noise in proptest::collection::vec(0u16..200, 0..4),
+    ) {
+        let clock = ManualClock::new(0);
+        let split_points: Vec<PkValue> = splits.iter().map(|s| format!("{s:03}").into()).collect();
+        let options = TableOptions::default()
+            .throttle_ops_per_window(capacity)
+            .pre_split(split_points);
+        let table = string_table(options, &clock);
+        for k in &keys {
+            // A new window per write: the writes themselves are never refused.
+            clock.advance(60_000);
+            table.put(format!("{k:03}"), vec![Attribute::new("n", 1)]).unwrap();
+        }
+        let mut want: Vec<String> = keys.iter().map(|k| format!("{k:03}")).collect();
+        if backward {
+            want.reverse();
+        }
+        let (lo, hi) = (PrimaryKey::inf_min(1), PrimaryKey::inf_max(1));
+        let mut start = if backward { hi.clone() } else { lo.clone() };
+        let mut got = Vec::new();
+        let mut windows = 0u64;
+        loop {
+            prop_assert!(windows < 10_000, "no progress");
+            let reads_before = table.report().reads;
+            // Every other window, gets spend capacity first (refused ones too), so that the
+            // page may find partitions busy.
+            if windows % 2 == 0 {
+                for k in &noise {
+                    let _ = table.get(format!("{k:03}"), &ReadOptions::default());
+                }
+            }
+            let req = if backward {
+                RangeRequest::backward(start.clone(), lo.clone())
+            } else {
+                RangeRequest::forward(start.clone(), hi.clone())
+            }
+            .limit(limit);
+            let page = table.get_range(&req);
+            // A busy partition serves nothing: no partition serves past its capacity.
+            let served = table.report().reads - reads_before;
+            prop_assert!(
+                served <= capacity * table.partition_count() as u64,
+                "{served} reads in one window, capacity {capacity}"
+            );
+            match page {
+                Ok(page) => {
+                    got.extend(page.rows.iter().map(|r| r.key.to_string()));
+                    match page.next_start {
+                        Some(next) => start = next,
+                        None => break,
+                    }
+                }
+                Err(TableError::PartitionBusy { .. }) => {}
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+            clock.advance(60_000);
+            windows += 1;
+        }
+        prop_assert_eq!(got, want);
+    }
+}
