@@ -1193,7 +1193,7 @@ proptest! {
             let reads_before = table.report().reads;
             // Every other window, gets spend capacity first (refused ones too), so that the
             // page may find partitions busy.
-            if windows % 2 == 0 {
+            if windows.is_multiple_of(2) {
                 for k in &noise {
                     let _ = table.get(format!("{k:03}"), &ReadOptions::default());
                 }
