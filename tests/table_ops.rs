@@ -51,6 +51,32 @@ fn get_reads_some_columns() {
 }
 
 #[test]
+fn an_empty_column_list_reads_every_column() {
+    // As Tablestore's `columns_to_get`: no names asked for means every column, for a get and a
+    // range read alike, not rows without cells.
+    let t = strings();
+    t.put("k", vec![Attribute::new("a", 1), Attribute::new("b", 2)])
+        .unwrap();
+    let none: [&str; 0] = [];
+    let all = t.get("k", &ReadOptions::default()).unwrap().unwrap();
+    let empty = t
+        .get("k", &ReadOptions::default().columns(none))
+        .unwrap()
+        .unwrap();
+    assert_eq!(empty.cells.len(), 2);
+    assert_eq!(empty, all);
+    let rows = t
+        .get_range(
+            &RangeRequest::forward(PrimaryKey::inf_min(1), PrimaryKey::inf_max(1))
+                .options(ReadOptions::default().columns(none)),
+        )
+        .unwrap()
+        .rows;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].cells.len(), 2);
+}
+
+#[test]
 fn update_puts_and_deletes_columns() {
     let t = strings();
     // On a missing row, an update creates it...

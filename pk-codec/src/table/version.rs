@@ -108,7 +108,8 @@ pub struct TimeRange {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadOptions {
-    /// Only these columns (`None`: all).
+    /// Only these columns (`None`, or no names: all, as Tablestore reads every column when
+    /// `columns_to_get` is empty).
     pub columns: Option<Vec<String>>,
     /// At most this many versions per column, newest first.
     pub max_versions: Option<u32>,
@@ -117,7 +118,7 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
-    /// Reads only the named columns.
+    /// Reads only the named columns; no names reads every column (as Tablestore does).
     #[must_use]
     pub fn columns<I, S>(mut self, names: I) -> Self
     where
@@ -326,6 +327,7 @@ pub(crate) fn select_cells_with<'a>(
             continue;
         }
         if let Some(cols) = &opts.columns
+            && !cols.is_empty()
             && !cols.iter().any(|n| n.as_bytes() == c.name)
         {
             continue;
