@@ -1,8 +1,8 @@
 //! A sequential key against a spread key, on the table model.
 //!
 //! Replays one hour of purchases (50 a second) under two primary-key designs and prints the
-//! comparison table and a text heatmap of each; writes the heatmaps as SVG next to the
-//! working directory (`table_hotspot_*.svg`).
+//! comparison table and a text heatmap of each; writes the heatmaps as SVG into the system's
+//! temporary directory (`table_hotspot_*.svg`), not into the working directory.
 //!
 //! Run with `cargo run --release --example table_hotspot`.
 
@@ -65,9 +65,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (name, t) in [("sequential", &sequential), ("spread", &spread)] {
         let map = t.heatmap(&options);
         println!("{name}:\n{}", map.to_text());
-        let path = format!("table_hotspot_{name}.svg");
+        let path = std::env::temp_dir().join(format!("table_hotspot_{name}.svg"));
         std::fs::write(&path, map.to_svg(900, 420)?)?;
-        println!("wrote {path}\n");
+        println!("wrote {}\n", path.display());
     }
     Ok(())
 }
