@@ -124,6 +124,11 @@ impl Default for BulkOptions {
 }
 
 impl BulkOptions {
+    /// The rows of one batch into `store`: as many as both the options and the store allow.
+    fn batch_rows<S: RangeStore + ?Sized>(&self, store: &S) -> usize {
+        self.max_batch_rows.min(store.max_batch()).max(1)
+    }
+
     fn check(&self) -> Result<(), StoreError> {
         let bad = |what: &str| Err(StoreError::new(StoreErrorKind::Invalid, what));
         if self.workers == 0 || self.workers > MAX_WORKERS {
@@ -281,7 +286,7 @@ impl Lane {
         stats: &Counters,
         report: &mut dyn FnMut(RowOutcome),
     ) -> Duration {
-        let limit = options.max_batch_rows.min(store.max_batch()).max(1);
+        let limit = options.batch_rows(store);
         let mut batch: Vec<Pending> = Vec::new();
         let mut bytes = 0;
         while let Some(next) = self.queue.front() {
@@ -619,7 +624,7 @@ impl BulkWriter {
         let mut staged_lanes = Vec::with_capacity(options.workers);
         let mut workers = Vec::with_capacity(options.workers);
         let start = Instant::now();
-        let batch_rows = options.max_batch_rows.min(store.max_batch()).max(1);
+        let batch_rows = options.batch_rows(&*store);
         for w in 0..options.workers {
             // The queue holds `queue_rows` rows as batches (at least one batch, and few enough
             // that the slots allocated up front stay small).
@@ -794,11 +799,15 @@ fn run_worker<S: RangeStore + ?Sized>(
         on_row(o);
         outstanding.remove(lane_index);
     };
+    // A batch is as large as the options and the store both allow: waiting for more rows
+    // than that (`max_batch_rows` above the store's `max_batch()`) would take rows off the
+    // channel without writing them, and `add` would never wait.
+    let batch_rows = options.batch_rows(store);
     let mut flushing = false;
     let mut open = true;
     while open || !lane.queue.is_empty() {
         // Gather rows until a batch is full, the interval passes, or a flush is asked for.
-        if open && !flushing && lane.queue.len() < options.max_batch_rows {
+        if open && !flushing && lane.queue.len() < batch_rows {
             match rx.recv_timeout(options.flush_interval) {
                 Ok(Msg::Rows(rows)) => {
                     lane.queue.extend(rows);
