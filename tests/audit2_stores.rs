@@ -16,6 +16,8 @@ use proptest::prelude::*;
 
 mod support;
 
+use support::{pk, stderr, stdout};
+
 // ---- BulkWriter -------------------------------------------------------------------------------
 
 /// A memory store whose batches hold at most `max_batch` rows and whose batch writes wait while
@@ -212,4 +214,43 @@ proptest! {
         prop_assert!(finished);
         prop_assert_eq!(seen, want);
     }
+}
+
+// ---- pk -------------------------------------------------------------------------------------
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pk-audit2-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The CSV reader ends a record at `\r`, `\n` or `\r\n`, but the cap on a line's length
+/// (16 MiB, README) counted bytes since the last `\n` only: a dump with classic Mac line ends
+/// (`\r` alone) larger than 16 MiB was refused as "a line is longer than 16777216 bytes" though
+/// its every line was short. Now `\r` ends a line too for the cap of a CSV dump (with
+/// `--lines`, where a line ends at `\n`, it does not).
+#[test]
+fn pk_analyze_reads_a_large_dump_whose_lines_end_with_cr() {
+    let dir = temp_dir("cr");
+    let filler = "x".repeat(1_000);
+    let rows = 17_500;
+    let mut body = String::with_capacity(rows * 1_020);
+    body.push_str("k,pad\r");
+    for i in 0..rows {
+        body.push_str(&format!("{i:08},{filler}\r"));
+    }
+    assert!(body.len() > 16 << 20);
+    let file = dir.join("cr.csv");
+    std::fs::write(&file, &body).unwrap();
+    let o = pk(&["analyze", file.to_str().unwrap(), "--key", "k", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["rows"], serde_json::json!(rows));
+    assert_eq!(json["malformed_rows"], serde_json::json!(0));
+    // A CR-only file of keys under --lines is still one line (lines end at `\n`), refused by
+    // the cap rather than read whole.
+    let o = pk(&["analyze", "--lines", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("longer than"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -106,15 +106,19 @@ const MAX_LINE_BYTES: usize = 16 << 20;
 /// nor the CSV reader buffers a line without bound.
 struct LineCapped<R> {
     inner: R,
-    /// Bytes since the last newline.
+    /// Bytes since the last line end.
     run: usize,
+    /// Whether `\r` ends a line too: the CSV reader ends a record at `\r`, `\n` or `\r\n`
+    /// (a dump with classic Mac line ends has short lines); `--lines` reads up to `\n`.
+    cr_ends_lines: bool,
 }
 
 impl<R: Read> Read for LineCapped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let read = &buf[..n];
-        self.run = match read.iter().rposition(|&b| b == b'\n') {
+        let cr = self.cr_ends_lines;
+        self.run = match read.iter().rposition(|&b| b == b'\n' || (cr && b == b'\r')) {
             Some(last) => n - last - 1,
             None => self.run + n,
         };
@@ -588,6 +592,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         let input = LineCapped {
             inner: input,
             run: 0,
+            cr_ends_lines: !args.lines,
         };
         if args.lines {
             let mut reader = BufReader::with_capacity(1 << 16, input);
