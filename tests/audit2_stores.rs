@@ -254,3 +254,33 @@ fn pk_analyze_reads_a_large_dump_whose_lines_end_with_cr() {
     assert!(stderr(&o).contains("longer than"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `pk encode` (and `pk analyze --design`) read an `f32` or `f64` field with Rust's float
+/// parser, which rounds a finite number beyond the type's range to infinity: `1e40` for an
+/// `f32` was encoded as the key of `inf`, without a word. A number too large for the field
+/// is refused, naming the field; infinities written as such (`inf`, `-infinity`) still
+/// encode.
+#[test]
+fn pk_encode_refuses_a_float_too_large_for_its_field() {
+    for (spec, text) in [
+        ("x: f32", "1e40"),
+        ("x: f32", "-3.5e38"),
+        ("x: f64", "1e309"),
+        ("x: f64", "-1.8e308"),
+    ] {
+        let o = pk(&["encode", "--spec", spec, "--", text]);
+        assert_eq!(o.status.code(), Some(1), "{spec} {text}: {}", stdout(&o));
+        assert!(stderr(&o).contains("field x"), "{}", stderr(&o));
+    }
+    for (spec, text, inf) in [
+        ("x: f32", "inf", "inf"),
+        ("x: f32", "Infinity", "inf"),
+        ("x: f64", "+inf", "inf"),
+        ("x: f32", "3.4028235e38", "3.4028235e38"),
+    ] {
+        let o = pk(&["encode", "--spec", spec, text]);
+        assert_eq!(o.status.code(), Some(0), "{spec} {text}: {}", stderr(&o));
+        let back = pk(&["encode", "--spec", spec, inf]);
+        assert_eq!(stdout(&o), stdout(&back));
+    }
+}
