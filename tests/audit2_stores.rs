@@ -284,3 +284,45 @@ fn pk_encode_refuses_a_float_too_large_for_its_field() {
         assert_eq!(stdout(&o), stdout(&back));
     }
 }
+
+/// `pk analyze` found a design's bucket prefix by reading its spec text for `buckets=`, where
+/// the spec parser takes spaces around the `=` (and inside `mod( ts )`): a design written
+/// `buckets = 16:mod(ts)` was analyzed under its 16 buckets, but its report lost the bucket
+/// occupancy and the "rows collapsed" diagnosis the README promises a bucketed design. The
+/// prefix is now read from the parsed layout, so every spelling reports the same.
+#[test]
+fn pk_analyze_diagnoses_buckets_however_the_spec_is_spaced() {
+    let dir = temp_dir("spaced");
+    let mut body = String::from("ts,x\n");
+    for i in 1..=200 {
+        body.push_str(&format!("{},a\n", i * 60_000));
+    }
+    let file = dir.join("minutes.csv");
+    std::fs::write(&file, body).unwrap();
+    let diagnostics = |design: &str| {
+        let o = pk(&[
+            "analyze",
+            file.to_str().unwrap(),
+            "--time",
+            "ts",
+            "--design",
+            design,
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{design}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        json["diagnostics"].clone()
+    };
+    let canonical = diagnostics("ts: u64 width=13; buckets=16:mod(ts)");
+    let text = canonical.to_string();
+    assert!(text.contains("buckets: 1 of 16 used"), "{text}");
+    assert!(text.contains("rows collapsed"), "{text}");
+    for spaced in [
+        "ts: u64 width=13; buckets = 16:mod(ts)",
+        "ts: u64 width=13; buckets =16:mod( ts )",
+        " ts : u64 width=13 ;  buckets  =  16:mod(ts)  ",
+    ] {
+        assert_eq!(diagnostics(spaced), canonical, "{spaced}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -396,7 +396,8 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
     a
 }
 
-/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text.
+/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text: a layout's
+/// own (`Layout`'s `Display`), which spells it so.
 fn buckets_of(spec: &str) -> Option<(u32, Option<String>)> {
     let part = spec
         .split(';')
@@ -544,7 +545,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             .map_err(|e| format!("bad design spec {spec:?}: {e}"))?;
         let source = Source::Layout {
             spec: spec.clone(),
-            buckets: buckets_of(spec),
+            // The layout's own spec: the text given may be spaced as the parser allows.
+            buckets: buckets_of(&layout.to_string()),
             layout,
         };
         designs.push(Design::new(spec.clone(), source, args)?);
