@@ -15,7 +15,7 @@
 //! [`ManualClock`](crate::table::ManualClock)): deterministic, so imports under several strategies
 //! can be compared.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{
     AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
@@ -44,7 +44,10 @@ const MAX_QUEUED_BATCHES: usize = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
     /// By a hash of the key's partition part (the whole key): one key always goes to the same
-    /// worker, as the Tablestore writer's buckets do.
+    /// worker, as the Tablestore writer's buckets do, which writes the key's rows in the order
+    /// they were added (a row retried goes before its key's later rows, which are written
+    /// again after it if they were written before), so the key ends with its last row's value.
+    /// The other dispatches spread one key's rows over workers, in no set order.
     #[default]
     HashOfKey,
     /// In turn.
@@ -351,6 +354,11 @@ impl Lane {
         // Counted once a batch: the producer bumps `added` for every row, and a counter the
         // worker bumped per row too would bounce their shared cache line between the cores.
         let mut written = 0u64;
+        // The keys of the rows put back for a retry, and the rows put back. A later row of the
+        // same key goes back too, after its key's earlier row, even when it was written (the
+        // retry would overwrite it): one key's writes land in the order they were added.
+        let mut retried: HashSet<String> = HashSet::new();
+        let mut again: Vec<Pending> = Vec::new();
         for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
@@ -361,7 +369,13 @@ impl Lane {
                 retries,
                 first_try,
             };
+            let behind = !retried.is_empty() && retried.contains(&row.key);
             match result {
+                Ok(()) if behind => {
+                    row.retries += 1;
+                    stats.retries.fetch_add(1, Relaxed);
+                    again.push(row);
+                }
                 Ok(()) => {
                     written += 1;
                     report(RowOutcome {
@@ -384,7 +398,10 @@ impl Lane {
                         // would only keep the lane asleep).
                         let backoff = self.backoff(options.backoff, row.retries);
                         wait = wait.max(backoff.min(options.deadline - age));
-                        self.queue.push_back(row);
+                        if !behind {
+                            retried.insert(row.key.clone());
+                        }
+                        again.push(row);
                     } else {
                         // Release: see `written` below.
                         stats.failed.fetch_add(1, Release);
@@ -396,6 +413,19 @@ impl Lane {
                     }
                 }
             }
+        }
+        // Back at the end of the queue, before the queued rows of their keys (added after
+        // them): the other rows keep their places.
+        if self.queue.iter().any(|r| retried.contains(&r.key)) {
+            let (later, rest): (VecDeque<Pending>, VecDeque<Pending>) =
+                std::mem::take(&mut self.queue)
+                    .into_iter()
+                    .partition(|r| retried.contains(&r.key));
+            self.queue = rest;
+            self.queue.extend(again);
+            self.queue.extend(later);
+        } else {
+            self.queue.extend(again);
         }
         // Release, with the acquire loads of `Counters::snapshot`: a snapshot that sees these rows
         // written also sees them added.
