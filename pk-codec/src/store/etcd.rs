@@ -271,18 +271,21 @@ impl RangeStore for EtcdStore {
             // etcd's "every key from `key` on".
             None => vec![0],
         };
-        if to.is_some() && end.as_slice() <= from.as_bytes() {
-            return Ok(RangePage::default());
-        }
-        // One row more than asked: it tells where the next page starts. etcd's limit is an
-        // int64: a larger one (`usize::MAX` for "every row") is refused, so it is capped.
-        let limit = query.limit.saturating_add(1).min(i64::MAX as usize);
         // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
         let key: &[u8] = if from.is_empty() {
             &[0]
         } else {
             from.as_bytes()
         };
+        // Nothing at or above the end: empty. Compared with the key sent, not `from`: an end of
+        // `"\0"` above an empty `from` is no range in etcd's terms, and sent as `range_end` it
+        // would mean "every key from `key` on".
+        if to.is_some() && end.as_slice() <= key {
+            return Ok(RangePage::default());
+        }
+        // One row more than asked: it tells where the next page starts. etcd's limit is an
+        // int64: a larger one (`usize::MAX` for "every row") is refused, so it is capped.
+        let limit = query.limit.saturating_add(1).min(i64::MAX as usize);
         let mut request = json!({
             "key": b64(key),
             "range_end": b64(&end),
