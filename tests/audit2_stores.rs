@@ -734,3 +734,46 @@ fn pk_ranges_takes_values_led_by_a_minus_anywhere() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--frm"), "{}", stderr(&o));
 }
+
+/// The 16 MiB cap of `pk analyze` bounded a line, but the CSV reader holds a whole record, and
+/// a quoted field spans lines: a quote left open in a column the command does not read took
+/// every line after it into one field, held in memory whole (a 60 MB dump: 72 MB), and the
+/// rows it swallowed vanished without a message (1 row read, 0 malformed). A record past
+/// 16 MiB is now refused as a line is, naming the line it starts on, while quoted fields that
+/// span a few lines, and quotes inside unquoted fields (`5" screen`), read as before.
+#[test]
+fn pk_analyze_bounds_a_record_that_a_quoted_field_runs_on() {
+    let dir = temp_dir("record");
+    let filler = "x".repeat(1_000);
+    let rows = 17_500;
+    // A quote left open in the unused column `v` on line 3.
+    let mut open = String::from("k,v\na,fine\nb,\"open\n");
+    for i in 0..rows {
+        open.push_str(&format!("{i:08},{filler}\n"));
+    }
+    assert!(open.len() > 16 << 20);
+    let file = dir.join("open.csv");
+    std::fs::write(&file, &open).unwrap();
+    let o = pk(&["analyze", file.to_str().unwrap(), "--key", "k"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("line 3"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("longer than"), "{}", stderr(&o));
+    // Stray quotes inside unquoted fields, and short quoted fields over lines, in a large dump.
+    let mut fine = String::from("k,v\n");
+    for i in 0..rows {
+        if i % 100 == 0 {
+            fine.push_str(&format!("{i:08},\"two\nlines, \"\"quoted\"\"\"\n"));
+        } else {
+            fine.push_str(&format!("{i:08},a 5\" screen {filler}\n"));
+        }
+    }
+    assert!(fine.len() > 16 << 20);
+    let file = dir.join("fine.csv");
+    std::fs::write(&file, &fine).unwrap();
+    let o = pk(&["analyze", file.to_str().unwrap(), "--key", "k", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["rows"], serde_json::json!(rows));
+    assert_eq!(json["malformed_rows"], serde_json::json!(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
