@@ -777,3 +777,36 @@ fn pk_analyze_bounds_a_record_that_a_quoted_field_runs_on() {
     assert_eq!(json["malformed_rows"], serde_json::json!(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---- Typed ------------------------------------------------------------------------------------
+
+/// `Typed::scan` and `scan_values` reported a stored value that does not deserialize as
+/// `TypedError::Value` with serde's message only ("expected value at line 1 column 1"), not
+/// the key of the row that holds it, though a scan reads many rows across buckets (a stored
+/// key that does not decode names its key: `TypedError::StoredKey`). Now such a value is
+/// `TypedError::StoredValue { key, error }`.
+#[test]
+fn a_typed_scan_names_the_key_of_a_value_it_cannot_read() {
+    use pk_codec::store::{Typed, TypedError};
+    let layout: Layout = "n: u16 width=3; buckets=4:mod(n):sep".parse().unwrap();
+    let store = MemoryStore::default();
+    let typed = Typed::new(&store);
+    for n in 0..20u16 {
+        typed
+            .put_values(&layout, &[n.into()], &format!("row {n}"))
+            .unwrap();
+    }
+    let bad = layout.encode(&[13u16.into()]).unwrap();
+    store.put(&bad, b"not json").unwrap();
+    let ranges = layout.prefix_ranges(&[]).unwrap();
+    let e = typed
+        .scan_values(&layout, &ranges, 5, None, |_, _: String| {
+            ControlFlow::Continue(())
+        })
+        .unwrap_err();
+    match &e {
+        TypedError::StoredValue { key, .. } => assert_eq!(key, &bad),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains(&bad), "{e}");
+}
