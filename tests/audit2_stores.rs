@@ -855,3 +855,25 @@ fn etcd_reads_a_range_whose_answer_is_larger_than_the_client_takes_at_once() {
         assert!(read == rows, "limit {limit}: {} rows read", read.len());
     }
 }
+
+/// `pk hash` hashed any text but one that starts with `-` (a negative order number, `-abc`),
+/// which clap took for a flag: `pk hash -5` failed with status 1. Its text is a value as those
+/// of `encode`, `decode` and `ranges` are.
+#[test]
+fn pk_hash_takes_a_text_led_by_a_minus() {
+    for text in ["-5", "-abc", "-inf"] {
+        let want = pk(&["hash", "--alg", "md5", "--len", "8", "--", text]);
+        assert_eq!(want.status.code(), Some(0), "{}", stderr(&want));
+        for args in [
+            &["hash", text][..],
+            &["hash", text, "--alg", "md5", "--len", "8"][..],
+            &["hash", "--len", "8", text, "--alg=md5"][..],
+        ] {
+            let o = pk(args);
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+            if args.len() > 2 {
+                assert_eq!(stdout(&o), stdout(&want), "{args:?}");
+            }
+        }
+    }
+}

@@ -101,8 +101,8 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
-/// The command line with the values of `encode`, `decode` and `ranges` after a `--`, so that a
-/// value may start with `-` (`-inf`, `-NaN`, `-1e-5`, a string `-abc`: what `pk decode`
+/// The command line with the values of `encode`, `decode`, `ranges` and `hash` after a `--`, so
+/// that a value may start with `-` (`-inf`, `-NaN`, `-1e-5`, a string `-abc`: what `pk decode`
 /// prints, which clap would take for a flag): every argument that is not one of the command's
 /// options, nor an option's value, is a value, wherever it stands. Arguments that start with
 /// `--` and `-h` stay clap's, so an unknown option is still named as one.
@@ -110,6 +110,7 @@ fn values_escaped(args: Vec<OsString>) -> Vec<OsString> {
     let options: &[&str] = match args.get(1).and_then(|a| a.to_str()) {
         Some("encode" | "decode") => &["--spec"],
         Some("ranges") => &["--spec", "--from", "--to"],
+        Some("hash") => &["--alg", "--len"],
         _ => return args,
     };
     let mut args = args.into_iter();
