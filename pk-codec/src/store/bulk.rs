@@ -416,7 +416,7 @@ impl Lane {
         }
         // Back at the end of the queue, before the queued rows of their keys (added after
         // them): the other rows keep their places.
-        if self.queue.iter().any(|r| retried.contains(&r.key)) {
+        if !retried.is_empty() && self.queue.iter().any(|r| retried.contains(&r.key)) {
             let (later, rest): (VecDeque<Pending>, VecDeque<Pending>) =
                 std::mem::take(&mut self.queue)
                     .into_iter()
