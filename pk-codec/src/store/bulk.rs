@@ -15,7 +15,7 @@
 //! [`ManualClock`](crate::table::ManualClock)): deterministic, so imports under several strategies
 //! can be compared.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{
     AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
@@ -44,7 +44,10 @@ const MAX_QUEUED_BATCHES: usize = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatch {
     /// By a hash of the key's partition part (the whole key): one key always goes to the same
-    /// worker, as the Tablestore writer's buckets do.
+    /// worker, as the Tablestore writer's buckets do, which writes the key's rows in the order
+    /// they were added (a row retried goes before its key's later rows, which are written
+    /// again after it if they were written before), so the key ends with its last row's value.
+    /// The other dispatches spread one key's rows over workers, in no set order.
     #[default]
     HashOfKey,
     /// In turn.
@@ -124,6 +127,11 @@ impl Default for BulkOptions {
 }
 
 impl BulkOptions {
+    /// The rows of one batch into `store`: as many as both the options and the store allow.
+    fn batch_rows<S: RangeStore + ?Sized>(&self, store: &S) -> usize {
+        self.max_batch_rows.min(store.max_batch()).max(1)
+    }
+
     fn check(&self) -> Result<(), StoreError> {
         let bad = |what: &str| Err(StoreError::new(StoreErrorKind::Invalid, what));
         if self.workers == 0 || self.workers > MAX_WORKERS {
@@ -281,7 +289,7 @@ impl Lane {
         stats: &Counters,
         report: &mut dyn FnMut(RowOutcome),
     ) -> Duration {
-        let limit = options.max_batch_rows.min(store.max_batch()).max(1);
+        let limit = options.batch_rows(store);
         let mut batch: Vec<Pending> = Vec::new();
         let mut bytes = 0;
         while let Some(next) = self.queue.front() {
@@ -346,6 +354,11 @@ impl Lane {
         // Counted once a batch: the producer bumps `added` for every row, and a counter the
         // worker bumped per row too would bounce their shared cache line between the cores.
         let mut written = 0u64;
+        // The keys of the rows put back for a retry, and the rows put back. A later row of the
+        // same key goes back too, after its key's earlier row, even when it was written (the
+        // retry would overwrite it): one key's writes land in the order they were added.
+        let mut retried: HashSet<String> = HashSet::new();
+        let mut again: Vec<Pending> = Vec::new();
         for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
@@ -356,7 +369,13 @@ impl Lane {
                 retries,
                 first_try,
             };
+            let behind = !retried.is_empty() && retried.contains(&row.key);
             match result {
+                Ok(()) if behind => {
+                    row.retries += 1;
+                    stats.retries.fetch_add(1, Relaxed);
+                    again.push(row);
+                }
                 Ok(()) => {
                     written += 1;
                     report(RowOutcome {
@@ -379,7 +398,10 @@ impl Lane {
                         // would only keep the lane asleep).
                         let backoff = self.backoff(options.backoff, row.retries);
                         wait = wait.max(backoff.min(options.deadline - age));
-                        self.queue.push_back(row);
+                        if !behind {
+                            retried.insert(row.key.clone());
+                        }
+                        again.push(row);
                     } else {
                         // Release: see `written` below.
                         stats.failed.fetch_add(1, Release);
@@ -391,6 +413,19 @@ impl Lane {
                     }
                 }
             }
+        }
+        // Back at the end of the queue, before the queued rows of their keys (added after
+        // them): the other rows keep their places.
+        if !retried.is_empty() && self.queue.iter().any(|r| retried.contains(&r.key)) {
+            let (later, rest): (VecDeque<Pending>, VecDeque<Pending>) =
+                std::mem::take(&mut self.queue)
+                    .into_iter()
+                    .partition(|r| retried.contains(&r.key));
+            self.queue = rest;
+            self.queue.extend(again);
+            self.queue.extend(later);
+        } else {
+            self.queue.extend(again);
         }
         // Release, with the acquire loads of `Counters::snapshot`: a snapshot that sees these rows
         // written also sees them added.
@@ -619,7 +654,7 @@ impl BulkWriter {
         let mut staged_lanes = Vec::with_capacity(options.workers);
         let mut workers = Vec::with_capacity(options.workers);
         let start = Instant::now();
-        let batch_rows = options.max_batch_rows.min(store.max_batch()).max(1);
+        let batch_rows = options.batch_rows(&*store);
         for w in 0..options.workers {
             // The queue holds `queue_rows` rows as batches (at least one batch, and few enough
             // that the slots allocated up front stay small).
@@ -794,11 +829,15 @@ fn run_worker<S: RangeStore + ?Sized>(
         on_row(o);
         outstanding.remove(lane_index);
     };
+    // A batch is as large as the options and the store both allow: waiting for more rows
+    // than that (`max_batch_rows` above the store's `max_batch()`) would take rows off the
+    // channel without writing them, and `add` would never wait.
+    let batch_rows = options.batch_rows(store);
     let mut flushing = false;
     let mut open = true;
     while open || !lane.queue.is_empty() {
         // Gather rows until a batch is full, the interval passes, or a flush is asked for.
-        if open && !flushing && lane.queue.len() < options.max_batch_rows {
+        if open && !flushing && lane.queue.len() < batch_rows {
             match rx.recv_timeout(options.flush_interval) {
                 Ok(Msg::Rows(rows)) => {
                     lane.queue.extend(rows);

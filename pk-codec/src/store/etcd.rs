@@ -116,6 +116,14 @@ impl EtcdStore {
     /// Posts `body` to `path` on the current endpoint, moving to the next one when an endpoint
     /// cannot be reached or answers 5xx.
     fn call(&self, path: &str, body: &Json) -> Result<Json, StoreError> {
+        self.send(path, body)?
+            .map_err(|too_large| StoreError::new(StoreErrorKind::Invalid, too_large))
+    }
+
+    /// [`EtcdStore::call`], with an answer larger than the client reads at once (ureq's 10 MB)
+    /// as `Ok(Err(message))`: every endpoint would send the same, so a range read asks again
+    /// for fewer rows instead.
+    fn send(&self, path: &str, body: &Json) -> Result<Result<Json, String>, StoreError> {
         let body = body.to_string();
         let n = self.endpoints.len();
         let first = self.current.load(Relaxed);
@@ -133,6 +141,12 @@ impl EtcdStore {
                     let status = response.status().as_u16();
                     let text = match response.body_mut().read_to_string() {
                         Ok(text) => text,
+                        Err(ureq::Error::BodyExceedsLimit(limit)) => {
+                            return Ok(Err(format!(
+                                "{url}: HTTP {status}, the answer is larger than the {limit} \
+                                 bytes the client reads"
+                            )));
+                        }
                         // The node went away while answering (the request may or may not have
                         // been applied; every request here is safe to repeat): try the next one.
                         Err(e) => {
@@ -167,7 +181,7 @@ impl EtcdStore {
                     match serde_json::from_str(&text) {
                         Ok(json) => {
                             self.current.store(at, Relaxed);
-                            return Ok(json);
+                            return Ok(Ok(json));
                         }
                         // A 200 whose body is not JSON was cut off in flight: as above.
                         Err(e) => {
@@ -271,34 +285,46 @@ impl RangeStore for EtcdStore {
             // etcd's "every key from `key` on".
             None => vec![0],
         };
-        if to.is_some() && end.as_slice() <= from.as_bytes() {
-            return Ok(RangePage::default());
-        }
-        // One row more than asked: it tells where the next page starts. etcd's limit is an
-        // int64: a larger one (`usize::MAX` for "every row") is refused, so it is capped.
-        let limit = query.limit.saturating_add(1).min(i64::MAX as usize);
         // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
         let key: &[u8] = if from.is_empty() {
             &[0]
         } else {
             from.as_bytes()
         };
+        // Nothing at or above the end: empty. Compared with the key sent, not `from`: an end of
+        // `"\0"` above an empty `from` is no range in etcd's terms, and sent as `range_end` it
+        // would mean "every key from `key` on".
+        if to.is_some() && end.as_slice() <= key {
+            return Ok(RangePage::default());
+        }
+        // The rows to answer: etcd's limit is an int64, and a larger one (`usize::MAX` for
+        // "every row") is refused, so it is capped.
+        let mut want = query.limit.min(i64::MAX as usize - 1);
         let mut request = json!({
             "key": b64(key),
             "range_end": b64(&end),
-            "limit": limit,
         });
         if query.direction == Direction::Backward {
             request["sort_order"] = json!("DESCEND");
             request["sort_target"] = json!("KEY");
         }
-        let answer = self.call("/v3/kv/range", &request)?;
+        let answer = loop {
+            // One row more than answered: it tells where the next page starts.
+            request["limit"] = json!(want + 1);
+            match self.send("/v3/kv/range", &request)? {
+                Ok(answer) => break answer,
+                // Larger than the client reads at once: fewer rows (a store may answer fewer
+                // than the limit), down to one.
+                Err(_) if want > 1 => want /= 2,
+                Err(too_large) => return Err(StoreError::new(StoreErrorKind::Invalid, too_large)),
+            }
+        };
         let kvs = answer
             .get("kvs")
             .and_then(Json::as_array)
             .cloned()
             .unwrap_or_default();
-        let mut rows = Vec::with_capacity(kvs.len().min(query.limit));
+        let mut rows = Vec::with_capacity(kvs.len().min(want));
         let mut next = None;
         for kv in kvs {
             let key = String::from_utf8(unb64(kv.get("key"))?).map_err(|_| {
@@ -307,7 +333,7 @@ impl RangeStore for EtcdStore {
                     "etcd holds a key that is not UTF-8 text",
                 )
             })?;
-            if rows.len() == query.limit {
+            if rows.len() == want {
                 next = Some(key);
                 break;
             }

@@ -411,14 +411,15 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
             };
             let flow = visit(key, value);
             buckets[b].at += 1;
-            let has_head = buckets[b].fill(store, page)?;
-            heads.replace_top(&buckets, has_head);
             if flow.is_break() {
                 // Every range resumes at its head (the row not yet visited), or where its store
-                // read stopped.
+                // read stopped. Nothing more is read: a read the caller did not ask for could
+                // only fail, and lose the cursor of the rows visited.
                 let positions = buckets.iter().map(Bucket::position).collect();
                 return Ok(Some(ScanCursor { positions }));
             }
+            let has_head = buckets[b].fill(store, page)?;
+            heads.replace_top(&buckets, has_head);
         }
         Ok(None)
     })

@@ -27,8 +27,17 @@ pub enum TypedError {
         /// Why it did not decode.
         error: crate::Error,
     },
-    /// A value could not be serialized, or a stored value did not deserialize.
+    /// A value could not be serialized, or the stored value [`Typed::get`] read did not
+    /// deserialize.
     Value(serde_json::Error),
+    /// A stored value a scan read did not deserialize: it is not the type asked for (or not
+    /// JSON).
+    StoredValue {
+        /// The key of the row that holds it.
+        key: String,
+        /// Why it did not deserialize.
+        error: serde_json::Error,
+    },
 }
 
 impl fmt::Display for TypedError {
@@ -40,6 +49,12 @@ impl fmt::Display for TypedError {
                 write!(f, "the stored key {key:?} is not this layout's: {error}")
             }
             Self::Value(e) => write!(f, "value: {e}"),
+            Self::StoredValue { key, error } => {
+                write!(
+                    f,
+                    "the value stored at {key:?} is not of the type read: {error}"
+                )
+            }
         }
     }
 }
@@ -49,7 +64,7 @@ impl std::error::Error for TypedError {
         match self {
             Self::Store(e) => Some(e),
             Self::Key(e) | Self::StoredKey { error: e, .. } => Some(e),
-            Self::Value(e) => Some(e),
+            Self::Value(e) | Self::StoredValue { error: e, .. } => Some(e),
         }
     }
 }
@@ -70,6 +85,14 @@ impl From<serde_json::Error> for TypedError {
     fn from(e: serde_json::Error) -> Self {
         Self::Value(e)
     }
+}
+
+/// The value a scan read at `key`, or an error naming the key.
+fn stored_value<V: DeserializeOwned>(key: &str, value: &[u8]) -> Result<V, TypedError> {
+    serde_json::from_slice(value).map_err(|error| TypedError::StoredValue {
+        key: key.to_owned(),
+        error,
+    })
 }
 
 /// A [`RangeStore`] seen through key types: no key string is built by hand.
@@ -163,7 +186,8 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     ///
     /// # Errors
     ///
-    /// The store's refusal; a stored key that is not `K`'s, or a value that is not a `V`.
+    /// The store's refusal; a stored key that is not `K`'s ([`TypedError::StoredKey`]), or a
+    /// value that is not a `V` ([`TypedError::StoredValue`]), each naming its key.
     pub fn scan<K: DecodeKey, V: DeserializeOwned>(
         &self,
         ranges: &[KeyRange],
@@ -183,7 +207,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
                     key: k.to_owned(),
                     error,
                 })
-                .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
+                .and_then(|key| Ok((key, stored_value::<V>(k, v)?)))
             {
                 Ok((key, value)) => visit(key, value),
                 Err(e) => {
@@ -256,7 +280,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
                     key: k.to_owned(),
                     error,
                 })
-                .and_then(|key| Ok((key, serde_json::from_slice::<V>(v)?)))
+                .and_then(|key| Ok((key, stored_value::<V>(k, v)?)))
             {
                 Ok((key, value)) => visit(key, value),
                 Err(e) => {

@@ -103,25 +103,91 @@ const BATCH: usize = 4_096;
 const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// A reader that fails once a line runs past [`MAX_LINE_BYTES`], so that neither the line reader
-/// nor the CSV reader buffers a line without bound.
+/// nor the CSV reader buffers a line without bound. For a CSV dump a line is a record: it ends
+/// at `\r` or `\n` outside a quoted field (the CSV reader holds a whole record, and a quoted
+/// field may span lines, or the rest of the file when its quote is left open).
 struct LineCapped<R> {
     inner: R,
-    /// Bytes since the last newline.
+    /// Bytes since the last line end.
     run: usize,
+    /// Where a CSV dump's reading is (`None` for `--lines`, whose lines end at `\n` only).
+    csv: Option<Csv>,
+}
+
+/// Where the CSV reader is, as far as line ends go: the CSV reader's own rules (csv-core,
+/// comma-separated, `"` quotes doubled inside a quoted field).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Csv {
+    /// At the start of a field, where a quote opens a quoted field.
+    FieldStart,
+    /// In a field that is not quoted (a quote there is a character of it).
+    Unquoted,
+    /// In a quoted field: line ends are its text.
+    Quoted,
+    /// Just after a quote in a quoted field: a second quote is one quote of the text,
+    /// anything else follows the closed field.
+    QuoteInQuoted,
+}
+
+impl Csv {
+    /// The state after `b`, and whether `b` ends a line (a record).
+    fn next(self, b: u8) -> (Self, bool) {
+        match (self, b) {
+            (Self::Quoted, b'"') => (Self::QuoteInQuoted, false),
+            (Self::Quoted, _) | (Self::QuoteInQuoted, b'"') => (Self::Quoted, false),
+            (_, b'\n' | b'\r') => (Self::FieldStart, true),
+            (_, b',') => (Self::FieldStart, false),
+            (Self::FieldStart, b'"') => (Self::Quoted, false),
+            _ => (Self::Unquoted, false),
+        }
+    }
 }
 
 impl<R: Read> Read for LineCapped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let read = &buf[..n];
-        self.run = match read.iter().rposition(|&b| b == b'\n') {
-            Some(last) => n - last - 1,
-            None => self.run + n,
+        let cr = self.csv.is_some();
+        let line_end = |b: &u8| *b == b'\n' || (cr && *b == b'\r');
+        let run = match self.csv {
+            // Quotes to follow: byte by byte.
+            Some(mut state)
+                if matches!(state, Csv::Quoted | Csv::QuoteInQuoted) || read.contains(&b'"') =>
+            {
+                let mut run = self.run;
+                for &b in read {
+                    let (next, ends) = state.next(b);
+                    state = next;
+                    run = if ends { 0 } else { run + 1 };
+                }
+                self.csv = Some(state);
+                run
+            }
+            // No quote: the last line end, and the state after the last byte.
+            csv => {
+                if let (Some(_), Some(&last)) = (csv, read.last()) {
+                    self.csv = Some(if matches!(last, b',' | b'\n' | b'\r') {
+                        Csv::FieldStart
+                    } else {
+                        Csv::Unquoted
+                    });
+                }
+                match read.iter().rposition(line_end) {
+                    Some(last) => n - last - 1,
+                    None => self.run + n,
+                }
+            }
         };
+        self.run = run;
         if self.run > MAX_LINE_BYTES {
+            let what = if self.csv.is_some() {
+                "a record (a line, or the lines a quoted field spans)"
+            } else {
+                "a line"
+            };
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!("a line is longer than {MAX_LINE_BYTES} bytes"),
+                format!("{what} is longer than {MAX_LINE_BYTES} bytes"),
             ));
         }
         Ok(n)
@@ -392,7 +458,8 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
     a
 }
 
-/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text.
+/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text: a layout's
+/// own (`Layout`'s `Display`), which spells it so.
 fn buckets_of(spec: &str) -> Option<(u32, Option<String>)> {
     let part = spec
         .split(';')
@@ -540,7 +607,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             .map_err(|e| format!("bad design spec {spec:?}: {e}"))?;
         let source = Source::Layout {
             spec: spec.clone(),
-            buckets: buckets_of(spec),
+            // The layout's own spec: the text given may be spaced as the parser allows.
+            buckets: buckets_of(&layout.to_string()),
             layout,
         };
         designs.push(Design::new(spec.clone(), source, args)?);
@@ -588,6 +656,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         let input = LineCapped {
             inner: input,
             run: 0,
+            csv: (!args.lines).then_some(Csv::FieldStart),
         };
         if args.lines {
             let mut reader = BufReader::with_capacity(1 << 16, input);

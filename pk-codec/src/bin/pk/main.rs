@@ -7,6 +7,7 @@
 mod analyze;
 mod values;
 
+use std::ffi::OsString;
 use std::ops::Bound;
 use std::process::ExitCode;
 
@@ -65,10 +66,10 @@ enum Command {
         /// Values of the leading fields.
         values: Vec<String>,
         /// Lowest value of the next field (inclusive).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         from: Option<String>,
         /// Highest value of the next field (inclusive).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         to: Option<String>,
     },
     /// Prints the split points of a prefixed layout (`KeyShape::split_points(N)`), one per line.
@@ -100,8 +101,43 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// The command line with the values of `encode`, `decode`, `ranges` and `hash` after a `--`, so
+/// that a value may start with `-` (`-inf`, `-NaN`, `-1e-5`, a string `-abc`: what `pk decode`
+/// prints, which clap would take for a flag): every argument that is not one of the command's
+/// options, nor an option's value, is a value, wherever it stands. Arguments that start with
+/// `--` and `-h` stay clap's, so an unknown option is still named as one.
+fn values_escaped(args: Vec<OsString>) -> Vec<OsString> {
+    let options: &[&str] = match args.get(1).and_then(|a| a.to_str()) {
+        Some("encode" | "decode") => &["--spec"],
+        Some("ranges") => &["--spec", "--from", "--to"],
+        Some("hash") => &["--alg", "--len"],
+        _ => return args,
+    };
+    let mut args = args.into_iter();
+    let mut front: Vec<OsString> = args.by_ref().take(2).collect();
+    let mut values = Vec::new();
+    while let Some(arg) = args.next() {
+        let text = arg.to_str().unwrap_or_default();
+        if text == "--" {
+            values.extend(args.by_ref());
+        } else if options.contains(&text) {
+            front.push(arg);
+            front.extend(args.next());
+        } else if text.starts_with("--") || text == "-h" {
+            front.push(arg);
+        } else {
+            values.push(arg);
+        }
+    }
+    if !values.is_empty() {
+        front.push("--".into());
+        front.extend(values);
+    }
+    front
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(values_escaped(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
             // Usage and help go where clap sends them. A bad argument is bad input, status 1

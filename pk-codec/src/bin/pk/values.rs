@@ -33,21 +33,29 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
             }
         }
         Kind::F32 => Value::F32(
-            float(text, |h| {
-                u32::from_str_radix(h, 16)
-                    .ok()
-                    .map(f32::from_bits)
-                    .filter(|f| f.is_nan())
-            })
+            float(
+                text,
+                |h| {
+                    u32::from_str_radix(h, 16)
+                        .ok()
+                        .map(f32::from_bits)
+                        .filter(|f| f.is_nan())
+                },
+                |f: &f32| f.is_infinite(),
+            )
             .map_err(&bad)?,
         ),
         Kind::F64 => Value::F64(
-            float(text, |h| {
-                u64::from_str_radix(h, 16)
-                    .ok()
-                    .map(f64::from_bits)
-                    .filter(|f| f.is_nan())
-            })
+            float(
+                text,
+                |h| {
+                    u64::from_str_radix(h, 16)
+                        .ok()
+                        .map(f64::from_bits)
+                        .filter(|f| f.is_nan())
+                },
+                |f: &f64| f.is_infinite(),
+            )
             .map_err(&bad)?,
         ),
         Kind::Uuid => {
@@ -66,10 +74,13 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
 
 /// A float of `text`: a number, `inf`, `NaN` and the like, or a NaN written by its bits,
 /// `NaN:0x<hex>` (what [`to_json`] prints of a NaN with a payload of its own), which `nan`
-/// makes of the hex digits (`None` unless they are a NaN's bits).
+/// makes of the hex digits (`None` unless they are a NaN's bits). A number too large for the
+/// type (which the parser rounds to infinity, `is_infinite` says) is refused: only an
+/// infinity written as one (`inf`, `-infinity`) is infinite.
 fn float<F: std::str::FromStr>(
     text: &str,
     nan: impl FnOnce(&str) -> Option<F>,
+    is_infinite: impl FnOnce(&F) -> bool,
 ) -> Result<F, &'static str> {
     match text.strip_prefix("NaN:0x") {
         // Hex digits only: `from_str_radix` would take a `+` too.
@@ -79,7 +90,16 @@ fn float<F: std::str::FromStr>(
             .then(|| nan(hex))
             .flatten()
             .ok_or("a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN"),
-        None => text.parse().map_err(|_| "a number"),
+        None => {
+            let f = text.parse().map_err(|_| "a number")?;
+            let word = text.trim_start_matches(['+', '-']);
+            let infinity =
+                word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity");
+            if is_infinite(&f) && !infinity {
+                return Err("a number within the type's range; infinities are written inf or -inf");
+            }
+            Ok(f)
+        }
     }
 }
 
