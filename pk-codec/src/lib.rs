@@ -311,6 +311,15 @@ pub mod __private {
         }
     }
 
+    /// A field of a derived key given `#[pk(width = N)]`: an integer field, whatever `N` (a
+    /// compile error otherwise; a nested key is refused by [`part`] first). `width = 0` leaves
+    /// the spec as if no width were given, so [`field`] cannot see it.
+    pub const fn declared_width<T: crate::KeyPart + ?Sized>(spec: FieldSpec) {
+        if !T::NESTED {
+            enforce::<()>(crate::rules::check_width_declared(spec.kind()));
+        }
+    }
+
     /// The field of a modulo bucket, reached through [`KeyPart`](crate::KeyPart): a field, never a nested key.
     pub const fn modulo_part<T: crate::KeyPart + ?Sized>(spec: FieldSpec) {
         if T::NESTED {

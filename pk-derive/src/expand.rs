@@ -244,6 +244,14 @@ impl Gen<'_, '_> {
                 quote!(#var)
             });
             let spec = spec_with(field, krate, precision);
+            // A declared width, `0` included, needs an integer: after the field's own checks, so
+            // that a nested key is refused for having attributes at all.
+            let declared_width = field.attrs.width.as_ref().map(|w| {
+                respan(
+                    quote!(#krate::__private::declared_width::<#ty>(#spec);),
+                    w.span,
+                )
+            });
             match field.form {
                 Form::Part => {
                     let a = &field.attrs;
@@ -269,6 +277,7 @@ impl Gen<'_, '_> {
                     }
                 }
             }
+            out.extend(declared_width);
         }
         out
     }
