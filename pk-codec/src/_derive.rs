@@ -402,6 +402,21 @@
 //! let _ = Escaped::decode_borrowed("a-2cb");
 //! ```
 //!
+//! With a prefix too, whose key `decode_borrowed` reads field by field:
+//!
+//! ```compile_fail,E0080
+//! use pk_codec::{BorrowDecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(hash(md5, len = 4))]
+//! struct Escaped<'a> {
+//!     #[pk(escaped)]
+//!     name: &'a str,
+//! }
+//!
+//! let _ = Escaped::decode_borrowed("2249a-2cb");
+//! ```
+//!
 //! # Compile-time errors
 //!
 //! Two kinds. The derive itself reports what the syntax says: unknown, duplicate or misplaced

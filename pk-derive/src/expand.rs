@@ -821,24 +821,36 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 preds.push(quote!(#ty: #krate::BorrowDecodePart<#lt>));
             }
             preds.extend(bounds(input, false, krate).into_iter().map(|p| quote!(#p)));
-            let checks = input.fields.iter().map(|f| {
-                let ty = f.ty;
-                let spec = spec(f, krate);
-                respan(
-                    quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
-                    ty.span(),
-                )
-            });
+            let checks: Vec<TokenStream> = input
+                .fields
+                .iter()
+                .map(|f| {
+                    let ty = f.ty;
+                    let spec = spec(f, krate);
+                    respan(
+                        quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
+                        ty.span(),
+                    )
+                })
+                .collect();
             let plain: Vec<TokenStream> = (0..n)
                 .map(|i| g.read_field_as(i, false, Some(lt)))
                 .collect();
             let construct = g.construct();
-            let body = if g.has_prefix() {
+            // With a prefix, the fields are read by `decode_borrowed` itself, not through
+            // `read_fields_borrowed`: it checks the borrowed forms too.
+            let (body, prefix_checks) = if g.has_prefix() {
                 let read: Vec<TokenStream> =
                     (0..n).map(|i| g.read_field_as(i, true, Some(lt))).collect();
-                quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) })
+                (
+                    quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+                    checks.clone(),
+                )
             } else {
-                quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed)
+                (
+                    quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed),
+                    Vec::new(),
+                )
             };
             Some(quote! {
                 #[automatically_derived]
@@ -852,6 +864,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
 
                     #[inline]
                     fn decode_borrowed(__pk_key: &#lt ::core::primitive::str) -> #krate::Result<Self> {
+                        #(#prefix_checks)*
                         #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #body)
                     }
                 }
