@@ -346,16 +346,6 @@ pub mod __private {
         }
     }
 
-    /// [`KeyPart::layout_fields`](crate::KeyPart::layout_fields) of a derived key: each of its layout's fields as `field.sub`.
-    pub fn nested_layout_fields<K: crate::PartitionKey + ?Sized>(
-        field: &str,
-        out: &mut Vec<(String, FieldSpec)>,
-    ) {
-        for def in K::layout().fields() {
-            out.push((format!("{field}.{}", def.name()), *def.spec()));
-        }
-    }
-
     /// The smaller of two floors, in const context.
     #[must_use]
     pub const fn min_floor(a: u8, b: u8) -> u8 {

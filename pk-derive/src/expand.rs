@@ -544,6 +544,36 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// The body of `KeyPart::layout_fields` for this key spliced into another as `__pk_field`:
+    /// each field, named `__pk_field.name`, as [`Gen::layout`] lists them. Not through this key's
+    /// own `layout()`, which checks its own delimiter, prefix and limit: a nested key uses none of
+    /// them, so a generic key whose instance could not be a key of its own is still a valid part.
+    fn nested_layout_fields(&self) -> Vec<TokenStream> {
+        let krate = &self.krate;
+        self.input
+            .fields
+            .iter()
+            .map(|field| {
+                let name = &field.name;
+                let spec = spec(field, krate);
+                let path = quote! {
+                    ::std::format!("{}.{}", __pk_field, #name)
+                };
+                match field.form {
+                    Form::Part => {
+                        let ty = field.ty;
+                        quote! {
+                            <#ty as #krate::KeyPart>::layout_fields(&#path, const { #spec }, __pk_out);
+                        }
+                    }
+                    _ => quote! {
+                        __pk_out.push((#path, const { #spec }));
+                    },
+                }
+            })
+            .collect()
+    }
+
     /// The parameter name of field `i` in range constructors.
     fn param(&self, i: usize) -> Ident {
         match &self.input.fields[i].member {
@@ -1016,6 +1046,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         <Self as #krate::PartitionKey>::FIELD_FLOOR
     });
     let layout = g.layout();
+    let nested_fields = g.nested_layout_fields();
     let n = input.fields.len();
     let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
     let read_plain: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, false)).collect();
@@ -1144,7 +1175,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     _: #krate::FieldSpec,
                     __pk_out: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>,
                 ) {
-                    #krate::__private::nested_layout_fields::<Self>(__pk_field, __pk_out);
+                    #(#nested_fields)*
                 }
             }
 
