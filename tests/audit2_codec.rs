@@ -14,7 +14,9 @@ use std::borrow::Cow;
 use std::ops::Bound;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pk_codec::{BorrowDecodeKey, DecodeKey, FieldSpec, IntBits, KeyShape, Kind, PartitionKey};
+use pk_codec::{
+    BorrowDecodeKey, DecodeKey, FieldSpec, IntBits, KeyShape, Kind, PartitionKey, Value,
+};
 use proptest::prelude::*;
 
 mod support;
@@ -449,5 +451,103 @@ proptest! {
         prop_assert_eq!(layout.to_string(), "i.v: i8 width=2 optional; i.w: u8 width=1; n: u8 width=1");
         let values = layout.decode(&key).unwrap();
         prop_assert_eq!(layout.encode(&values).unwrap(), key);
+    }
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(xxh32, len = 8, fields(dev, tag)))]
+struct LeadRanges {
+    #[pk(width = 1)]
+    dev: u8,
+    tag: Option<String>,
+    #[pk(desc, width = 2)]
+    ts: i8,
+    #[pk(escaped)]
+    name: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 3, hash(tag, name), separator))]
+struct HashBucketRanges {
+    #[pk(width = 1)]
+    dev: u8,
+    tag: Option<String>,
+    #[pk(desc, width = 2)]
+    ts: i8,
+    #[pk(escaped)]
+    name: String,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
+    #[test]
+    fn prefixed_typed_ranges_hold_exactly_their_keys(
+        rows in prop::collection::vec((0u8..2, prop::option::of("[ab]{0,1}"), -3i8..3, "[a,]{0,2}"), 1..10),
+        dev in 0u8..2, tag in prop::option::of("[ab]{0,1}"), lo in bound(-3i8..3), hi in bound(-3i8..3),
+        nlo in bound("[a,]{0,2}"), nhi in bound("[a,]{0,2}"),
+    ) {
+        let lead = LeadRanges::ranges_ts(dev, &tag, (lo, hi)).unwrap();
+        prop_assert_eq!(lead.len(), 1);
+        let buckets = HashBucketRanges::ranges_ts(dev, &tag, (lo, hi)).unwrap();
+        prop_assert_eq!(buckets.len(), 3);
+        let nb = (nlo.as_ref().map(String::as_str), nhi.as_ref().map(String::as_str));
+        let lead_names = LeadRanges::ranges_name(dev, &tag, 0, nb).unwrap();
+        let bucket_names = HashBucketRanges::ranges_name(dev, &tag, 0, nb).unwrap();
+        for (d, t, ts, name) in rows {
+            let want = d == dev && t == tag && within(&ts, &lo, &hi);
+            let want_name = d == dev && t == tag && ts == 0 && within(&name, &nlo, &nhi);
+            let l = LeadRanges { dev: d, tag: t.clone(), ts, name: name.clone() }.encode().unwrap();
+            prop_assert_eq!(lead.iter().any(|r| r.contains(&l)), want, "{}", l);
+            prop_assert_eq!(lead_names.iter().any(|r| r.contains(&l)), want_name, "{}", l);
+            let b = HashBucketRanges { dev: d, tag: t, ts, name }.encode().unwrap();
+            prop_assert_eq!(buckets.iter().any(|r| r.contains(&b)), want, "{}", b);
+            prop_assert_eq!(bucket_names.iter().any(|r| r.contains(&b)), want_name, "{}", b);
+        }
+    }
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Addr {
+    city: String,
+    #[pk(width = 2)]
+    zip: u8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Trip {
+    from: Addr,
+    to: Addr,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(300)))]
+    /// An error in a field of a nested key names that field as the layout does (`to.city`), so
+    /// that it says which of two nested keys of one type is wrong (an encode error has no
+    /// position to tell them apart).
+    #[test]
+    fn errors_in_nested_keys_name_the_field_as_the_layout_does(
+        cities in prop::array::uniform2("[a,]{0,2}"), zips in prop::array::uniform2(any::<u8>()),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(b",0x".to_vec()), 0u8..3), 0..3),
+    ) {
+        let trip = Trip {
+            from: Addr { city: cities[0].clone(), zip: zips[0] },
+            to: Addr { city: cities[1].clone(), zip: zips[1] },
+        };
+        let layout = Trip::layout();
+        let values = [cities[0].as_str().into(), zips[0].into(), cities[1].as_str().into(), zips[1].into()];
+        prop_assert_eq!(trip.encode(), layout.encode(&values));
+        let of_from = Trip::ranges_from_eq(&trip.from);
+        prop_assert_eq!(of_from.is_ok(), trip.from.encode().is_ok());
+        if let Err(e) = of_from {
+            prop_assert_eq!(Err::<String, _>(e), layout.encode(&values[..2].iter().cloned().chain([Value::from(""), Value::from(0u8)]).collect::<Vec<_>>()));
+        }
+        let fixed = Trip {
+            from: Addr { city: cities[0].replace(',', "a"), zip: zips[0] % 100 },
+            to: Addr { city: cities[1].replace(',', "a"), zip: zips[1] % 100 },
+        };
+        let mut bytes = fixed.encode().unwrap().into_bytes();
+        support::damage(&mut bytes, &edits);
+        let text = String::from_utf8(bytes).unwrap();
+        prop_assert_eq!(Trip::decode(&text).map(|_| ()), layout.decode(&text).map(|_| ()));
     }
 }

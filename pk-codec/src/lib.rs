@@ -346,6 +346,15 @@ pub mod __private {
         }
     }
 
+    /// An error from the fields of a key spliced into another as `part`, its field named as the
+    /// layout names it (`part.field`).
+    #[cold]
+    #[inline(never)]
+    #[must_use]
+    pub fn in_part(error: crate::Error, part: &str) -> crate::Error {
+        error.in_part(part)
+    }
+
     /// The smaller of two floors, in const context.
     #[must_use]
     pub const fn min_floor(a: u8, b: u8) -> u8 {

@@ -904,10 +904,11 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     #[inline]
                     fn read_part_borrowed(
                         _: &#krate::FieldSpec,
-                        _: &::core::primitive::str,
+                        __pk_field: &::core::primitive::str,
                         __pk_r: &mut #krate::KeyReader<#lt>,
                     ) -> #krate::Result<Self> {
                         <Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed(__pk_r)
+                            .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                     }
                 }
             })
@@ -1091,10 +1092,11 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn read_part(
                     _: &#krate::FieldSpec,
-                    _: &::core::primitive::str,
+                    __pk_field: &::core::primitive::str,
                     __pk_r: &mut #krate::KeyReader<'_>,
                 ) -> #krate::Result<Self> {
                     <Self as #krate::DecodeKey>::read_fields(__pk_r)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
             }
 
@@ -1164,10 +1166,11 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 fn write_part(
                     &self,
                     _: &#krate::FieldSpec,
-                    _: &::core::primitive::str,
+                    __pk_field: &::core::primitive::str,
                     __pk_w: &mut #krate::KeyWriter<'_>,
                 ) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
 
                 fn layout_fields(
