@@ -551,3 +551,61 @@ proptest! {
         prop_assert_eq!(Trip::decode(&text).map(|_| ()), layout.decode(&text).map(|_| ()));
     }
 }
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 10000, modulo = ts))]
+struct MostBuckets {
+    #[pk(desc)]
+    ts: i128,
+    tag: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 1, hash(tag), separator))]
+struct OneBucket {
+    ts: u128,
+    tag: String,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(100)))]
+    #[test]
+    fn buckets_at_their_limits(ts in any::<i128>(), tag in "[a-c]{0,2}") {
+        let most = MostBuckets { ts, tag: tag.clone() };
+        let key = most.encode().unwrap();
+        prop_assert_eq!(&key[..4], format!("{:04}", ts.rem_euclid(10_000)));
+        prop_assert_eq!(MostBuckets::decode(&key).unwrap(), most.clone());
+        let one = MostBuckets::ranges_tag_eq(ts, &tag).unwrap();
+        prop_assert_eq!(one.len(), 1);
+        prop_assert!(one[0].contains(&key));
+        let all = MostBuckets::ranges_ts(..=ts).unwrap();
+        prop_assert_eq!(all.len(), 10_000);
+        prop_assert_eq!(all.iter().filter(|r| r.contains(&key)).count(), 1);
+        let bucket = <MostBuckets as PartitionKey>::SHAPE.bucket_of_key(&key).unwrap();
+        prop_assert_eq!(<MostBuckets as PartitionKey>::SHAPE.bucket_prefix(bucket).unwrap(), key[..4].to_string());
+        let first = OneBucket { ts: ts.unsigned_abs(), tag };
+        let key = first.encode().unwrap();
+        prop_assert!(key.starts_with("0,"));
+        prop_assert_eq!(OneBucket::decode(&key).unwrap(), first.clone());
+        let ranges = OneBucket::ranges_ts(first.ts..).unwrap();
+        prop_assert_eq!(ranges.len(), 1);
+        prop_assert!(ranges[0].contains(&key));
+    }
+}
+
+#[test]
+fn split_points_of_the_most_buckets_are_every_bucket() {
+    let shape = <MostBuckets as PartitionKey>::SHAPE;
+    let points = shape.split_points(9_999).unwrap();
+    assert_eq!(points.len(), 9_999);
+    assert_eq!(
+        (points[0].as_str(), points[9_998].as_str()),
+        ("0001", "9999")
+    );
+    assert!(shape.split_points(10_000).is_err());
+    assert!(<OneBucket as PartitionKey>::SHAPE.split_points(1).is_err());
+    assert_eq!(
+        <OneBucket as PartitionKey>::SHAPE.split_points(0).unwrap(),
+        Vec::<String>::new()
+    );
+}

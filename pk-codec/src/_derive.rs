@@ -310,7 +310,7 @@
 //!
 //! A field whose type is another key is spliced in inline, with the outer key's delimiter, so keys
 //! compose. The nested key's own prefix, delimiter and length limit are not used when nested
-//! (its field attributes are). In `layout()` its fields are named `outer.inner`.
+//! (its field attributes are). In `layout()`, and in errors, its fields are named `outer.inner`.
 //! `#[pk(desc)]`, `width` and `escaped` do not apply to a nested key as a whole.
 //!
 //! ```
