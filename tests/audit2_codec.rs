@@ -609,3 +609,53 @@ fn split_points_of_the_most_buckets_are_every_bucket() {
         Vec::<String>::new()
     );
 }
+
+/// The delimiter just below the `=` of `Some`: the byte after the delimiter, where ranges end,
+/// is the marker itself.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '<')]
+struct BelowMarker {
+    #[pk(width = 1)]
+    a: u8,
+    b: Option<String>,
+    #[pk(width = 1)]
+    c: u8,
+}
+
+/// The delimiter just below `0`: the byte after it is the first digit.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '/')]
+struct BelowDigits {
+    #[pk(width = 1)]
+    a: u8,
+    #[pk(width = 1)]
+    b: Option<u8>,
+    d: Option<Vec<u8>>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
+    #[test]
+    fn ranges_where_the_byte_after_the_delimiter_is_a_field_byte(
+        rows in prop::collection::vec((0u8..2, prop::option::of("[=>a]{0,2}"), 0u8..2, prop::option::of(0u8..3), prop::option::of(prop::collection::vec(0u8..2, 0..2))), 1..10),
+        a in 0u8..2,
+        lo in bound(prop::option::of("[=>a]{0,2}")), hi in bound(prop::option::of("[=>a]{0,2}")),
+        dlo in bound(prop::option::of(0u8..3)), dhi in bound(prop::option::of(0u8..3)),
+        b in prop::option::of(0u8..3),
+    ) {
+        let ranges = BelowMarker::ranges_b(a, (lo.clone(), hi.clone())).unwrap();
+        let digits = BelowDigits::ranges_b(a, (dlo, dhi)).unwrap();
+        let eq = BelowDigits::ranges_b_eq(a, &b).unwrap();
+        for (ra, rb, rc, db, dd) in rows {
+            let k = BelowMarker { a: ra, b: rb.clone(), c: rc };
+            let key = k.encode().unwrap();
+            prop_assert_eq!(BelowMarker::decode(&key).unwrap(), k);
+            prop_assert_eq!(ranges.iter().any(|r| r.contains(&key)), ra == a && within(&rb, &lo, &hi), "{}", key);
+            let k = BelowDigits { a: ra, b: db, d: dd };
+            let key = k.encode().unwrap();
+            prop_assert_eq!(BelowDigits::decode(&key).unwrap(), k);
+            prop_assert_eq!(digits.iter().any(|r| r.contains(&key)), ra == a && within(&db, &dlo, &dhi), "{}", key);
+            prop_assert_eq!(eq.iter().any(|r| r.contains(&key)), ra == a && db == b, "{}", key);
+        }
+    }
+}
