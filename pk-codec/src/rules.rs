@@ -357,8 +357,9 @@ pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
 
 /// Checks that a field of `kind` may be given a width at all: only integers take one. A spec
 /// holds width 0 for "no width", so [`FieldSpec::check`](crate::FieldSpec::check) cannot tell a
-/// declared `width = 0` from none: every form that declares a width (the derive's
-/// `#[pk(width = N)]`, a layout's `width=N`) checks it here, whatever `N` is.
+/// declared `width = 0` from none: a form that declares a width checks it here, whatever `N` is
+/// (the derive's `#[pk(width = N)]` does; a layout config refuses a declared width on a kind
+/// without one when it is loaded).
 ///
 /// # Errors
 ///
