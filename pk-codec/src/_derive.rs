@@ -310,7 +310,7 @@
 //!
 //! A field whose type is another key is spliced in inline, with the outer key's delimiter, so keys
 //! compose. The nested key's own prefix, delimiter and length limit are not used when nested
-//! (its field attributes are). In `layout()` its fields are named `outer.inner`.
+//! (its field attributes are). In `layout()`, and in errors, its fields are named `outer.inner`.
 //! `#[pk(desc)]`, `width` and `escaped` do not apply to a nested key as a whole.
 //!
 //! ```
@@ -400,6 +400,21 @@
 //! }
 //!
 //! let _ = Escaped::decode_borrowed("a-2cb");
+//! ```
+//!
+//! With a prefix too, whose key `decode_borrowed` reads field by field:
+//!
+//! ```compile_fail,E0080
+//! use pk_codec::{BorrowDecodeKey, PartitionKey};
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(hash(md5, len = 4))]
+//! struct Escaped<'a> {
+//!     #[pk(escaped)]
+//!     name: &'a str,
+//! }
+//!
+//! let _ = Escaped::decode_borrowed("2249a-2cb");
 //! ```
 //!
 //! # Compile-time errors

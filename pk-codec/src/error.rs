@@ -216,6 +216,32 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
+    /// The same error, its field named as a field of the key spliced in as `part`
+    /// (`city` becomes `to.city`), as a runtime layout names the fields of a nested key.
+    #[cold]
+    #[inline(never)]
+    #[must_use]
+    pub(crate) fn in_part(mut self, part: &str) -> Self {
+        let field = match &mut self {
+            Self::ValueTooWide { field, .. }
+            | Self::ValueOutOfRange { field, .. }
+            | Self::TypeMismatch { field, .. }
+            | Self::CharBelowDelimiter { field, .. }
+            | Self::BrokenRule {
+                field: Some(field), ..
+            }
+            | Self::InvalidLayout {
+                field: Some(field), ..
+            }
+            | Self::Malformed {
+                field: Some(field), ..
+            } => field,
+            _ => return self,
+        };
+        *field = format!("{part}.{field}");
+        self
+    }
+
     #[cold]
     pub(crate) fn malformed(
         field: Option<&str>,

@@ -407,8 +407,10 @@ impl FieldSpec {
                 }
             }
             None => {
-                if self.width != 0 {
-                    return Err(Rule::WidthOnNonInteger);
+                if self.width != 0
+                    && let Err(rule) = rules::check_width_declared(self.kind)
+                {
+                    return Err(rule);
                 }
             }
         }

@@ -311,6 +311,15 @@ pub mod __private {
         }
     }
 
+    /// A field of a derived key given `#[pk(width = N)]`: an integer field, whatever `N` (a
+    /// compile error otherwise; a nested key is refused by [`part`] first). `width = 0` leaves
+    /// the spec as if no width were given, so [`field`] cannot see it.
+    pub const fn declared_width<T: crate::KeyPart + ?Sized>(spec: FieldSpec) {
+        if !T::NESTED {
+            enforce::<()>(crate::rules::check_width_declared(spec.kind()));
+        }
+    }
+
     /// The field of a modulo bucket, reached through [`KeyPart`](crate::KeyPart): a field, never a nested key.
     pub const fn modulo_part<T: crate::KeyPart + ?Sized>(spec: FieldSpec) {
         if T::NESTED {
@@ -337,14 +346,13 @@ pub mod __private {
         }
     }
 
-    /// [`KeyPart::layout_fields`](crate::KeyPart::layout_fields) of a derived key: each of its layout's fields as `field.sub`.
-    pub fn nested_layout_fields<K: crate::PartitionKey + ?Sized>(
-        field: &str,
-        out: &mut Vec<(String, FieldSpec)>,
-    ) {
-        for def in K::layout().fields() {
-            out.push((format!("{field}.{}", def.name()), *def.spec()));
-        }
+    /// An error from the fields of a key spliced into another as `part`, its field named as the
+    /// layout names it (`part.field`).
+    #[cold]
+    #[inline(never)]
+    #[must_use]
+    pub fn in_part(error: crate::Error, part: &str) -> crate::Error {
+        error.in_part(part)
     }
 
     /// The smaller of two floors, in const context.

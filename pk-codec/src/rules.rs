@@ -8,7 +8,7 @@
 //! | rule | where it is written |
 //! |---|---|
 //! | integer widths | [`MIN_WIDTH_UNSIGNED`], [`MIN_WIDTH_SIGNED`], [`MAX_WIDTH`], checked by [`FieldSpec::check`](crate::FieldSpec::check) |
-//! | which options apply to which kind | [`FieldSpec::check`](crate::FieldSpec::check) |
+//! | which options apply to which kind | [`FieldSpec::check`](crate::FieldSpec::check); a declared width, `0` included, [`check_width_declared`] |
 //! | what may be optional | [`KeyField::OPTIONAL`](crate::KeyField::OPTIONAL) (no `Option` of an `Option`) |
 //! | the delimiter | [`check_delimiter`] (ASCII, not a letter or digit, below `0x7f`) |
 //! | the delimiter floor of a field | [`FieldSpec::delimiter_floor`](crate::FieldSpec::delimiter_floor) (markers included) |
@@ -353,6 +353,33 @@ pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
         return Err(Rule::DelimiterTooHigh { delimiter: d });
     }
     Ok(d)
+}
+
+/// Checks that a field of `kind` may be given a width at all: only integers take one. A spec
+/// holds width 0 for "no width", so [`FieldSpec::check`](crate::FieldSpec::check) cannot tell a
+/// declared `width = 0` from none: a form that declares a width checks it here, whatever `N` is
+/// (the derive's `#[pk(width = N)]` does; a layout config refuses a declared width on a kind
+/// without one when it is loaded).
+///
+/// # Errors
+///
+/// [`Rule::WidthOnNonInteger`].
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::rules::check_width_declared;
+/// use pk_codec::{IntBits, Kind, Rule};
+///
+/// assert_eq!(check_width_declared(Kind::Uint { bits: IntBits::B32 }), Ok(()));
+/// assert_eq!(check_width_declared(Kind::Str), Err(Rule::WidthOnNonInteger));
+/// ```
+pub const fn check_width_declared(kind: Kind) -> Result<(), Rule> {
+    if kind.is_integer() {
+        Ok(())
+    } else {
+        Err(Rule::WidthOnNonInteger)
+    }
 }
 
 /// Checks the fields a bucket hash covers, given as one flag per field in key order (a key

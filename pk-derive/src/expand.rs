@@ -244,6 +244,14 @@ impl Gen<'_, '_> {
                 quote!(#var)
             });
             let spec = spec_with(field, krate, precision);
+            // A declared width, `0` included, needs an integer: after the field's own checks, so
+            // that a nested key is refused for having attributes at all.
+            let declared_width = field.attrs.width.as_ref().map(|w| {
+                respan(
+                    quote!(#krate::__private::declared_width::<#ty>(#spec);),
+                    w.span,
+                )
+            });
             match field.form {
                 Form::Part => {
                     let a = &field.attrs;
@@ -269,6 +277,7 @@ impl Gen<'_, '_> {
                     }
                 }
             }
+            out.extend(declared_width);
         }
         out
     }
@@ -533,6 +542,36 @@ impl Gen<'_, '_> {
                 ::core::result::Result::Err(e) => ::core::panic!("pk-derive built an invalid layout for `{}`: {}", #ident, e),
             }
         }
+    }
+
+    /// The body of `KeyPart::layout_fields` for this key spliced into another as `__pk_field`:
+    /// each field, named `__pk_field.name`, as [`Gen::layout`] lists them. Not through this key's
+    /// own `layout()`, which checks its own delimiter, prefix and limit: a nested key uses none of
+    /// them, so a generic key whose instance could not be a key of its own is still a valid part.
+    fn nested_layout_fields(&self) -> Vec<TokenStream> {
+        let krate = &self.krate;
+        self.input
+            .fields
+            .iter()
+            .map(|field| {
+                let name = &field.name;
+                let spec = spec(field, krate);
+                let path = quote! {
+                    ::std::format!("{}.{}", __pk_field, #name)
+                };
+                match field.form {
+                    Form::Part => {
+                        let ty = field.ty;
+                        quote! {
+                            <#ty as #krate::KeyPart>::layout_fields(&#path, const { #spec }, __pk_out);
+                        }
+                    }
+                    _ => quote! {
+                        __pk_out.push((#path, const { #spec }));
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The parameter name of field `i` in range constructors.
@@ -812,24 +851,36 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 preds.push(quote!(#ty: #krate::BorrowDecodePart<#lt>));
             }
             preds.extend(bounds(input, false, krate).into_iter().map(|p| quote!(#p)));
-            let checks = input.fields.iter().map(|f| {
-                let ty = f.ty;
-                let spec = spec(f, krate);
-                respan(
-                    quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
-                    ty.span(),
-                )
-            });
+            let checks: Vec<TokenStream> = input
+                .fields
+                .iter()
+                .map(|f| {
+                    let ty = f.ty;
+                    let spec = spec(f, krate);
+                    respan(
+                        quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
+                        ty.span(),
+                    )
+                })
+                .collect();
             let plain: Vec<TokenStream> = (0..n)
                 .map(|i| g.read_field_as(i, false, Some(lt)))
                 .collect();
             let construct = g.construct();
-            let body = if g.has_prefix() {
+            // With a prefix, the fields are read by `decode_borrowed` itself, not through
+            // `read_fields_borrowed`: it checks the borrowed forms too.
+            let (body, prefix_checks) = if g.has_prefix() {
                 let read: Vec<TokenStream> =
                     (0..n).map(|i| g.read_field_as(i, true, Some(lt))).collect();
-                quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) })
+                (
+                    quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+                    checks.clone(),
+                )
             } else {
-                quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed)
+                (
+                    quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed),
+                    Vec::new(),
+                )
             };
             Some(quote! {
                 #[automatically_derived]
@@ -843,6 +894,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
 
                     #[inline]
                     fn decode_borrowed(__pk_key: &#lt ::core::primitive::str) -> #krate::Result<Self> {
+                        #(#prefix_checks)*
                         #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #body)
                     }
                 }
@@ -852,10 +904,11 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     #[inline]
                     fn read_part_borrowed(
                         _: &#krate::FieldSpec,
-                        _: &::core::primitive::str,
+                        __pk_field: &::core::primitive::str,
                         __pk_r: &mut #krate::KeyReader<#lt>,
                     ) -> #krate::Result<Self> {
                         <Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed(__pk_r)
+                            .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                     }
                 }
             })
@@ -994,6 +1047,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         <Self as #krate::PartitionKey>::FIELD_FLOOR
     });
     let layout = g.layout();
+    let nested_fields = g.nested_layout_fields();
     let n = input.fields.len();
     let write_plain: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, false)).collect();
     let read_plain: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, false)).collect();
@@ -1038,10 +1092,11 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn read_part(
                     _: &#krate::FieldSpec,
-                    _: &::core::primitive::str,
+                    __pk_field: &::core::primitive::str,
                     __pk_r: &mut #krate::KeyReader<'_>,
                 ) -> #krate::Result<Self> {
                     <Self as #krate::DecodeKey>::read_fields(__pk_r)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
             }
 
@@ -1111,10 +1166,11 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 fn write_part(
                     &self,
                     _: &#krate::FieldSpec,
-                    _: &::core::primitive::str,
+                    __pk_field: &::core::primitive::str,
                     __pk_w: &mut #krate::KeyWriter<'_>,
                 ) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
 
                 fn layout_fields(
@@ -1122,7 +1178,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     _: #krate::FieldSpec,
                     __pk_out: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>,
                 ) {
-                    #krate::__private::nested_layout_fields::<Self>(__pk_field, __pk_out);
+                    #(#nested_fields)*
                 }
             }
 
