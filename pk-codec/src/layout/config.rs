@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Kind, Order};
 use crate::hash::HashAlg;
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
-use crate::rules::{self, Rule};
+use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
 
@@ -150,10 +150,9 @@ impl FieldConfig {
         let mut spec = FieldSpec::new(kind);
         if let Some(width) = self.width {
             // A spec holds width 0 for "no width", so `FieldSpec::check` cannot see a declared
-            // `width=0` on a kind without widths: refuse it here, by the same rule.
-            if !kind.is_integer() {
-                return Err(Error::broken(Some(&self.name), Rule::WidthOnNonInteger));
-            }
+            // `width=0` on a kind without widths: the rule for a declared width, as the derive's.
+            rules::check_width_declared(kind)
+                .map_err(|rule| Error::broken(Some(&self.name), rule))?;
             spec = spec.with_width(width);
         }
         if self.order == OrderConfig::Desc {
