@@ -175,9 +175,15 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
             // hash(..., fields(device_id)): only the leading fields named
             let content;
             syn::parenthesized!(content in inner.input);
-            let members = Punctuated::<Member, Token![,]>::parse_terminated(&content)?
+            let members: Vec<Member> = Punctuated::<Member, Token![,]>::parse_terminated(&content)?
                 .into_iter()
                 .collect();
+            if members.is_empty() {
+                // Not the whole key silently: that is `fields(...)` left out.
+                return Err(inner.error(
+                    "#[pk(hash(fields()))] names no field; name the leading fields hashed, or leave fields(...) out to hash the whole key",
+                ));
+            }
             set(&mut fields, members, &inner, "hash(fields)")
         } else if inner.path.is_ident(LEN) {
             // hash(..., len = 4)
@@ -239,9 +245,16 @@ fn buckets_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<Buckets> {
             let members = if inner.input.peek(syn::token::Paren) {
                 let content;
                 syn::parenthesized!(content in inner.input);
-                Punctuated::<Member, Token![,]>::parse_terminated(&content)?
+                let members: Vec<Member> = Punctuated::<Member, Token![,]>::parse_terminated(&content)?
                     .into_iter()
-                    .collect()
+                    .collect();
+                if members.is_empty() {
+                    // Not every field silently: that is `hash` alone.
+                    return Err(inner.error(
+                        "#[pk(buckets(hash()))] names no field; name the fields hashed, or write hash alone to hash every field",
+                    ));
+                }
+                members
             } else {
                 Vec::new()
             };
