@@ -723,10 +723,18 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             used.dedup();
             let mut record = csv::StringRecord::new();
             let mut last_line = 1;
+            // The last record read, if a field of it runs on to the end of the file (see below).
+            let mut run_on: Option<(u64, String)> = None;
             loop {
                 match reader.read_record(&mut record) {
-                    Ok(false) => break,
+                    Ok(false) => {
+                        if let Some((line, why)) = run_on.take() {
+                            malformed(args, &mut st.totals, &Where { file: &name, line }, &why)?;
+                        }
+                        break;
+                    }
                     Ok(true) => {
+                        run_on = None;
                         let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
                         st.done_bytes = pos.1;
                         last_line = pos.0;
@@ -773,6 +781,18 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                             )?;
                             continue;
                         }
+                        // In a column not read, a quoted field may span lines; but one that
+                        // holds the file's last line break (a closed one ends before the
+                        // record's own) is a quote left open if nothing follows it: the lines
+                        // it took are rows that would vanish unnamed. Known at the next read.
+                        run_on = (to > pos.0)
+                            .then(|| fields.iter().position(|f| f.ends_with(['\n', '\r'])))
+                            .flatten()
+                            .map(|c| (pos.0, format!(
+                                "column {:?} runs on in quotes to the end of the file{spans}; \
+                                 the lines it holds were not read as rows",
+                                header[c]
+                            )));
                         on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
                     }
                     Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
