@@ -744,6 +744,7 @@ fn pk_analyze_names_the_lines_a_quote_left_open_swallowed() {
         ("note.csv", "k,note\na,\"two\nlines\"\nb,x\n", "2 rows"),
         ("last.csv", "k,note\na,x\nb,\"two\nlines\"\n", "2 rows"),
         ("bare.csv", "k,note\na,x\nb,\"two\nlines\"", "2 rows"),
+        ("ends.csv", "k,note\na,x\nb,\"two\nlines\n\"\n", "2 rows"),
     ] {
         let file = dump(&dir, name, body);
         let o = pk(&["analyze", &file, "--key", "k", "--strict"]);

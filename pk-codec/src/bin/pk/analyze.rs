@@ -728,7 +728,9 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             loop {
                 match reader.read_record(&mut record) {
                     Ok(false) => {
-                        if let Some((line, why)) = run_on.take() {
+                        if let Some((line, why)) = run_on.take()
+                            && reader.get_ref().csv == Some(Csv::Quoted)
+                        {
                             malformed(args, &mut st.totals, &Where { file: &name, line }, &why)?;
                         }
                         break;
@@ -781,18 +783,23 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                             )?;
                             continue;
                         }
-                        // In a column not read, a quoted field may span lines; but one that
-                        // holds the file's last line break (a closed one ends before the
-                        // record's own) is a quote left open if nothing follows it: the lines
-                        // it took are rows that would vanish unnamed. Known at the next read.
+                        // In a column not read, a quoted field may span lines; but if the
+                        // file ends inside its quotes (known at the next read, from the quote
+                        // state `LineCapped` keeps), the quote was left open, and the lines it
+                        // took are rows that would vanish unnamed.
                         run_on = (to > pos.0)
-                            .then(|| fields.iter().position(|f| f.ends_with(['\n', '\r'])))
+                            .then(|| fields.iter().rposition(|f| f.contains(['\n', '\r'])))
                             .flatten()
-                            .map(|c| (pos.0, format!(
-                                "column {:?} runs on in quotes to the end of the file{spans}; \
-                                 the lines it holds were not read as rows",
-                                header[c]
-                            )));
+                            .map(|c| {
+                                (
+                                    pos.0,
+                                    format!(
+                                        "column {:?} runs on in quotes to the end of the file{spans}; \
+                                         the lines it holds were not read as rows",
+                                        header[c]
+                                    ),
+                                )
+                            });
                         on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
                     }
                     Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
