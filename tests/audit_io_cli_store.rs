@@ -754,6 +754,48 @@ fn pk_analyze_names_the_lines_a_quote_left_open_swallowed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A malformed row is named by its line in the file, whatever ends the lines: the CSV reader's
+/// own count put a record ended by CRLF on the line before it, the first record after a blank
+/// line on the blank one, and every record of a file of lone CRs on line 1 (rust-csv issues
+/// 395 and 208).
+#[test]
+fn pk_analyze_names_malformed_rows_by_their_line_whatever_ends_the_lines() {
+    let dir = temp_dir("lines");
+    for (name, body, at) in [
+        ("lf.csv", "k,t\na,1\nb\nc,3\n", "line 3"),
+        ("crlf.csv", "k,t\r\na,1\r\nb\r\nc,3\r\n", "line 3"),
+        ("cr.csv", "k,t\ra,1\rb\rc,3\r", "line 3"),
+        ("blank.csv", "k,t\na,1\n\n\nb\nc,3\n", "line 5"),
+        ("blank-crlf.csv", "k,t\r\na,1\r\n\r\nb\r\nc,3\r\n", "line 4"),
+        // A quoted line break in the row before: lines, not records.
+        (
+            "quoted.csv",
+            "k,t,note\na,1,\"x\r\ny\"\nb,2\nc,3,z\n",
+            "line 4",
+        ),
+    ] {
+        let f = dump(&dir, name, body);
+        let o = pk(&["analyze", &f, "--key", "k"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name} {at}: malformed row")),
+            "{name}: {err}"
+        );
+        assert!(err.contains("2 rows"), "{name}: {err}");
+    }
+    // The lines a record spans, in a CRLF file.
+    let f = dump(&dir, "span.csv", "k\r\na\r\n\"b\r\nc\r\nd\r\n");
+    let o = pk(&["analyze", &f, "--key", "k"]);
+    assert!(stderr(&o).contains("span.csv line 3"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("from line 3 to line 5"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Rows without `--time` are spaced `--row-ms` apart. Past `i64::MAX` ms the time saturated, so
 /// every later row landed on one instant with no word, and the report judged a load that never
 /// happened. Now the row that would pass it is an error naming the line and the option.

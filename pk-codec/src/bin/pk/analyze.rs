@@ -1,5 +1,6 @@
 //! `pk analyze`: replay a dump into the table model under one or more key designs.
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
@@ -112,6 +113,74 @@ struct LineCapped<R> {
     run: usize,
     /// Where a CSV dump's reading is (`None` for `--lines`, whose lines end at `\n` only).
     csv: Option<Csv>,
+    /// The lines of a CSV dump read so far (unused for `--lines`).
+    lines: Lines,
+}
+
+/// Which line of the file a byte is on, for a CSV dump: the CSV reader's own count is off for
+/// lines ended by CRLF or a lone CR and after blank lines (rust-csv issues 395 and 208), and
+/// the byte position it gives for a record may fall on the line ends before the record. A line
+/// ends at `\n`, `\r\n` or a lone `\r`, as the CSV reader ends records.
+#[derive(Default)]
+struct Lines {
+    /// The offset of the next byte.
+    at: u64,
+    /// Lines ended so far.
+    ended: u64,
+    /// Whether the last byte was `\r` (a `\n` after it ends no line of its own).
+    after_cr: bool,
+    /// Whether the current line has a byte that is not a line end yet.
+    begun: bool,
+    /// `(offset, line)` of the first byte of each line with one, from the record last asked
+    /// about on: the CSV reader reads ahead of its records by its buffer, so this holds few.
+    starts: VecDeque<(u64, u64)>,
+}
+
+impl Lines {
+    fn scan(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b == b'\n' || b == b'\r' {
+                if !(b == b'\n' && self.after_cr) {
+                    self.ended += 1;
+                    self.begun = false;
+                }
+                self.after_cr = b == b'\r';
+                i += 1;
+                continue;
+            }
+            if !self.begun {
+                self.starts.push_back((self.at + i as u64, self.ended + 1));
+                self.begun = true;
+            }
+            self.after_cr = false;
+            // The rest of the line: no line end in it.
+            i = memchr::memchr2(b'\n', b'\r', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+        }
+        self.at += bytes.len() as u64;
+    }
+
+    /// The line of a record (or error) the CSV reader places at byte `at`: the first line with
+    /// a byte at or after `at` (what lies between is line ends). Forgets the lines before it:
+    /// records are asked about in file order.
+    fn record_line(&mut self, at: u64) -> u64 {
+        while self.starts.front().is_some_and(|&(o, _)| o < at) {
+            self.starts.pop_front();
+        }
+        self.starts
+            .front()
+            .map_or(self.ended + 1, |&(_, line)| line)
+    }
+
+    /// The last line with a byte before `end` (the CSV reader's position after a record): the
+    /// record's last line.
+    fn last_line_before(&self, end: u64) -> u64 {
+        self.starts
+            .iter()
+            .take_while(|&&(o, _)| o < end)
+            .last()
+            .map_or(self.ended + 1, |&(_, line)| line)
+    }
 }
 
 /// Where the CSV reader is, as far as line ends go: the CSV reader's own rules (csv-core,
@@ -147,6 +216,9 @@ impl<R: Read> Read for LineCapped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let read = &buf[..n];
+        if self.csv.is_some() {
+            self.lines.scan(read);
+        }
         let cr = self.csv.is_some();
         let line_end = |b: &u8| *b == b'\n' || (cr && *b == b'\r');
         let run = match self.csv {
@@ -657,6 +729,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             inner: input,
             run: 0,
             csv: (!args.lines).then_some(Csv::FieldStart),
+            lines: Lines::default(),
         };
         if args.lines {
             let mut reader = BufReader::with_capacity(1 << 16, input);
@@ -737,11 +810,16 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                     }
                     Ok(true) => {
                         run_on = None;
-                        let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
+                        let byte = record.position().map_or(0, csv::Position::byte);
+                        let pos = (reader.get_mut().lines.record_line(byte), byte);
                         st.done_bytes = pos.1;
                         last_line = pos.0;
                         // The record's last line (a quoted field may span lines).
-                        let to = reader.position().line().saturating_sub(1).max(pos.0);
+                        let to = reader
+                            .get_ref()
+                            .lines
+                            .last_line_before(reader.position().byte())
+                            .max(pos.0);
                         let spans = if to > pos.0 {
                             format!(
                                 " (the record runs from line {} to line {to}: a quote left open?)",
@@ -804,11 +882,15 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                     }
                     Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
                         // An I/O error has no position: the line after the last record read.
-                        let line = e.position().map_or(last_line + 1, csv::Position::line);
+                        let line = e.position().map_or(last_line + 1, |p| {
+                            reader.get_mut().lines.record_line(p.byte())
+                        });
                         return Err(format!("cannot read {name} at line {line}: {e}").into());
                     }
                     Err(e) => {
-                        let line = e.position().map_or(0, csv::Position::line);
+                        let line = e
+                            .position()
+                            .map_or(0, |p| reader.get_mut().lines.record_line(p.byte()));
                         malformed(
                             args,
                             &mut st.totals,
