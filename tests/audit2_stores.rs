@@ -16,7 +16,7 @@ use proptest::prelude::*;
 
 mod support;
 
-use support::{pk, stderr, stdout};
+use support::{pk, stderr, stdout, temp_dir};
 
 // ---- BulkWriter -------------------------------------------------------------------------------
 
@@ -366,12 +366,6 @@ proptest! {
 }
 
 // ---- pk -------------------------------------------------------------------------------------
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pk-audit2-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The CSV reader ends a record at `\r`, `\n` or `\r\n`, but the cap on a line's length
 /// (16 MiB, README) counted bytes since the last `\n` only: a dump with classic Mac line ends

@@ -17,7 +17,7 @@ use pk_codec::store::{
 };
 use pk_codec::table::{Table, TableOptions};
 use pk_codec::{Error, FieldSpec, IntBits, KeyShape, Kind, Rule};
-use support::{batches_writing_keys_twice, pk, pk_binary, stderr, stdout};
+use support::{batches_writing_keys_twice, pk, pk_binary, stderr, stdout, temp_dir};
 
 // ---- KeyReader --------------------------------------------------------------------------------
 
@@ -392,12 +392,6 @@ fn dump(dir: &std::path::Path, name: &str, body: impl AsRef<[u8]>) -> String {
     let file = dir.join(name);
     std::fs::write(&file, body).unwrap();
     file.display().to_string()
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pk-audit-io-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// `pk analyze` took the first of two header columns with the same name, silently ignoring the

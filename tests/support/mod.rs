@@ -120,3 +120,12 @@ pub(crate) fn batches_writing_keys_twice(prefix: &str) -> Vec<Vec<pk_codec::stor
         vec![del("a"), put("a", "4"), del("a"), put("e", "1")],
     ]
 }
+
+/// A new directory of this test process under the system's temporary directory, for the files
+/// a test of `pk` writes (`name` tells the tests of one process apart).
+#[allow(dead_code)] // Only the tests of `pk` write files.
+pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pk-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
