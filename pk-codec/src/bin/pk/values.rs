@@ -32,32 +32,8 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
                 _ => return Err(bad("one character")),
             }
         }
-        Kind::F32 => Value::F32(
-            float(
-                text,
-                |h| {
-                    u32::from_str_radix(h, 16)
-                        .ok()
-                        .map(f32::from_bits)
-                        .filter(|f| f.is_nan())
-                },
-                |f: &f32| f.is_infinite(),
-            )
-            .map_err(&bad)?,
-        ),
-        Kind::F64 => Value::F64(
-            float(
-                text,
-                |h| {
-                    u64::from_str_radix(h, 16)
-                        .ok()
-                        .map(f64::from_bits)
-                        .filter(|f| f.is_nan())
-                },
-                |f: &f64| f.is_infinite(),
-            )
-            .map_err(&bad)?,
-        ),
+        Kind::F32 => Value::F32(float(text).map_err(&bad)?),
+        Kind::F64 => Value::F64(float(text).map_err(&bad)?),
         Kind::Uuid => {
             let hex: String = text.chars().filter(|c| *c != '-').collect();
             // Hex digits only: `from_str_radix` would also take a leading `+`.
@@ -72,30 +48,50 @@ pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
     Ok(value)
 }
 
+/// A float type `pk` reads: [`float`] for both widths.
+trait Float: std::str::FromStr {
+    /// The float of these bits in hex, when they are a NaN's.
+    fn nan_of_hex(hex: &str) -> Option<Self>;
+    /// Whether it is an infinity.
+    fn is_infinite(&self) -> bool;
+}
+
+macro_rules! float_of_bits {
+    ($($f:ty = $bits:ty),*) => {$(
+        impl Float for $f {
+            fn nan_of_hex(hex: &str) -> Option<Self> {
+                <$bits>::from_str_radix(hex, 16)
+                    .ok()
+                    .map(<$f>::from_bits)
+                    .filter(|f| f.is_nan())
+            }
+            fn is_infinite(&self) -> bool {
+                <$f>::is_infinite(*self)
+            }
+        }
+    )*};
+}
+float_of_bits!(f32 = u32, f64 = u64);
+
 /// A float of `text`: a number, `inf`, `NaN` and the like, or a NaN written by its bits,
-/// `NaN:0x<hex>` (what [`to_json`] prints of a NaN with a payload of its own), which `nan`
-/// makes of the hex digits (`None` unless they are a NaN's bits). A number too large for the
-/// type (which the parser rounds to infinity, `is_infinite` says) is refused: only an
-/// infinity written as one (`inf`, `-infinity`) is infinite.
-fn float<F: std::str::FromStr>(
-    text: &str,
-    nan: impl FnOnce(&str) -> Option<F>,
-    is_infinite: impl FnOnce(&F) -> bool,
-) -> Result<F, &'static str> {
+/// `NaN:0x<hex>` (what [`to_json`] prints of a NaN with a payload of its own; only a NaN's
+/// bits are taken). A number too large for the type (which the parser rounds to infinity) is
+/// refused: only an infinity written as one (`inf`, `-infinity`) is infinite.
+fn float<F: Float>(text: &str) -> Result<F, &'static str> {
     match text.strip_prefix("NaN:0x") {
         // Hex digits only: `from_str_radix` would take a `+` too.
         Some(hex) => hex
             .bytes()
             .all(|b| b.is_ascii_hexdigit())
-            .then(|| nan(hex))
+            .then(|| F::nan_of_hex(hex))
             .flatten()
             .ok_or("a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN"),
         None => {
-            let f = text.parse().map_err(|_| "a number")?;
+            let f: F = text.parse().map_err(|_| "a number")?;
             let word = text.trim_start_matches(['+', '-']);
             let infinity =
                 word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity");
-            if is_infinite(&f) && !infinity {
+            if f.is_infinite() && !infinity {
                 return Err("a number within the type's range; infinities are written inf or -inf");
             }
             Ok(f)
