@@ -974,3 +974,49 @@ proptest::proptest! {
         proptest::prop_assert_eq!(table.range(&all).unwrap().rows, memory.range(&all).unwrap().rows);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: support::cases(32),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any dump of rows, with blank lines anywhere and its lines ended by `\n`, `\r\n` or a lone
+    /// `\r`, and some of its rows malformed (one field where the header has two): `pk analyze`
+    /// names each malformed row by its line in the file.
+    #[test]
+    fn pk_analyze_names_every_malformed_row_by_its_line(
+        ending in 0usize..3,
+        lines in proptest::collection::vec((0u8..4, proptest::bool::ANY), 1..40),
+    ) {
+        let end = ["\n", "\r\n", "\r"][ending];
+        let mut body = format!("k,t{end}");
+        let mut line = 1;
+        let mut bad = Vec::new();
+        for (i, (kind, blank_before)) in lines.iter().enumerate() {
+            if *blank_before {
+                body.push_str(end);
+                line += 1;
+            }
+            line += 1;
+            if *kind == 0 {
+                body.push_str(&format!("bad{i}{end}"));
+                bad.push(line);
+            } else {
+                body.push_str(&format!("k{i},{i}{end}"));
+            }
+        }
+        let dir = temp_dir(&format!("anylines-{ending}"));
+        let f = dump(&dir, "rows.csv", &body);
+        let o = pk(&["analyze", &f, "--key", "k"]);
+        let err = stderr(&o);
+        proptest::prop_assert_eq!(o.status.code(), Some(0), "{}", err);
+        // The first malformed rows are shown one by one, in file order.
+        let shown: Vec<u64> = err
+            .lines()
+            .filter_map(|l| l.split_once("rows.csv line ")?.1.split_once(':')?.0.parse().ok())
+            .collect();
+        proptest::prop_assert!(!shown.is_empty() || bad.is_empty(), "{}", err);
+        proptest::prop_assert_eq!(&shown[..], &bad[..shown.len()], "{:?}\n{}", body, err);
+    }
+}
