@@ -201,7 +201,7 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
 /// other lanes' rows are written, the dead lane's counted lost.
 #[test]
 fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
-    let outcome = within(20, || {
+    let outcome = within(120, || {
         let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             Arc::clone(&store),
@@ -239,7 +239,7 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
     assert!(stats.rows_lost() >= 1, "{stats:?}");
 
     // Dropped without close: the drop flushes, and returns too.
-    let dropped = within(20, || {
+    let dropped = within(120, || {
         let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             store,
@@ -550,7 +550,7 @@ fn a_descending_string_that_is_not_utf8_is_reported_where_the_bad_byte_is() {
 /// the row is not counted as added.
 #[test]
 fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
-    let outcome = within(20, || {
+    let outcome = within(120, || {
         let store = Arc::new(panics_on_boom());
         let writer = BulkWriter::new(
             store,
@@ -616,14 +616,23 @@ fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
 /// A row another thread adds while `flush` waits is staged for its worker, which takes staged
 /// rows when its flush interval passes: with an interval of an hour, `flush` waited an hour
 /// for it. Now `flush` hands staged rows over each time it wakes, and returns once both rows are
-/// written.
+/// written, counted in `stats()` as soon as it returns (a row used to be reported done before it
+/// was counted, so `flush(); stats()` could see 1 row written of 2).
+///
+/// Deterministic: the store holds the write of `slow` at a gate until the second row has been
+/// added, so `late` is always added while `flush` waits, whatever the machine's load.
 #[test]
 fn a_flush_returns_when_rows_are_added_while_it_waits() {
-    let done = within(20, || {
-        // Writes of the key `slow` take 300 ms.
-        let store = Arc::new(Hooked(MemoryStore::default(), |ops: &[WriteOp]| {
+    use std::sync::mpsc::{channel, sync_channel};
+    let done = within(60, || {
+        let (entered_tx, entered) = sync_channel::<()>(1);
+        let (release, gate) = channel::<()>();
+        let gate = std::sync::Mutex::new(gate);
+        let entered_tx = std::sync::Mutex::new(entered_tx);
+        let store = Arc::new(Hooked(MemoryStore::default(), move |ops: &[WriteOp]| {
             if ops.iter().any(|op| op.key() == "slow") {
-                std::thread::sleep(Duration::from_millis(300));
+                let _ = entered_tx.lock().unwrap().send(());
+                let _ = gate.lock().unwrap().recv();
             }
         }));
         let writer = Arc::new(
@@ -639,18 +648,20 @@ fn a_flush_returns_when_rows_are_added_while_it_waits() {
             .unwrap(),
         );
         writer.add("slow".to_owned(), b"v".to_vec()).unwrap();
-        let adder = {
+        // With an hour's interval and a batch of 1,000, the worker writes `slow` only for a
+        // flush: once its write has begun, `flush` has been called and is waiting.
+        let flusher = {
             let writer = Arc::clone(&writer);
             std::thread::spawn(move || {
-                // While the worker writes `slow` for `flush`.
-                std::thread::sleep(Duration::from_millis(100));
-                writer.add("late".to_owned(), b"v".to_vec()).unwrap();
+                writer.flush();
+                writer.stats()
             })
         };
-        writer.flush();
-        adder.join().unwrap();
-        writer.flush();
-        (writer.stats(), store.0.len())
+        entered.recv().unwrap();
+        writer.add("late".to_owned(), b"v".to_vec()).unwrap();
+        release.send(()).unwrap();
+        let stats = flusher.join().unwrap();
+        (stats, store.0.len())
     });
     let (stats, stored) = done.expect("flush waited for a row added meanwhile");
     assert_eq!(

@@ -129,3 +129,32 @@ pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The CPU time this thread has used (user and system), from `/proc/thread-self/stat` in clock
+/// ticks of 10 ms; `None` where that file does not exist. A guard against quadratic time measures
+/// this rather than the wall clock: other processes on a busy machine take wall time from the
+/// thread, not CPU time, so the bound holds under load.
+#[allow(dead_code)] // Only the files with complexity guards measure time.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 of the whole line (utime, stime) are 12 and 13 after the name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
+/// Runs `f` and returns its result with the CPU time it took on this thread
+/// ([`thread_cpu_time`]), or the wall time where CPU time cannot be read.
+#[allow(dead_code)] // Only the files with complexity guards measure time.
+pub(crate) fn cpu_timed<T>(f: impl FnOnce() -> T) -> (T, std::time::Duration) {
+    let wall = std::time::Instant::now();
+    let before = thread_cpu_time();
+    let out = f();
+    let took = match (before, thread_cpu_time()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    };
+    (out, took)
+}
