@@ -154,22 +154,33 @@ impl Table {
     pub fn heatmap(&self, options: &HeatmapOptions) -> Heatmap {
         let lowers = self.partition_lowers();
         self.with_records(|records, _| {
-            let mut bounds: Vec<&PkValue> = lowers.iter().collect();
-            // Each past partition's lower bound once (its records share their bounds), rather
-            // than once per record to be sorted and deduplicated.
-            let mut partitions = HashSet::new();
-            bounds.extend(
-                records
-                    .iter()
-                    .filter(|r| partitions.insert(Arc::as_ptr(&r.bounds)))
-                    .map(|r| r.lower()),
-            );
-            Heatmap::build(records, bounds, self.load_window_ms(), options)
+            Heatmap::of_records(&lowers, records, self.load_window_ms(), options)
         })
     }
 }
 
 impl Heatmap {
+    /// The heatmap of a log's `records`, the partitions now starting at `lowers`: the table's
+    /// and the judge's alike.
+    pub(super) fn of_records(
+        lowers: &[PkValue],
+        records: &[&WindowRecord],
+        window_ms: i64,
+        options: &HeatmapOptions,
+    ) -> Self {
+        let mut bounds: Vec<&PkValue> = lowers.iter().collect();
+        // Each past partition's lower bound once (its records share their bounds), rather
+        // than once per record to be sorted and deduplicated.
+        let mut partitions = HashSet::new();
+        bounds.extend(
+            records
+                .iter()
+                .filter(|r| partitions.insert(Arc::as_ptr(&r.bounds)))
+                .map(|r| r.lower()),
+        );
+        Self::build(records, bounds, window_ms, options)
+    }
+
     fn build(
         records: &[&WindowRecord],
         mut bounds: Vec<&PkValue>,

@@ -121,12 +121,23 @@ impl HotspotMeter {
     /// before the open window's counts in the open window, as the table counts a write when
     /// its clock goes back.
     pub fn record(&mut self, table: &Table, key: &PkValue, time_ms: i64) {
+        self.record_in(|out| table.partition_lowers_into(out), key, time_ms);
+    }
+
+    /// [`HotspotMeter::record`] with the partitions' lower bounds written by `lowers` into the
+    /// vector it is given (called only when a window opens): the table's or the judge's.
+    pub(crate) fn record_in(
+        &mut self,
+        lowers: impl FnOnce(&mut Vec<PkValue>),
+        key: &PkValue,
+        time_ms: i64,
+    ) {
         let window = time_ms.div_euclid(self.window_ms);
         // A time before the open window's (the clock went back) counts in the open window, as
         // the table counts it: windows stay in time order, each once.
         if self.current.as_ref().is_none_or(|w| window > w.window) {
             self.close();
-            table.partition_lowers_into(&mut self.bounds);
+            lowers(&mut self.bounds);
             self.heads.clear();
             self.heads.extend(self.bounds.iter().map(PkValue::head));
             self.counts.clear();

@@ -119,6 +119,7 @@
 mod error;
 mod heatmap;
 mod hotspot;
+mod judge;
 mod load;
 mod options;
 mod partition;
@@ -127,6 +128,7 @@ mod request;
 mod row;
 mod rowset;
 mod schema;
+mod splits;
 mod store;
 mod version;
 mod window;
@@ -146,6 +148,7 @@ pub(crate) fn test_lcg(seed: u64) -> impl FnMut() -> u64 {
 pub use error::TableError;
 pub use heatmap::{Heatmap, HeatmapOptions, Metric};
 pub use hotspot::{HotspotMeter, HotspotReport, HotspotWindow};
+pub use judge::{DEFAULT_SKETCH_BUDGET, Judge};
 pub use load::{
     CapacityEstimate, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats,
     PartitionWindow, WindowStats, compare_designs,

@@ -453,7 +453,7 @@ fn group_by_value<'a, T: PartialEq + ?Sized>(
 /// first (leading runs weigh nothing, then one run has all the weight), the last of them:
 /// it cuts the weightless runs off, so that the weight is one value's, which no split is
 /// tried for again (without a cut, every write to the partition would try again).
-fn balanced_point<'a, T: PartialEq + ?Sized>(
+pub(crate) fn balanced_point<'a, T: PartialEq + ?Sized>(
     items: impl IntoIterator<Item = (&'a T, u64)>,
     total: u64,
 ) -> Option<&'a T> {

@@ -5,24 +5,18 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::HotKeyValue;
-use super::partition::{PartData, Partition, load_split_point};
+use super::partition::{PartData, Partition};
 use super::row::key_bytes;
 use super::schema::PkValue;
+use super::splits::{SplitKind, load_split_needed, merge_cold_enough, merge_fits, split_point};
 use super::store::{Table, bound_key, index_of, lock, write};
 use super::window::take_window;
-
-/// Why a split is tried.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum SplitKind {
-    Size,
-    Load,
-}
 
 /// Splits and merges.
 impl Table {
     #[inline]
     pub(super) fn load_split_due(&self, p: &Partition, window_ops: u64) -> bool {
-        self.options.split_load_ops.is_some_and(|t| window_ops > t)
+        load_split_needed(&self.options, window_ops)
             && !p.load_split_tried.load(Relaxed)
             && !p.load_split_tried.swap(true, Relaxed)
     }
@@ -37,29 +31,13 @@ impl Table {
             return; // already split or merged by someone else
         }
         let mut data = write(&part.data);
-        let mut hot = None;
-        let point = match kind {
-            SplitKind::Size => {
-                if self
-                    .options
-                    .split_size_bytes
-                    .is_some_and(|s| data.bytes > s)
-                {
-                    data.size_split_point()
-                } else {
-                    None
-                }
-            }
-            SplitKind::Load => {
-                let (point, h) = load_split_point(&lock(&part.samples));
-                hot = h;
-                match (point, &hot) {
-                    (Some(p), _) => Some(p),
-                    (None, Some(_)) => None,
-                    (None, None) => data.size_split_point(),
-                }
-            }
-        };
+        let (point, hot) = split_point(
+            kind,
+            &self.options,
+            data.bytes,
+            &lock(&part.samples),
+            || data.size_split_point(),
+        );
         let window = self.current_window.load(Relaxed);
         let Some(point) = point else {
             drop(data);
@@ -116,15 +94,18 @@ impl Table {
         let mut i = 0;
         while i + 1 < map.parts().len() {
             let (a, b) = (Arc::clone(&map.parts()[i]), Arc::clone(&map.parts()[i + 1]));
-            let cold = a.last_window_ops.load(Relaxed) <= max_ops
-                && b.last_window_ops.load(Relaxed) <= max_ops;
-            if !cold || self.pinned.binary_search(&b.lower).is_ok() {
+            let ops = (
+                a.last_window_ops.load(Relaxed),
+                b.last_window_ops.load(Relaxed),
+            );
+            let pinned = self.pinned.binary_search(&b.lower).is_ok();
+            if !merge_cold_enough(max_ops, ops, pinned) {
                 i += 1;
                 continue;
             }
             let mut da = write(&a.data);
             let mut db = write(&b.data);
-            if da.bytes + db.bytes > max_bytes {
+            if !merge_fits(max_bytes, da.bytes + db.bytes) {
                 i += 1;
                 continue;
             }

@@ -13,7 +13,6 @@ use super::error::TableError;
 use super::load::WindowRecord;
 use super::options::TableOptions;
 use super::partition::{MapCopy, PartData, Partition, PartitionMap};
-use super::rebalance::SplitKind;
 use super::request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
@@ -24,6 +23,7 @@ use super::row::{
 use super::schema::{
     Attribute, AttributeValue, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name,
 };
+use super::splits::{SplitKind, sampled, size_split_needed};
 use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
     select_cells_with,
@@ -430,11 +430,7 @@ impl Table {
             }
         }
         let r = f(&mut data);
-        let size_split = self
-            .options
-            .split_size_bytes
-            .is_some_and(|s| data.bytes > s)
-            && !data.single_value();
+        let size_split = size_split_needed(&self.options, data.bytes, data.single_value());
         drop(data);
         let load_split = self.load_split_due(p, writes + p.reads.load(Relaxed));
         if size_split || load_split {
@@ -485,11 +481,7 @@ impl Table {
     /// two, to keep a division off the hot path).
     #[inline]
     fn sampled(&self, n: u64) -> bool {
-        if self.sample_every.is_power_of_two() {
-            n & (self.sample_every - 1) == 0
-        } else {
-            n.is_multiple_of(self.sample_every)
-        }
+        sampled(self.sample_every, n)
     }
 
     /// Reads one row.

@@ -7,9 +7,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::{
     Extremes, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
-    WindowRecord, skew, window_stats,
+    WindowRecord, WindowStats, skew, window_stats,
 };
 use super::partition::{PartData, Partition, WriteLoad};
+use super::splits::size_over;
 use super::store::{Table, lock, read, write};
 
 /// Everything recorded about past windows.
@@ -101,15 +102,10 @@ impl Table {
     /// ```
     #[must_use]
     pub fn report(&self) -> LoadReport {
-        let (windows, reads, writes, mut hot) = self.with_records(|records, log| {
+        let (windows, reads, writes, hot) = self.with_records(|records, log| {
             let current = self.map.read().len();
-            let windows = window_stats(
-                records,
-                |w| log.partitions_at.get(&w).copied().unwrap_or(current),
-                self.window_ms,
-            );
-            let reads = records.iter().map(|r| r.load.reads).sum();
-            let writes = records.iter().map(|r| r.load.writes).sum();
+            let (windows, reads, writes) =
+                summarize(records, &log.partitions_at, current, self.window_ms);
             (windows, reads, writes, log.hot.clone())
         });
         let parts: Vec<Arc<Partition>> = self.map.read().to_vec();
@@ -126,10 +122,7 @@ impl Table {
                 reads: p.total_reads.load(Relaxed) + p.reads.load(Relaxed),
                 writes: data.total_writes + data.window.writes,
             });
-            if self
-                .options
-                .split_size_bytes
-                .is_some_and(|s| data.bytes > s)
+            if size_over(&self.options, data.bytes)
                 && data.single_value()
                 && let Some(first) = data.rows.first()
             {
@@ -140,27 +133,18 @@ impl Table {
                 });
             }
         }
-        hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
-        hot.dedup_by(|later, first| later.value == first.value);
-        let (hottest_share, max_over_mean, mean_written) = skew(&windows);
-        LoadReport {
-            partitions: parts.len(),
-            partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
-            mean_partitions_written_per_window: mean_written,
-            rows: stats.iter().map(|s| s.rows).sum(),
-            bytes: stats.iter().map(|s| s.bytes).sum(),
-            reads,
-            writes,
-            hottest_share,
-            max_over_mean,
-            splits: self.splits.load(Relaxed),
-            merges: self.merges.load(Relaxed),
-            busy_rejections: self.busy_rejections.load(Relaxed),
-            oversized_key_values: oversized,
-            hot_key_values: hot,
-            partition_stats: stats,
+        assemble(
             windows,
-        }
+            (reads, writes),
+            stats,
+            oversized,
+            hot,
+            Counts {
+                splits: self.splits.load(Relaxed),
+                merges: self.merges.load(Relaxed),
+                busy_rejections: self.busy_rejections.load(Relaxed),
+            },
+        )
     }
 
     /// The load window length, ms.
@@ -234,4 +218,63 @@ pub(super) fn take_window(
     data.window = WriteLoad::default();
     p.load_split_tried.store(false, Relaxed);
     (ops, rec)
+}
+
+/// The per-window figures of a log's records (with the partitions at each window's close,
+/// `current` for the open window), and the reads and writes they hold.
+pub(super) fn summarize(
+    records: &[&WindowRecord],
+    partitions_at: &HashMap<i64, usize>,
+    current: usize,
+    window_ms: i64,
+) -> (Vec<WindowStats>, u64, u64) {
+    let windows = window_stats(
+        records,
+        |w| partitions_at.get(&w).copied().unwrap_or(current),
+        window_ms,
+    );
+    let reads = records.iter().map(|r| r.load.reads).sum();
+    let writes = records.iter().map(|r| r.load.writes).sum();
+    (windows, reads, writes)
+}
+
+/// Counters of a table's life.
+pub(super) struct Counts {
+    pub(super) splits: u64,
+    pub(super) merges: u64,
+    pub(super) busy_rejections: u64,
+}
+
+/// The load report of per-window figures, per-partition figures, oversized and hot key values
+/// (hot ones sorted and each value kept once, at its highest share): the one place a
+/// [`LoadReport`] is put together, for the table and the judge alike.
+pub(super) fn assemble(
+    windows: Vec<WindowStats>,
+    (reads, writes): (u64, u64),
+    stats: Vec<PartitionStats>,
+    oversized: Vec<OversizedKeyValue>,
+    mut hot: Vec<HotKeyValue>,
+    counts: Counts,
+) -> LoadReport {
+    hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
+    hot.dedup_by(|later, first| later.value == first.value);
+    let (hottest_share, max_over_mean, mean_written) = skew(&windows);
+    LoadReport {
+        partitions: stats.len(),
+        partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
+        mean_partitions_written_per_window: mean_written,
+        rows: stats.iter().map(|s| s.rows).sum(),
+        bytes: stats.iter().map(|s| s.bytes).sum(),
+        reads,
+        writes,
+        hottest_share,
+        max_over_mean,
+        splits: counts.splits,
+        merges: counts.merges,
+        busy_rejections: counts.busy_rejections,
+        oversized_key_values: oversized,
+        hot_key_values: hot,
+        partition_stats: stats,
+        windows,
+    }
 }
