@@ -74,26 +74,31 @@ impl Sketch {
         balanced_point(items, bytes).map(decode_partition_value)
     }
 
-    /// Folds each pair of neighbouring entries into the lower one; returns the entries removed.
+    /// Folds runs of neighbouring entries into the lowest of each, about halving the entries:
+    /// a run takes entries while its bytes stay within four times the mean entry's, so that
+    /// folded entries weigh about alike and a cut between them stays near the balance. Two
+    /// neighbouring runs weigh more than the cap together, so at most half the entries (and
+    /// one) remain. Returns the entries removed.
     fn halve(&mut self) -> usize {
         let before = self.entries.len();
+        let total: u128 = self.entries.values().map(|e| u128::from(e.bytes)).sum();
+        let cap = (4 * total / before.max(1) as u128).max(1);
         let mut folded = BTreeMap::new();
-        let mut pending: Option<(Box<[u8]>, Entry)> = None;
+        let mut run: Option<(Box<[u8]>, Entry)> = None;
         for (k, e) in std::mem::take(&mut self.entries) {
-            match pending.take() {
-                None => pending = Some((k, e)),
-                Some((pk, pe)) => {
-                    folded.insert(
-                        pk,
-                        Entry {
-                            bytes: pe.bytes + e.bytes,
-                            rows: pe.rows + e.rows,
-                        },
-                    );
+            match &mut run {
+                Some((_, r)) if u128::from(r.bytes) + u128::from(e.bytes) <= cap => {
+                    r.bytes += e.bytes;
+                    r.rows += e.rows;
+                }
+                _ => {
+                    if let Some((rk, r)) = run.replace((k, e)) {
+                        folded.insert(rk, r);
+                    }
                 }
             }
         }
-        if let Some((k, e)) = pending {
+        if let Some((k, e)) = run {
             folded.insert(k, e);
         }
         self.entries = folded;
@@ -300,6 +305,13 @@ impl Judge {
     #[must_use]
     pub const fn exact(&self) -> bool {
         !self.coarse
+    }
+
+    /// Sketch entries kept now, over all partitions: at most the budget, or 16 a partition when
+    /// partitions outnumber the budget's sixteenths.
+    #[must_use]
+    pub const fn sketch_entries(&self) -> usize {
+        self.entries
     }
 
     /// Partitions now.
@@ -530,6 +542,9 @@ impl Judge {
                 let removed = sketch.halve();
                 self.entries -= removed;
                 self.coarse |= removed > 0;
+                if removed == 0 {
+                    break;
+                }
             }
         }
     }

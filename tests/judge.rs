@@ -1,0 +1,227 @@
+//! The bounded judge against the full table model: on dumps small enough that no sketch is
+//! coarsened, the same figures to the write (partitions, splits, merges, window records, load
+//! report, hotspot report, heatmap); past its budget, the same load-driven figures while its
+//! memory stays within the budget.
+
+use pk_codec::table::{
+    HeatmapOptions, HotspotMeter, Judge, ManualClock, PkColumn, PkType, PkValue, PrimaryKey,
+    Schema, Table, TableOptions,
+};
+use proptest::prelude::*;
+
+mod support;
+
+/// How a dump's partition-key values are drawn.
+#[derive(Debug, Clone, Copy)]
+enum Keys {
+    /// Rising, as order numbers or times.
+    Sequential,
+    /// Spread over a wide range.
+    Spread,
+    /// Mostly one value.
+    Hot,
+    /// A handful of values.
+    Few,
+}
+
+#[derive(Debug, Clone)]
+struct Dump {
+    two_columns: bool,
+    keys: Keys,
+    rows: Vec<(u64, i64)>,
+    options: TableOptions,
+}
+
+fn options() -> impl Strategy<Value = TableOptions> {
+    (
+        2u64..60,
+        prop_oneof![Just(None), (60u64..4_000).prop_map(Some)],
+        prop_oneof![Just(1i64), 2i64..50, 500i64..5_000],
+        any::<bool>(),
+        1u32..10,
+        prop_oneof![3 => Just(Vec::new()), 1 => Just(vec!["m".to_owned()])],
+    )
+        .prop_map(|(ops, size, window, merge, sample, pre)| {
+            let mut o = TableOptions::default()
+                .split_load_ops(ops)
+                .load_window_ms(window)
+                .load_sample_every(sample)
+                .pre_split(pre.into_iter().map(PkValue::from).collect());
+            o.split_size_bytes = size;
+            if merge { o } else { o.no_merge() }
+        })
+}
+
+fn dump(max_rows: usize) -> impl Strategy<Value = Dump> {
+    (
+        any::<bool>(),
+        prop_oneof![
+            Just(Keys::Sequential),
+            Just(Keys::Spread),
+            Just(Keys::Hot),
+            Just(Keys::Few)
+        ],
+        // Time steps: mostly forward, some ties, some jumps over many windows, some back.
+        prop::collection::vec(
+            (
+                any::<u64>(),
+                prop_oneof![
+                    6 => 0i64..20,
+                    2 => Just(0i64),
+                    1 => 1_000i64..100_000,
+                    1 => -50i64..0,
+                ],
+            ),
+            1..max_rows,
+        ),
+        options(),
+        -100_000i64..2_000_000_000_000,
+    )
+        .prop_map(|(two_columns, keys, steps, options, start)| {
+            let mut t = start;
+            let rows = steps
+                .into_iter()
+                .map(|(k, step)| {
+                    t = t.saturating_add(step);
+                    (k, t)
+                })
+                .collect();
+            Dump {
+                two_columns,
+                keys,
+                rows,
+                options,
+            }
+        })
+}
+
+fn schema(two_columns: bool) -> Schema {
+    if two_columns {
+        Schema::new(vec![
+            PkColumn::new("pk", PkType::String),
+            PkColumn::new("n", PkType::Integer),
+        ])
+        .unwrap()
+    } else {
+        Schema::single_string("pk").unwrap()
+    }
+}
+
+fn key(d: &Dump, i: usize, draw: u64) -> PrimaryKey {
+    let value = match d.keys {
+        Keys::Sequential => format!("{i:06}"),
+        Keys::Spread => format!("{:06}", draw % 1_000_000),
+        Keys::Hot if draw % 4 != 0 => "hot".to_owned(),
+        Keys::Hot => format!("{:03}", draw % 997),
+        Keys::Few => ["a", "k", "m", "q", "z"][(draw % 5) as usize].to_owned(),
+    };
+    if d.two_columns {
+        // A few rows per value, some of them rewritten.
+        PrimaryKey::new(vec![
+            PkValue::from(value),
+            PkValue::Integer((draw % 3) as i64),
+        ])
+    } else {
+        PrimaryKey::from(value)
+    }
+}
+
+/// Replays a dump into a table (with a hotspot meter, as `pk analyze` did) and into a judge.
+fn replay(d: &Dump, budget: usize) -> (Table, HotspotMeter, Judge) {
+    let clock = ManualClock::new(0);
+    let table = Table::with_clock(schema(d.two_columns), d.options.clone(), clock.clone()).unwrap();
+    let mut meter = HotspotMeter::new(d.options.load_window_ms);
+    let mut judge =
+        Judge::with_sketch_budget(schema(d.two_columns), d.options.clone(), budget).unwrap();
+    for (i, &(draw, t)) in d.rows.iter().enumerate() {
+        let k = key(d, i, draw);
+        meter.record(&table, k.partition_value(), t);
+        clock.set(t);
+        table.put(k.clone(), vec![]).unwrap();
+        judge.write(&k, 0, t).unwrap();
+    }
+    (table, meter, judge)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(96)))]
+
+    /// Within its budget the judge is the table: every figure, to the write.
+    #[test]
+    fn an_exact_judge_gives_the_tables_figures(d in dump(1_500)) {
+        let (table, meter, judge) = replay(&d, usize::MAX);
+        prop_assert!(judge.exact());
+        prop_assert_eq!(judge.partition_count(), table.partition_count());
+        prop_assert_eq!(judge.report(), table.report());
+        prop_assert_eq!(judge.hotspot(), meter.report());
+        let heat = HeatmapOptions { max_bands: 64, max_columns: 16, ..HeatmapOptions::default() };
+        prop_assert_eq!(judge.heatmap(&heat), table.heatmap(&heat));
+    }
+
+    /// Past its budget the judge keeps at most the budget (or 16 entries a partition), and
+    /// where no size rule is in play (no size splits, no merges, and a load split always has a
+    /// sample to cut at) its partitions and hotspot figures are still the table's.
+    #[test]
+    fn a_coarse_judge_stays_within_budget_and_keeps_the_load_figures(
+        d in dump(2_500),
+        budget in 16usize..200,
+    ) {
+        let mut d = d;
+        let ops = d.options.split_load_ops.unwrap_or(2);
+        d.options = d
+            .options
+            .clone()
+            .no_merge()
+            .load_sample_every(u32::try_from(ops.clamp(1, 8)).unwrap());
+        d.options.split_size_bytes = None;
+        let (table, meter, judge) = replay(&d, budget);
+        prop_assert!(
+            judge.sketch_entries() <= budget.max(16 * judge.partition_count()) + 1,
+            "{} entries, budget {}, {} partitions",
+            judge.sketch_entries(),
+            budget,
+            judge.partition_count()
+        );
+        let (a, b) = (judge.report(), table.report());
+        let bounds = |r: &pk_codec::table::LoadReport| -> Vec<(PkValue, PkValue)> {
+            r.partition_stats.iter().map(|s| (s.lower.clone(), s.upper.clone())).collect()
+        };
+        prop_assert_eq!(bounds(&a), bounds(&b));
+        prop_assert_eq!(&a.windows, &b.windows);
+        prop_assert_eq!((a.splits, a.writes, a.hottest_share), (b.splits, b.writes, b.hottest_share));
+        prop_assert_eq!(judge.hotspot(), meter.report());
+    }
+}
+
+/// SplitMix64: well-mixed draws from a counter.
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A coarse judge still finds size splits: a dump of 20,000 random keys into 2 KB partitions
+/// splits about as often as the table does (each cut within one folded entry of the table's),
+/// with a budget of 256 entries, 16 or fewer per partition. Random inserts leave partitions
+/// between half full and full either way; the counts agree within a fifth.
+#[test]
+fn a_coarse_judge_splits_by_size_about_as_the_table_does() {
+    let mut options = TableOptions::default().split_size_bytes(2_048).no_merge();
+    options.split_load_ops = None;
+    let d = Dump {
+        two_columns: false,
+        keys: Keys::Spread,
+        rows: (0..20_000u64).map(|i| (mix(i), 0)).collect(),
+        options,
+    };
+    let (table, _, judge) = replay(&d, 256);
+    assert!(!judge.exact());
+    let (t, j) = (table.partition_count(), judge.partition_count());
+    assert!(t > 50, "{t}");
+    assert!(
+        j * 5 >= t * 4 && j * 5 <= t * 6,
+        "table {t} partitions, judge {j}"
+    );
+    assert!(judge.sketch_entries() <= 256.max(16 * j) + 1);
+}
