@@ -554,9 +554,18 @@ fn duration(ms: i64) -> String {
     }
 }
 
-/// `YYYY-MM-DD hh:mm:ss UTC` of ms since the epoch (proleptic Gregorian calendar).
+/// `YYYY-MM-DD hh:mm:ss UTC` of ms since the epoch (proleptic Gregorian calendar), as heatmaps
+/// and `pk analyze` print times.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pk_codec::table::utc(0), "1970-01-01 00:00:00 UTC");
+/// assert_eq!(pk_codec::table::utc(1_700_000_000_000), "2023-11-14 22:13:20 UTC");
+/// assert_eq!(pk_codec::table::utc(-1), "1969-12-31 23:59:59 UTC");
+/// ```
 #[must_use]
-pub(crate) fn utc(ms: i64) -> String {
+pub fn utc(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.

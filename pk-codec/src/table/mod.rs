@@ -146,7 +146,7 @@ pub(crate) fn test_lcg(seed: u64) -> impl FnMut() -> u64 {
 }
 
 pub use error::TableError;
-pub use heatmap::{Heatmap, HeatmapOptions, Metric};
+pub use heatmap::{Heatmap, HeatmapOptions, Metric, utc};
 pub use hotspot::{HotspotMeter, HotspotReport, HotspotWindow};
 pub use judge::{DEFAULT_SKETCH_BUDGET, Judge};
 pub use load::{

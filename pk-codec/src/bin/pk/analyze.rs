@@ -11,12 +11,12 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use pk_codec::table::{
-    HeatmapOptions, HotspotMeter, HotspotReport, LoadReport, ManualClock, PkValue, Schema, Table,
-    TableOptions,
+    HeatmapOptions, HotspotReport, Judge, LoadReport, PkValue, PrimaryKey, Schema, TableOptions,
 };
 use pk_codec::{Layout, Value};
 
 use crate::Failure;
+use crate::spill::Spill;
 use crate::values;
 
 /// Malformed rows reported one by one before the rest are only counted.
@@ -37,10 +37,16 @@ pub(crate) struct Args {
     /// A key design: a layout spec whose field names are column names (repeatable).
     #[arg(long = "design")]
     designs: Vec<String>,
-    /// A column holding each row's time in ms since the epoch (otherwise rows are spread
-    /// evenly, --row-ms apart, in file order).
+    /// A column holding each row's time in ms since the epoch: rows are replayed in time order
+    /// (ties by key), whatever their order in the files, so the report does not depend on it
+    /// (otherwise rows are spread evenly, --row-ms apart, in file order).
     #[arg(long)]
     time: Option<String>,
+    /// Replay the dump N times faster than its times (or --row-ms) say: its times compressed
+    /// N-fold from the first, so one run answers "at N times today's traffic, which design runs
+    /// hot?".
+    #[arg(long, default_value_t = 1.0, value_parser = load_scale)]
+    load_scale: f64,
     /// Spacing of rows without --time, in ms.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(1..))]
     row_ms: i64,
@@ -272,37 +278,117 @@ struct Batch {
     rows: Vec<(String, i64, u64)>,
 }
 
-/// The table side of a design, fed by its own thread: parsing and key building on the reading
-/// thread, the table model on another (two cores: the run takes the longer of the two).
+/// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
+const SPILL_BUDGET: usize = 256 << 20;
+
+/// The judging side of a design, fed by its own thread: parsing and key building on the reading
+/// thread, the judge on another (two cores: the run takes the longer of the two). With `--time`
+/// the rows gather in a [`Spill`] and are judged in time order once the dump is read.
 struct Replay {
-    table: Table,
-    clock: ManualClock,
-    meter: HotspotMeter,
-    max_key: Option<String>,
+    judge: Judge,
+    /// The rows in `(time, key)` order, with `--time` (a dump's own order is not time order).
+    spill: Option<Spill>,
+    /// `--load-scale`, and the first time replayed (times are compressed from it).
+    scale: f64,
+    t0: Option<i64>,
+    /// The highest key so far, and the rows that were written above every key before them.
+    max_key: Vec<u8>,
     new_max: u64,
     rows: u64,
+    /// Writes of each load window with writes, in time order, and the window counted last.
+    window_writes: Vec<u64>,
+    window: Option<i64>,
+    window_ms: i64,
+    /// The first and last times replayed (scaled).
+    span: Option<(i64, i64)>,
+    /// A key kept between writes (its buffer is refilled).
+    key: Option<PrimaryKey>,
 }
 
 impl Replay {
-    /// Writes a batch; the first key the table refuses ends the replay with a message.
-    fn write(&mut self, batch: Batch, design: &str) -> Result<(), String> {
+    /// Takes a batch: checks each key as the table would (naming its line), then judges it at
+    /// once, or keeps it to judge in time order.
+    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
         for (key, ts, line) in batch.rows {
-            if self.max_key.as_ref().is_none_or(|m| key > *m) {
-                self.new_max += 1;
-                self.max_key = Some(key.clone());
-            }
-            let key = PkValue::String(key);
-            self.meter.record(&self.table, &key, ts);
-            self.clock.set(ts);
-            self.table.put(key, Vec::new()).map_err(|e| {
+            let pk = PrimaryKey::from(key);
+            self.judge.check_key(&pk).map_err(|e| {
                 format!(
                     "{} line {line}: the table refused the key of design {design}: {e}",
                     batch.file
                 )
             })?;
-            self.rows += 1;
+            let Some(PkValue::String(key)) = pk.into_values().pop() else {
+                unreachable!("a string key holds one string")
+            };
+            match &mut self.spill {
+                Some(spill) => spill.push(ts, key.as_bytes())?,
+                None => self.feed(ts, &key)?,
+            }
         }
         Ok(())
+    }
+
+    /// Judges one row at `ts` (before scaling), in time order.
+    fn feed(&mut self, ts: i64, key: &str) -> Result<(), String> {
+        let t0 = *self.t0.get_or_insert(ts);
+        let t = scaled(ts, t0, self.scale);
+        if self.rows == 0 || key.as_bytes() > self.max_key.as_slice() {
+            self.new_max += 1;
+            self.max_key.clear();
+            self.max_key.extend_from_slice(key.as_bytes());
+        }
+        self.rows += 1;
+        let w = t.div_euclid(self.window_ms);
+        if self.window == Some(w) {
+            *self.window_writes.last_mut().expect("a window is open") += 1;
+        } else {
+            self.window = Some(w);
+            self.window_writes.push(1);
+        }
+        self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        let mut values = self.key.take().map(PrimaryKey::into_values).unwrap_or_default();
+        match values.first_mut() {
+            Some(PkValue::String(text)) => {
+                text.clear();
+                text.push_str(key);
+            }
+            _ => values = vec![PkValue::String(key.to_owned())],
+        }
+        let pk = PrimaryKey::new(values);
+        let written = self.judge.write(&pk, 0, t);
+        self.key = Some(pk);
+        written.map_err(|e| format!("the table refused a key it had accepted: {e}"))
+    }
+
+    /// Judges the rows kept for time order.
+    fn finish(&mut self) -> Result<(), String> {
+        if let Some(spill) = self.spill.take() {
+            spill.drain(|t, key| {
+                let key = std::str::from_utf8(key).map_err(|e| format!("a sorted run: {e}"))?;
+                self.feed(t, key)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// `ts` with the time since `t0` divided by `scale`: the dump replayed `scale` times faster.
+fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
+    if scale == 1.0 {
+        return ts;
+    }
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let since = (ts.saturating_sub(t0) as f64 / scale).floor() as i64;
+    t0.saturating_add(since)
+}
+
+/// `--load-scale`: a finite factor above 0.
+fn load_scale(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!(
+            "{text:?} is not a load scale: give a number above 0 (10 replays the dump 10 times faster)"
+        )),
     }
 }
 
@@ -333,8 +419,7 @@ struct Where<'a> {
 }
 
 impl Design {
-    fn new(name: String, source: Source, args: &Args) -> Result<Self, Failure> {
-        let clock = ManualClock::new(0);
+    fn new(name: String, source: Source, args: &Args, designs: usize) -> Result<Self, Failure> {
         let mut options = TableOptions::default()
             .split_load_ops(args.split_ops)
             .split_size_bytes(args.split_bytes)
@@ -342,24 +427,34 @@ impl Design {
         if !args.merge {
             options = options.no_merge();
         }
-        let table = Table::with_clock(Schema::single_string("pk")?, options, clock.clone())?;
+        let judge = Judge::new(Schema::single_string("pk")?, options)?;
         let mut replay = Replay {
-            table,
-            clock,
-            meter: HotspotMeter::new(args.window_ms),
-            max_key: None,
+            judge,
+            spill: args
+                .time
+                .as_ref()
+                .map(|_| Spill::new(SPILL_BUDGET / designs.max(1))),
+            scale: args.load_scale,
+            t0: None,
+            max_key: Vec::new(),
             new_max: 0,
             rows: 0,
+            window_writes: Vec::new(),
+            window: None,
+            window_ms: args.window_ms,
+            span: None,
+            key: None,
         };
         let (queue, batches) = sync_channel::<Batch>(4);
         let design = name.clone();
         let done = std::thread::spawn(move || {
             for batch in batches {
-                if let Err(e) = replay.write(batch, &design) {
+                if let Err(e) = replay.take(batch, &design) {
                     return (replay, Some(e));
                 }
             }
-            (replay, None)
+            let finished = replay.finish().err();
+            (replay, finished)
         });
         let buckets = match &source {
             Source::Layout {
@@ -553,6 +648,10 @@ struct Outcome {
     hot: HotspotReport,
     model: LoadReport,
     efficiency: f64,
+    /// The hottest share a perfectly spread design would have at this load ([`fair_share`]).
+    fair: f64,
+    /// The load replayed (the same rows for every design).
+    load: LoadFigures,
     diagnostics: Vec<String>,
     /// The heatmap SVG, when --svg asked for one.
     svg: Option<Result<String, pk_codec::table::TableError>>,
@@ -572,8 +671,10 @@ impl Design {
     fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
         self.flush()?;
         let replay = self.join()?;
-        let hot = replay.meter.report();
-        let model = replay.table.report();
+        let hot = replay.judge.hotspot();
+        let model = replay.judge.report();
+        let fair = fair_share(&hot, args.split_ops);
+        let load = LoadFigures::of(&replay, args);
         let efficiency = model
             .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
             .efficiency;
@@ -633,7 +734,7 @@ impl Design {
         }
         let svg = args.svg.as_ref().map(|_| {
             replay
-                .table
+                .judge
                 .heatmap(&heatmap_options(args, &self.name))
                 .to_svg(1100, 600)
         });
@@ -643,9 +744,147 @@ impl Design {
             hot,
             model,
             efficiency,
+            fair,
+            load,
             diagnostics: d,
         })
     }
+}
+
+/// The load a replay wrote: the same for every design (they replay the same rows).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct LoadFigures {
+    rows: u64,
+    /// The first and last times replayed (after `--load-scale`), ms.
+    first_ms: i64,
+    last_ms: i64,
+    /// Load windows with writes, and their writes: median and peak.
+    windows: usize,
+    median: u64,
+    peak: u64,
+    /// Partitions the peak window needs at the split threshold (each serves at most
+    /// `--split-ops` writes a window).
+    needed: u64,
+    scale: f64,
+}
+
+impl LoadFigures {
+    fn of(replay: &Replay, args: &Args) -> Self {
+        let mut writes = replay.window_writes.clone();
+        let peak = writes.iter().copied().max().unwrap_or(0);
+        let median = if writes.is_empty() {
+            0
+        } else {
+            let mid = writes.len() / 2;
+            *writes.select_nth_unstable(mid).1
+        };
+        let (first_ms, last_ms) = replay.span.unwrap_or((0, 0));
+        Self {
+            rows: replay.rows,
+            first_ms,
+            last_ms,
+            windows: replay.window_writes.len(),
+            median,
+            peak,
+            needed: needed(peak, args.split_ops),
+            scale: args.load_scale,
+        }
+    }
+
+    /// Whether one partition serves every window: no split is ever needed, so no design can
+    /// run hot at this load.
+    const fn one_partition_serves(&self) -> bool {
+        self.needed <= 1
+    }
+}
+
+/// The fewest partitions that serve `writes` in a window, each at most `split_ops`.
+const fn needed(writes: u64, split_ops: u64) -> u64 {
+    if writes == 0 {
+        1
+    } else {
+        writes.div_ceil(split_ops)
+    }
+}
+
+/// The hottest share a perfectly spread design would have at this load: in each window, its
+/// writes spread evenly over the fewest partitions that serve them (`ceil(writes /
+/// split_ops)`), so its busiest range takes one of them; weighted by writes over the windows
+/// the design's hottest share counts (those that began with more than one partition, or all
+/// when none did). No design, however spread, reads much below it: partitions split only when
+/// the load passes the threshold.
+#[allow(clippy::cast_precision_loss)]
+fn fair_share(hot: &HotspotReport, split_ops: u64) -> f64 {
+    let split = hot.per_window.iter().any(|w| w.ranges > 1);
+    let (mut fair, mut writes) = (0.0, 0u64);
+    for w in hot
+        .per_window
+        .iter()
+        .filter(|w| !split || w.ranges > 1)
+    {
+        fair += w.writes as f64 / needed(w.writes, split_ops) as f64;
+        writes += w.writes;
+    }
+    if writes == 0 { 1.0 } else { fair / writes as f64 }
+}
+
+/// How far above the fair share a design's hottest share must be for its writes to count as
+/// concentrated: above this many times the fair share, and above it by [`CONCENTRATED_BY`]
+/// too. A spread design lands near the fair share (binary splits give it one of
+/// `2^k >= ceil(load / split_ops)` ranges, at or below the fair share; cuts at sampled keys are
+/// not exact halves, and windows whose load rises before the partitions split put it somewhat
+/// above, a few points at most); a tail, an unsplittable value or a collapsed bucket keeps one
+/// range at several times it.
+const CONCENTRATED: f64 = 1.5;
+
+/// See [`CONCENTRATED`]: the share, in points, a concentrated design is above the fair share
+/// at least (at a high load the fair share is a few percent, and a spread design's uneven cuts
+/// are more than 1.5 times that while taking no range hot).
+const CONCENTRATED_BY: f64 = 0.10;
+
+/// What the report says of a design's spread.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Verdict {
+    /// One partition serves the load: nothing to spread.
+    OnePartition,
+    /// As spread as the load allows.
+    Spread,
+    /// Its writes concentrate where splits cannot spread them.
+    Concentrated,
+}
+
+impl Verdict {
+    fn of(o: &Outcome) -> Self {
+        if o.load.one_partition_serves() {
+            Self::OnePartition
+        } else if o.hot.hottest_share > (CONCENTRATED * o.fair).max(o.fair + CONCENTRATED_BY) {
+            Self::Concentrated
+        } else {
+            Self::Spread
+        }
+    }
+
+    const fn word(self) -> &'static str {
+        match self {
+            Self::OnePartition => "1 partition serves",
+            Self::Spread => "spread",
+            Self::Concentrated => "HOT",
+        }
+    }
+
+    const fn json(self) -> &'static str {
+        match self {
+            Self::OnePartition => "one_partition_serves",
+            Self::Spread => "spread",
+            Self::Concentrated => "concentrated",
+        }
+    }
+}
+
+/// Whether `--fail-above t` fails a design: its hottest share is above `t` and its writes are
+/// concentrated (a design as spread as the load allows passes, whatever its share).
+fn fails(o: &Outcome, t: f64) -> bool {
+    Verdict::of(o) == Verdict::Concentrated && o.hot.hottest_share > t
 }
 
 /// Counts of the whole run.
@@ -663,12 +902,13 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     {
         return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
     }
+    let count = usize::from(args.key.is_some()) + args.designs.len() + usize::from(args.lines);
     let mut designs = Vec::new();
     if let Some(k) = &args.key {
         if args.lines {
             return Err("--key names a CSV column; with --lines each line is the key".into());
         }
-        designs.push(Design::new(k.clone(), Source::Column(k.clone()), args)?);
+        designs.push(Design::new(k.clone(), Source::Column(k.clone()), args, count)?);
     }
     for spec in &args.designs {
         if args.lines {
@@ -683,13 +923,13 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             buckets: buckets_of(&layout.to_string()),
             layout,
         };
-        designs.push(Design::new(spec.clone(), source, args)?);
+        designs.push(Design::new(spec.clone(), source, args, count)?);
     }
     if args.lines {
         if args.time.is_some() {
             return Err("--time names a CSV column; --lines has none".into());
         }
-        designs.push(Design::new("key".into(), Source::Line, args)?);
+        designs.push(Design::new("key".into(), Source::Line, args, count)?);
     }
     if designs.is_empty() {
         return Err("give --key COLUMN, one or more --design SPEC, or --lines".into());
@@ -915,7 +1155,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         write_svgs(dir, &outcomes)?;
     }
     if args.json {
-        crate::out_line(json(&outcomes, &totals))?;
+        crate::out_line(json(&outcomes, &totals, args))?;
     } else {
         crate::out_text(&text(&outcomes, args))?;
     }
@@ -928,7 +1168,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         totals.malformed,
         if totals.out_of_order > 0 {
             format!(
-                "; {} row(s) earlier than the row before, replayed at its time",
+                "; {} row(s) earlier than the row before (the rows were replayed in time order)",
                 totals.out_of_order
             )
         } else {
@@ -938,19 +1178,21 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     if let Some(t) = args.fail_above {
         let hot: Vec<String> = outcomes
             .iter()
-            .filter(|o| o.hot.hottest_share > t)
+            .filter(|o| fails(o, t))
             .map(|o| {
                 format!(
-                    "{} (hottest share {:.1}%)",
+                    "{} (hottest share {:.1}%, {:.1}x the {:.1}% a spread design has at this load)",
                     o.name,
-                    o.hot.hottest_share * 100.0
+                    o.hot.hottest_share * 100.0,
+                    o.hot.hottest_share / o.fair,
+                    o.fair * 100.0
                 )
             })
             .collect();
         if !hot.is_empty() {
             return Err(Failure {
                 message: format!(
-                    "hotter than --fail-above {:.1}%: {}",
+                    "hotter than --fail-above {:.1}%, with writes concentrated where splits cannot spread them: {}",
                     t * 100.0,
                     hot.join(", ")
                 ),
@@ -978,7 +1220,7 @@ fn on_row(
     at: &Where<'_>,
     time: Option<&str>,
 ) -> Result<(), Failure> {
-    let mut ts = match time {
+    let ts = match time {
         Some(t) => {
             if let Ok(ts) = t.trim().parse::<i64>() {
                 ts
@@ -1004,9 +1246,9 @@ fn on_row(
                 )
             })?,
     };
+    // Replayed in time order all the same (`Spill`): counted for the summary only.
     if ts < st.last_ts {
         st.totals.out_of_order += 1;
-        ts = st.last_ts;
     }
     st.last_ts = ts;
     for d in &mut st.designs {
@@ -1056,6 +1298,49 @@ fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure
     Ok(())
 }
 
+/// A span of ms in the largest unit that reads well.
+#[allow(clippy::cast_precision_loss)]
+fn span_text(ms: i64) -> String {
+    let ms = ms as f64;
+    match ms {
+        m if m >= 86_400_000.0 => format!("{:.1} days", m / 86_400_000.0),
+        m if m >= 3_600_000.0 => format!("{:.1} h", m / 3_600_000.0),
+        m if m >= 60_000.0 => format!("{:.1} min", m / 60_000.0),
+        m => format!("{:.1} s", m / 1_000.0),
+    }
+}
+
+/// The load lines of the report.
+fn load_text(load: &LoadFigures, args: &Args) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "load: {} rows from {} to {} ({}){}; {} load windows of {} ms with writes: median {}, peak {} writes; the peak needs {} partition(s) (a partition splits above {} writes per window)",
+        load.rows,
+        pk_codec::table::utc(load.first_ms),
+        pk_codec::table::utc(load.last_ms),
+        span_text(load.last_ms.saturating_sub(load.first_ms)),
+        if (load.scale - 1.0).abs() > f64::EPSILON {
+            format!(", replayed {}x faster (--load-scale)", load.scale)
+        } else {
+            String::new()
+        },
+        load.windows,
+        args.window_ms,
+        load.median,
+        load.peak,
+        load.needed,
+        args.split_ops
+    );
+    if load.one_partition_serves() {
+        let _ = writeln!(
+            s,
+            "one partition serves this load: no window passes the split threshold, so no design runs hot at it and --fail-above passes every design; to ask about more traffic, replay it faster (--load-scale 10, 100, 1000)"
+        );
+    }
+    s
+}
+
 fn text(outcomes: &[Outcome], args: &Args) -> String {
     let width = outcomes
         .iter()
@@ -1064,12 +1349,17 @@ fn text(outcomes: &[Outcome], args: &Args) -> String {
         .unwrap_or(6)
         .max(6);
     let mut s = String::new();
+    if let Some(first) = outcomes.first() {
+        s.push_str(&load_text(&first.load, args));
+        s.push('\n');
+    }
     let _ = writeln!(
         s,
-        "{:width$}  {:>9}  {:>8}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}",
+        "{:width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}  verdict",
         "design",
         "rows",
         "hottest",
+        "fair",
         "partitions",
         "written",
         "tail",
@@ -1080,22 +1370,38 @@ fn text(outcomes: &[Outcome], args: &Args) -> String {
     for o in outcomes {
         let _ = writeln!(
             s,
-            "{:width$}  {:>9}  {:>7.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%",
+            "{:width$}  {:>9}  {:>7.1}%  {:>5.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%  {}",
             o.name,
             o.hot.writes,
             o.hot.hottest_share * 100.0,
+            o.fair * 100.0,
             o.model.partitions,
             o.model.mean_partitions_written_per_window,
             o.hot.tail_share * 100.0,
             o.model.hottest_share * 100.0,
             o.model.max_over_mean,
-            o.efficiency * 100.0
+            o.efficiency * 100.0,
+            Verdict::of(o).word()
         );
     }
-    let _ = writeln!(
+    let _ = write!(
         s,
-        "\nhottest: share of each window's writes in its busiest key range, ranges fixed at the window's start ({} ms windows; split above {} writes per window); written: partitions written per window; tail: writes above the previous window's highest key; hot (part): the busiest single partition's share",
-        args.window_ms, args.split_ops
+        "\n\
+         hottest: share of each window's writes in its busiest key range, the ranges being the partitions at the window's start ({} ms windows), weighted by writes over the windows that began with more than one partition\n\
+         fair: the hottest share a perfectly spread design has at this load (each window's writes over the fewest partitions that serve them, at most {} writes each); no design reads much below it\n\
+         partitions: partitions at the end of the replay (the table splits a partition above {} writes per window or {} bytes)\n\
+         written: partitions written per window, on average\n\
+         tail: share of writes above the previous window's highest key (near 100% for a sequential key)\n\
+         hot (part): the busiest single partition's share of each window's writes (a tail that splits inside a window reads lower here than in hottest)\n\
+         max/mean: the busiest partition's writes over the mean partition's, per window, weighted by writes (1.00 is perfectly even)\n\
+         efficiency: share of the reserved capacity used when every partition is provisioned for the busiest one ({} operations per partition and window)\n\
+         verdict: HOT when the hottest share is above {CONCENTRATED} times the fair share and {} points above it (writes concentrate where splits cannot spread them: a tail, a key value too hot to split, a collapsed bucket), spread otherwise; --fail-above fails HOT designs above its share only\n",
+        args.window_ms,
+        args.split_ops,
+        args.split_ops,
+        args.split_bytes,
+        args.ops_per_tick.unwrap_or(args.split_ops),
+        CONCENTRATED_BY * 100.0
     );
     for o in outcomes {
         if o.diagnostics.is_empty() {
@@ -1109,11 +1415,29 @@ fn text(outcomes: &[Outcome], args: &Args) -> String {
     s
 }
 
-fn outcome_json(o: &Outcome) -> serde_json::Value {
+fn load_json(load: &LoadFigures) -> serde_json::Value {
+    serde_json::json!({
+        "rows": load.rows,
+        "first_ms": load.first_ms,
+        "last_ms": load.last_ms,
+        "span_ms": load.last_ms.saturating_sub(load.first_ms),
+        "windows_with_writes": load.windows,
+        "writes_per_window_median": load.median,
+        "writes_per_window_peak": load.peak,
+        "partitions_needed": load.needed,
+        "one_partition_serves": load.one_partition_serves(),
+        "load_scale": load.scale,
+    })
+}
+
+fn outcome_json(o: &Outcome, fail_above: Option<f64>) -> serde_json::Value {
     serde_json::json!({
         "design": o.name,
         "rows": o.hot.writes,
         "hottest_share": o.hot.hottest_share,
+        "fair_share": o.fair,
+        "verdict": Verdict::of(o).json(),
+        "fails": fail_above.is_some_and(|t| fails(o, t)),
         "tail_share": o.hot.tail_share,
         "partitions": o.model.partitions,
         "partitions_with_writes": o.model.partitions_with_writes,
@@ -1129,10 +1453,12 @@ fn outcome_json(o: &Outcome) -> serde_json::Value {
     })
 }
 
-fn json(outcomes: &[Outcome], totals: &Totals) -> serde_json::Value {
+fn json(outcomes: &[Outcome], totals: &Totals, args: &Args) -> serde_json::Value {
+    let load = outcomes.first().map(|o| load_json(&o.load));
     if let [one] = outcomes {
-        let mut v = outcome_json(one);
+        let mut v = outcome_json(one, args.fail_above);
         v["malformed_rows"] = totals.malformed.into();
+        v["load"] = load.unwrap_or_default();
         return v;
     }
     let hottest = outcomes
@@ -1143,7 +1469,8 @@ fn json(outcomes: &[Outcome], totals: &Totals) -> serde_json::Value {
         "hottest_share": hottest,
         "rows": totals.rows,
         "malformed_rows": totals.malformed,
-        "designs": outcomes.iter().map(outcome_json).collect::<Vec<_>>(),
+        "load": load,
+        "designs": outcomes.iter().map(|o| outcome_json(o, args.fail_above)).collect::<Vec<_>>(),
     })
 }
 

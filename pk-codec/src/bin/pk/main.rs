@@ -5,6 +5,7 @@
 //! hotter than allowed.
 
 mod analyze;
+mod spill;
 mod values;
 
 use std::ffi::OsString;

@@ -1,0 +1,205 @@
+//! Rows put in time order in bounded memory: `pk analyze --time` replays a dump in the order of
+//! its times (ties by key), whatever the order of its lines, so that its report does not depend
+//! on how the dump was exported.
+//!
+//! Rows gather in memory up to a byte budget, are sorted by `(time, key)` and, when more rows
+//! follow, written to an anonymous temporary file as a sorted run; at the end the runs are
+//! merged. Memory: the budget, plus a read buffer per run.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+/// The read buffer of each run while merging.
+const RUN_BUFFER: usize = 64 << 10;
+
+/// Rows to put in `(time, key)` order.
+pub(crate) struct Spill {
+    /// The keys of the rows in memory, one after the other.
+    keys: Vec<u8>,
+    /// `(time, start, length)` of each row in memory.
+    rows: Vec<(i64, u32, u32)>,
+    budget: usize,
+    runs: Vec<File>,
+    /// Rows pushed in all.
+    pushed: u64,
+}
+
+/// Bytes a row in memory takes besides its key.
+const ROW_BYTES: usize = std::mem::size_of::<(i64, u32, u32)>();
+
+impl Spill {
+    /// A spill that keeps about `budget` bytes of rows in memory (at least 1 MiB).
+    pub(crate) fn new(budget: usize) -> Self {
+        Self {
+            keys: Vec::new(),
+            rows: Vec::new(),
+            budget: budget.max(1 << 20),
+            runs: Vec::new(),
+            pushed: 0,
+        }
+    }
+
+    /// Rows pushed so far.
+    #[cfg(test)]
+    const fn len(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Adds a row.
+    ///
+    /// # Errors
+    ///
+    /// When a run cannot be written to the temporary directory.
+    pub(crate) fn push(&mut self, time: i64, key: &[u8]) -> Result<(), String> {
+        if self.keys.len() + key.len() > u32::MAX as usize
+            || self.keys.len() + self.rows.len() * ROW_BYTES + key.len() + ROW_BYTES > self.budget
+        {
+            self.spill()?;
+        }
+        let start = u32::try_from(self.keys.len()).map_err(|_| "a run past 4 GiB")?;
+        let len = u32::try_from(key.len()).map_err(|_| "a key past 4 GiB")?;
+        self.keys.extend_from_slice(key);
+        self.rows.push((time, start, len));
+        self.pushed += 1;
+        Ok(())
+    }
+
+    /// Sorts the rows in memory by `(time, key)`.
+    fn sort(&mut self) {
+        let keys = &self.keys;
+        let key = |&(_, s, l): &(i64, u32, u32)| &keys[s as usize..(s + l) as usize];
+        self.rows
+            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a).cmp(key(b))));
+    }
+
+    /// Writes the rows in memory, sorted, as a run to a temporary file.
+    fn spill(&mut self) -> Result<(), String> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        self.sort();
+        let why = |e: std::io::Error| {
+            format!(
+                "cannot write a sorted run to the temporary directory {} ({e}); set TMPDIR to a directory with room for about the size of the keys",
+                std::env::temp_dir().display()
+            )
+        };
+        let file = tempfile::tempfile().map_err(why)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        for &(t, s, l) in &self.rows {
+            out.write_all(&t.to_le_bytes()).map_err(why)?;
+            out.write_all(&l.to_le_bytes()).map_err(why)?;
+            out.write_all(&self.keys[s as usize..(s + l) as usize])
+                .map_err(why)?;
+        }
+        let mut file = out.into_inner().map_err(|e| why(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(why)?;
+        self.runs.push(file);
+        self.rows.clear();
+        self.keys.clear();
+        Ok(())
+    }
+
+    /// Calls `each` with every row in `(time, key)` order.
+    ///
+    /// # Errors
+    ///
+    /// When a run cannot be written or read back, or `each` fails.
+    pub(crate) fn drain(
+        mut self,
+        mut each: impl FnMut(i64, &[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if self.runs.is_empty() {
+            self.sort();
+            for &(t, s, l) in &self.rows {
+                each(t, &self.keys[s as usize..(s + l) as usize])?;
+            }
+            return Ok(());
+        }
+        self.spill()?;
+        // Memory is only the heap of run heads and their buffers from here.
+        self.keys = Vec::new();
+        self.rows = Vec::new();
+        let why = |e: std::io::Error| format!("cannot read back a sorted run: {e}");
+        let mut readers: Vec<BufReader<File>> = self
+            .runs
+            .drain(..)
+            .map(|f| BufReader::with_capacity(RUN_BUFFER, f))
+            .collect();
+        let mut heap = BinaryHeap::with_capacity(readers.len());
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some((t, key)) = read_row(r, Vec::new()).map_err(why)? {
+                heap.push(Reverse((t, key, i)));
+            }
+        }
+        while let Some(Reverse((t, key, i))) = heap.pop() {
+            each(t, &key)?;
+            if let Some((t, key)) = read_row(&mut readers[i], key).map_err(why)? {
+                heap.push(Reverse((t, key, i)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The next row of a run, read into `key`'s buffer; `None` at the end of the run.
+fn read_row(r: &mut impl Read, mut key: Vec<u8>) -> std::io::Result<Option<(i64, Vec<u8>)>> {
+    let mut head = [0u8; 12];
+    match r.read_exact(&mut head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let t = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+    let len = u32::from_le_bytes(head[8..].try_into().expect("4 bytes")) as usize;
+    key.clear();
+    key.resize(len, 0);
+    r.read_exact(&mut key)?;
+    Ok(Some((t, key)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows come out in `(time, key)` order whether they stayed in memory or went through
+    /// many runs.
+    #[test]
+    fn rows_come_out_sorted_through_runs() {
+        let mut next = 7u64;
+        let mut draw = move || {
+            next = next
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            next >> 33
+        };
+        let rows: Vec<(i64, Vec<u8>)> = (0..200_000)
+            .map(|_| {
+                let t = (draw() % 1_000) as i64 - 500;
+                let key = format!("k{}", draw() % 5_000).into_bytes();
+                (t, key)
+            })
+            .collect();
+        let mut expected = rows.clone();
+        expected.sort();
+        for budget in [0, usize::MAX] {
+            let mut spill = Spill::new(budget);
+            for (t, k) in &rows {
+                spill.push(*t, k).unwrap();
+            }
+            assert_eq!(spill.len(), rows.len() as u64);
+            let spilled = !spill.runs.is_empty();
+            assert_eq!(spilled, budget == 0, "budget {budget}");
+            let mut got = Vec::new();
+            spill
+                .drain(|t, k| {
+                    got.push((t, k.to_vec()));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, expected, "budget {budget}");
+        }
+    }
+}
