@@ -346,7 +346,11 @@ impl Replay {
             self.window_writes.push(1);
         }
         self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-        let mut values = self.key.take().map(PrimaryKey::into_values).unwrap_or_default();
+        let mut values = self
+            .key
+            .take()
+            .map(PrimaryKey::into_values)
+            .unwrap_or_default();
         match values.first_mut() {
             Some(PkValue::String(text)) => {
                 text.clear();
@@ -817,15 +821,15 @@ const fn needed(writes: u64, split_ops: u64) -> u64 {
 fn fair_share(hot: &HotspotReport, split_ops: u64) -> f64 {
     let split = hot.per_window.iter().any(|w| w.ranges > 1);
     let (mut fair, mut writes) = (0.0, 0u64);
-    for w in hot
-        .per_window
-        .iter()
-        .filter(|w| !split || w.ranges > 1)
-    {
+    for w in hot.per_window.iter().filter(|w| !split || w.ranges > 1) {
         fair += w.writes as f64 / needed(w.writes, split_ops) as f64;
         writes += w.writes;
     }
-    if writes == 0 { 1.0 } else { fair / writes as f64 }
+    if writes == 0 {
+        1.0
+    } else {
+        fair / writes as f64
+    }
 }
 
 /// How far above the fair share a design's hottest share must be for its writes to count as
@@ -908,7 +912,12 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         if args.lines {
             return Err("--key names a CSV column; with --lines each line is the key".into());
         }
-        designs.push(Design::new(k.clone(), Source::Column(k.clone()), args, count)?);
+        designs.push(Design::new(
+            k.clone(),
+            Source::Column(k.clone()),
+            args,
+            count,
+        )?);
     }
     for spec in &args.designs {
         if args.lines {
