@@ -36,13 +36,18 @@ use super::splits::{
 };
 use super::window::{Counts, assemble, next_window_start, summarize};
 
-/// Sketch entries a judge keeps by default, over all its partitions: 262,144, about 25 MB.
-pub const DEFAULT_SKETCH_BUDGET: usize = 1 << 18;
+/// Sketch entries a partition keeps at least, whatever the budget.
+const MIN_ENTRIES: usize = 16;
+
+/// Sketch entries a judge keeps by default, over all its partitions: 65,536, about 6 MB.
+pub const DEFAULT_SKETCH_BUDGET: usize = 1 << 16;
 
 /// The keys of one partition: each key (encoded) with the bytes and rows it stands for.
 #[derive(Debug, Default)]
 struct Sketch {
     entries: BTreeMap<Box<[u8]>, Entry>,
+    /// Whether entries were folded: each entry then stands for the keys from it to the next.
+    coarse: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -218,7 +223,7 @@ pub struct Judge {
     window_ms: i64,
     sample_every: u64,
     /// The partitions in key order, and each one's lower bound encoded (searched by key).
-    parts: Vec<Part>,
+    parts: Vec<Box<Part>>,
     lowers: Vec<Vec<u8>>,
     pinned: Vec<PkValue>,
     current_window: i64,
@@ -250,8 +255,8 @@ impl Judge {
         Self::with_sketch_budget(schema, options, DEFAULT_SKETCH_BUDGET)
     }
 
-    /// A judge that keeps at most `budget` sketch entries over all its partitions (at least
-    /// 16 per partition are kept whatever the budget).
+    /// A judge that keeps at most `budget` sketch entries over all its partitions (up to 32 per
+    /// partition are kept whatever the budget).
     ///
     /// # Errors
     ///
@@ -268,12 +273,12 @@ impl Judge {
         let window_ms = options.load_window_ms;
         let mut bounds = vec![PkValue::InfMin];
         bounds.extend(options.pre_split.iter().cloned());
-        let parts: Vec<Part> = bounds
+        let parts: Vec<Box<Part>> = bounds
             .iter()
             .enumerate()
             .map(|(i, lower)| {
                 let upper = bounds.get(i + 1).cloned().unwrap_or(PkValue::InfMax);
-                Part::new(i as u64, lower.clone(), upper)
+                Box::new(Part::new(i as u64, lower.clone(), upper))
             })
             .collect();
         let lowers = parts.iter().map(|p| value_bytes(p.lower())).collect();
@@ -307,8 +312,8 @@ impl Judge {
         !self.coarse
     }
 
-    /// Sketch entries kept now, over all partitions: at most the budget, or 16 a partition when
-    /// partitions outnumber the budget's sixteenths.
+    /// Sketch entries kept now, over all partitions: at most the budget, or 32 a partition when
+    /// partitions outnumber the budget's thirty-seconds.
     #[must_use]
     pub const fn sketch_entries(&self) -> usize {
         self.entries
@@ -371,35 +376,62 @@ impl Judge {
             .lowers
             .partition_point(|l| l.as_slice() <= pbytes)
             .saturating_sub(1);
+        let per_part = (self.budget / self.parts.len()).max(MIN_ENTRIES);
         let p = &mut self.parts[at];
         p.window_writes += 1;
         if sampled(self.sample_every, p.window_writes) {
             p.samples.push_encoded(pbytes);
         }
-        match p.sketch.entries.get_mut(scratch.as_slice()) {
-            Some(e) if e.rows == 1 => {
+        // A coarse sketch's entries stand for the keys up to the next: a key joins the entry
+        // below it while that entry weighs under a share of the partition (one search, no
+        // allocation), else starts an entry of its own.
+        let cap = (2 * p.bytes / per_part as u64).max(size);
+        let floor = if p.sketch.coarse {
+            p.sketch
+                .entries
+                .range_mut::<[u8], _>((
+                    std::ops::Bound::Unbounded,
+                    std::ops::Bound::Included(scratch.as_slice()),
+                ))
+                .next_back()
+        } else {
+            None
+        };
+        match floor {
+            Some((k, e)) if **k == *scratch.as_slice() && e.rows == 1 => {
                 p.bytes = p.bytes - e.bytes + size;
                 e.bytes = size;
             }
-            Some(e) => {
-                // A key folded with others: counted as one more row (an upper bound).
+            Some((_, e)) if e.bytes + size <= cap => {
+                // Counted as one more row: a rewrite of a folded key is an upper bound.
                 e.bytes += size;
                 e.rows += 1;
                 p.bytes += size;
                 p.rows += 1;
             }
-            None => {
-                p.sketch.entries.insert(
-                    scratch.as_slice().into(),
-                    Entry {
+            _ => match p.sketch.entries.entry(scratch.as_slice().into()) {
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    let e = o.get_mut();
+                    if e.rows == 1 {
+                        p.bytes = p.bytes - e.bytes + size;
+                        e.bytes = size;
+                    } else {
+                        e.bytes += size;
+                        e.rows += 1;
+                        p.bytes += size;
+                        p.rows += 1;
+                    }
+                }
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(Entry {
                         bytes: size,
                         rows: 1,
-                    },
-                );
-                p.bytes += size;
-                p.rows += 1;
-                self.entries += 1;
-            }
+                    });
+                    p.bytes += size;
+                    p.rows += 1;
+                    self.entries += 1;
+                }
+            },
         }
         p.window_bytes_written += size;
         let size_split = size_split_needed(&self.options, p.bytes, p.sketch.single_value());
@@ -418,7 +450,7 @@ impl Judge {
                 },
             );
         }
-        if self.entries > self.budget {
+        if self.entries > self.budget.max(2 * MIN_ENTRIES * self.parts.len()) {
             self.coarsen();
         }
         Ok(())
@@ -458,7 +490,7 @@ impl Judge {
             }
             return;
         };
-        let mut part = self.parts.remove(at);
+        let part = &mut self.parts[at];
         debug_assert!(*part.lower() < point && point < part.bounds.1);
         let (_, rec) = part.take_window(self.current_window);
         // The lowest key of the point's value: every key of it and above goes right.
@@ -472,18 +504,21 @@ impl Judge {
         let right_rows: u64 = right_entries.values().map(|e| e.rows).sum();
         let id = self.next_id;
         self.next_id += 2;
+        let coarse = part.sketch.coarse;
         let mut left = Part::new(id, part.lower().clone(), point.clone());
-        left.sketch = part.sketch;
+        left.sketch = std::mem::take(&mut part.sketch);
         left.bytes = part.bytes - right_bytes;
         left.rows = part.rows - right_rows;
         let mut right = Part::new(id + 1, point, part.bounds.1.clone());
         right.sketch = Sketch {
             entries: right_entries,
+            coarse,
         };
         right.bytes = right_bytes;
         right.rows = right_rows;
         let right_lower = value_bytes(right.lower());
-        self.parts.splice(at..at, [left, right]);
+        **part = left;
+        self.parts.insert(at + 1, Box::new(right));
         self.lowers.insert(at + 1, right_lower);
         self.splits += 1;
         self.records.extend(rec);
@@ -517,11 +552,12 @@ impl Judge {
             self.next_id += 1;
             let mut m = Part::new(id, a.lower().clone(), b.bounds.1.clone());
             a.sketch.entries.append(&mut b.sketch.entries);
-            m.sketch = a.sketch;
+            a.sketch.coarse |= b.sketch.coarse;
+            m.sketch = std::mem::take(&mut a.sketch);
             m.bytes = a.bytes + b.bytes;
             m.rows = a.rows + b.rows;
             m.last_window_ops = a.last_window_ops + b.last_window_ops;
-            self.parts.insert(i, m);
+            self.parts.insert(i, Box::new(m));
             self.merges += 1;
         }
     }
@@ -529,8 +565,8 @@ impl Judge {
     /// Folds the largest sketches until the entries are within three quarters of the budget.
     #[cold]
     fn coarsen(&mut self) {
-        let floor = 16;
-        let target = self.budget - self.budget / 4;
+        let floor = MIN_ENTRIES;
+        let target = (self.budget - self.budget / 4).max(MIN_ENTRIES * self.parts.len());
         let mut order: Vec<usize> = (0..self.parts.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(self.parts[i].sketch.entries.len()));
         for i in order {
@@ -542,6 +578,7 @@ impl Judge {
                 let removed = sketch.halve();
                 self.entries -= removed;
                 self.coarse |= removed > 0;
+                sketch.coarse |= removed > 0;
                 if removed == 0 {
                     break;
                 }

@@ -282,12 +282,29 @@ struct Batch {
 const SPILL_BUDGET: usize = 256 << 20;
 
 /// The judging side of a design, fed by its own thread: parsing and key building on the reading
-/// thread, the judge on another (two cores: the run takes the longer of the two). With `--time`
-/// the rows gather in a [`Spill`] and are judged in time order once the dump is read.
+/// thread, the judge on another (two cores: the run takes the longer of the two).
+///
+/// With `--time` the rows also gather in a [`Spill`], which puts them in `(time, key)` order.
+/// While they arrive in that order (a dump exported in time order) the judge takes them at
+/// once, beside the reading; the first row out of order starts the judge again, and it takes
+/// the rows from the spill once the dump is read. Either way it judges the same rows in the
+/// same order.
 struct Replay {
-    judge: Judge,
-    /// The rows in `(time, key)` order, with `--time` (a dump's own order is not time order).
+    judging: Judging,
+    /// The rows in `(time, key)` order, with `--time`.
     spill: Option<Spill>,
+    /// Whether every row so far came in `(time, key)` order, and the last one.
+    in_order: bool,
+    last: Option<(i64, String)>,
+    /// What a fresh judge is made of.
+    options: TableOptions,
+    scale: f64,
+    window_ms: i64,
+}
+
+/// A judge and the load it was fed.
+struct Judging {
+    judge: Judge,
     /// `--load-scale`, and the first time replayed (times are compressed from it).
     scale: f64,
     t0: Option<i64>,
@@ -305,27 +322,21 @@ struct Replay {
     key: Option<PrimaryKey>,
 }
 
-impl Replay {
-    /// Takes a batch: checks each key as the table would (naming its line), then judges it at
-    /// once, or keeps it to judge in time order.
-    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
-        for (key, ts, line) in batch.rows {
-            let pk = PrimaryKey::from(key);
-            self.judge.check_key(&pk).map_err(|e| {
-                format!(
-                    "{} line {line}: the table refused the key of design {design}: {e}",
-                    batch.file
-                )
-            })?;
-            let Some(PkValue::String(key)) = pk.into_values().pop() else {
-                unreachable!("a string key holds one string")
-            };
-            match &mut self.spill {
-                Some(spill) => spill.push(ts, key.as_bytes())?,
-                None => self.feed(ts, &key)?,
-            }
-        }
-        Ok(())
+impl Judging {
+    fn new(options: &TableOptions, scale: f64, window_ms: i64) -> Result<Self, Failure> {
+        Ok(Self {
+            judge: Judge::new(Schema::single_string("pk")?, options.clone())?,
+            scale,
+            t0: None,
+            max_key: Vec::new(),
+            new_max: 0,
+            rows: 0,
+            window_writes: Vec::new(),
+            window: None,
+            window_ms,
+            span: None,
+            key: None,
+        })
     }
 
     /// Judges one row at `ts` (before scaling), in time order.
@@ -363,13 +374,58 @@ impl Replay {
         self.key = Some(pk);
         written.map_err(|e| format!("the table refused a key it had accepted: {e}"))
     }
+}
 
-    /// Judges the rows kept for time order.
+impl Replay {
+    /// Takes a batch: checks each key as the table would (naming its line), then judges it at
+    /// once, or keeps it to judge in time order.
+    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
+        for (key, ts, line) in batch.rows {
+            let pk = PrimaryKey::from(key);
+            self.judging.judge.check_key(&pk).map_err(|e| {
+                format!(
+                    "{} line {line}: the table refused the key of design {design}: {e}",
+                    batch.file
+                )
+            })?;
+            let Some(PkValue::String(key)) = pk.into_values().pop() else {
+                unreachable!("a string key holds one string")
+            };
+            let Some(spill) = &mut self.spill else {
+                self.judging.feed(ts, &key)?;
+                continue;
+            };
+            spill.push(ts, key.as_bytes())?;
+            if !self.in_order {
+                continue;
+            }
+            let ordered = self
+                .last
+                .as_ref()
+                .is_none_or(|(t, k)| (*t, k.as_str()) <= (ts, key.as_str()));
+            if ordered {
+                self.judging.feed(ts, &key)?;
+                self.last = Some((ts, key));
+            } else {
+                // The spill has every row: the judge starts again from it at the end.
+                self.in_order = false;
+                self.last = None;
+                self.judging = Judging::new(&self.options, self.scale, self.window_ms)
+                    .map_err(|e| e.message)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Judges the rows kept for time order, unless the judge took them all as they came.
     fn finish(&mut self) -> Result<(), String> {
-        if let Some(spill) = self.spill.take() {
+        if let Some(spill) = self.spill.take()
+            && !self.in_order
+        {
+            let judging = &mut self.judging;
             spill.drain(|t, key| {
                 let key = std::str::from_utf8(key).map_err(|e| format!("a sorted run: {e}"))?;
-                self.feed(t, key)
+                judging.feed(t, key)
             })?;
         }
         Ok(())
@@ -431,23 +487,17 @@ impl Design {
         if !args.merge {
             options = options.no_merge();
         }
-        let judge = Judge::new(Schema::single_string("pk")?, options)?;
         let mut replay = Replay {
-            judge,
+            judging: Judging::new(&options, args.load_scale, args.window_ms)?,
             spill: args
                 .time
                 .as_ref()
                 .map(|_| Spill::new(SPILL_BUDGET / designs.max(1))),
+            in_order: true,
+            last: None,
+            options,
             scale: args.load_scale,
-            t0: None,
-            max_key: Vec::new(),
-            new_max: 0,
-            rows: 0,
-            window_writes: Vec::new(),
-            window: None,
             window_ms: args.window_ms,
-            span: None,
-            key: None,
         };
         let (queue, batches) = sync_channel::<Batch>(4);
         let design = name.clone();
@@ -674,7 +724,7 @@ impl Design {
     #[allow(clippy::cast_precision_loss)]
     fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
         self.flush()?;
-        let replay = self.join()?;
+        let replay = self.join()?.judging;
         let hot = replay.judge.hotspot();
         let model = replay.judge.report();
         let fair = fair_share(&hot, args.split_ops);
@@ -773,7 +823,7 @@ struct LoadFigures {
 }
 
 impl LoadFigures {
-    fn of(replay: &Replay, args: &Args) -> Self {
+    fn of(replay: &Judging, args: &Args) -> Self {
         let mut writes = replay.window_writes.clone();
         let peak = writes.iter().copied().max().unwrap_or(0);
         let median = if writes.is_empty() {
