@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Order};
+use crate::key_range::KeyRange;
 use crate::prefix::{BucketValue, Prefix};
-use crate::range::{KeyRange, RangeBuilder};
+use crate::range::RangeBuilder;
 use crate::shape::KeyShape;
 use crate::value::Value;
 
