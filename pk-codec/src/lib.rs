@@ -97,6 +97,7 @@ mod num;
 mod prefix;
 mod range;
 pub mod rules;
+mod scratch;
 mod shape;
 mod text;
 mod timestamp;
