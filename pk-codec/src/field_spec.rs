@@ -1,7 +1,6 @@
 //! The per-field format description shared by runtime layouts and derived keys.
 
 use crate::error::{Error, Result};
-use crate::key::KeyField;
 use crate::rules::{self, Rule};
 use crate::text::SOME_MARKER;
 use crate::timestamp::Precision;
@@ -244,25 +243,6 @@ impl FieldSpec {
             optional: false,
             precision: None,
         }
-    }
-
-    /// An ascending field of the Rust type `T`, at the kind's default width, optional when `T` is an
-    /// `Option`: how derived keys build their fields' specs, through `T`'s own [`KeyField`] impl
-    /// (so a type alias or a type parameter is the type it names).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use pk_codec::{FieldSpec, IntBits, Kind};
-    ///
-    /// type DeviceId = u32;
-    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: IntBits::B32 }));
-    /// assert!(FieldSpec::of::<Option<String>>().is_optional());
-    /// ```
-    #[must_use]
-    pub const fn of<T: KeyField + ?Sized>() -> Self {
-        let spec = Self::new(T::KIND);
-        if T::OPTIONAL { spec.optional() } else { spec }
     }
 
     /// The same field with a declared width in characters (integers only; checked by

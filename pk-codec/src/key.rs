@@ -61,6 +61,29 @@ pub trait KeyField {
     }
 }
 
+// `FieldSpec::of` reads a type's `KeyField` impl, so it is written beside the trait: `field_spec.rs`
+// sits below the typed side and names none of it.
+impl FieldSpec {
+    /// An ascending field of the Rust type `T`, at the kind's default width, optional when `T` is an
+    /// `Option`: how derived keys build their fields' specs, through `T`'s own [`KeyField`] impl
+    /// (so a type alias or a type parameter is the type it names).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, IntBits, Kind};
+    ///
+    /// type DeviceId = u32;
+    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: IntBits::B32 }));
+    /// assert!(FieldSpec::of::<Option<String>>().is_optional());
+    /// ```
+    #[must_use]
+    pub const fn of<T: KeyField + ?Sized>() -> Self {
+        let spec = Self::new(T::KIND);
+        if T::OPTIONAL { spec.optional() } else { spec }
+    }
+}
+
 /// A [`KeyField`] that can also be read back (every one but the borrowed `&str` and `&[u8]`).
 pub trait DecodeField: KeyField + Sized {
     /// Reads the value (the caller has already called [`KeyReader::begin_field`]).
