@@ -180,8 +180,8 @@ impl Kind {
     #[must_use]
     pub const fn default_width(self) -> Option<u8> {
         match self {
-            Self::Uint { bits } => Some(crate::num::uint_default_width(bits)),
-            Self::Int { bits } => Some(crate::num::int_default_width(bits)),
+            Self::Uint { bits } => Some(uint_default_width(bits)),
+            Self::Int { bits } => Some(int_default_width(bits)),
             _ => None,
         }
     }
@@ -190,6 +190,28 @@ impl Kind {
     #[must_use]
     pub const fn is_integer(self) -> bool {
         matches!(self, Self::Uint { .. } | Self::Int { .. })
+    }
+}
+
+/// The digits of the largest unsigned integer of `bits` bits: its default width.
+const fn uint_default_width(bits: IntBits) -> u8 {
+    match bits {
+        IntBits::B8 => 3,
+        IntBits::B16 => 5,
+        IntBits::B32 => 10,
+        IntBits::B64 => 20,
+        IntBits::B128 => 39,
+    }
+}
+
+/// The digits of the largest signed integer of `bits` bits, and its sign: its default width.
+const fn int_default_width(bits: IntBits) -> u8 {
+    match bits {
+        IntBits::B8 => 4,
+        IntBits::B16 => 6,
+        IntBits::B32 => 11,
+        IntBits::B64 => 20,
+        IntBits::B128 => 40,
     }
 }
 
