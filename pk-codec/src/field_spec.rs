@@ -1,8 +1,11 @@
-//! The per-field format description shared by runtime layouts and derived keys.
+//! The per-field format description shared by runtime layouts and derived keys: a field's kind
+//! ([`Kind`], [`IntBits`]), its [`Order`] and its [`FieldSpec`], as data.
+//!
+//! It sits below the rulebook, whose checks take these types, and names neither the rules nor
+//! the error: [`FieldSpec::check`] is written in `rules.rs`, [`FieldSpec::validate`] beside
+//! [`KeyShape::check_field`](crate::KeyShape::check_field) in `shape.rs`, and [`FieldSpec::of`]
+//! beside the [`KeyField`](crate::KeyField) trait it reads, in `key.rs`.
 
-use crate::error::{Error, Result};
-use crate::key::KeyField;
-use crate::rules::{self, Rule};
 use crate::text::SOME_MARKER;
 use crate::timestamp::Precision;
 
@@ -181,8 +184,8 @@ impl Kind {
     #[must_use]
     pub const fn default_width(self) -> Option<u8> {
         match self {
-            Self::Uint { bits } => Some(crate::num::uint_default_width(bits)),
-            Self::Int { bits } => Some(crate::num::int_default_width(bits)),
+            Self::Uint { bits } => Some(uint_default_width(bits)),
+            Self::Int { bits } => Some(int_default_width(bits)),
             _ => None,
         }
     }
@@ -191,6 +194,28 @@ impl Kind {
     #[must_use]
     pub const fn is_integer(self) -> bool {
         matches!(self, Self::Uint { .. } | Self::Int { .. })
+    }
+}
+
+/// The digits of the largest unsigned integer of `bits` bits: its default width.
+const fn uint_default_width(bits: IntBits) -> u8 {
+    match bits {
+        IntBits::B8 => 3,
+        IntBits::B16 => 5,
+        IntBits::B32 => 10,
+        IntBits::B64 => 20,
+        IntBits::B128 => 39,
+    }
+}
+
+/// The digits of the largest signed integer of `bits` bits, and its sign: its default width.
+const fn int_default_width(bits: IntBits) -> u8 {
+    match bits {
+        IntBits::B8 => 4,
+        IntBits::B16 => 6,
+        IntBits::B32 => 11,
+        IntBits::B64 => 20,
+        IntBits::B128 => 40,
     }
 }
 
@@ -244,25 +269,6 @@ impl FieldSpec {
             optional: false,
             precision: None,
         }
-    }
-
-    /// An ascending field of the Rust type `T`, at the kind's default width, optional when `T` is an
-    /// `Option`: how derived keys build their fields' specs, through `T`'s own [`KeyField`] impl
-    /// (so a type alias or a type parameter is the type it names).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use pk_codec::{FieldSpec, IntBits, Kind};
-    ///
-    /// type DeviceId = u32;
-    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: IntBits::B32 }));
-    /// assert!(FieldSpec::of::<Option<String>>().is_optional());
-    /// ```
-    #[must_use]
-    pub const fn of<T: KeyField + ?Sized>() -> Self {
-        let spec = Self::new(T::KIND);
-        if T::OPTIONAL { spec.optional() } else { spec }
     }
 
     /// The same field with a declared width in characters (integers only; checked by
@@ -380,63 +386,6 @@ impl FieldSpec {
     #[must_use]
     pub(crate) const fn inner_may_be_empty(&self) -> bool {
         matches!(self.order, Order::Asc) && matches!(self.kind, Kind::Str | Kind::Bytes)
-    }
-
-    /// Checks the spec on its own and against the layout's delimiter: the rulebook's field rules
-    /// ([`rules`](crate::rules)).
-    ///
-    /// # Errors
-    ///
-    /// The [`Rule`] the field breaks.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use pk_codec::{FieldSpec, Kind, Rule};
-    ///
-    /// let name = FieldSpec::new(Kind::Str).optional();
-    /// assert_eq!(name.check(b','), Ok(()));
-    /// // `Some("")` is written `=`: a delimiter at or above `=` cannot order it.
-    /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }));
-    /// ```
-    pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
-        match rules::width_range(self.kind) {
-            Some(range) => {
-                if let Err(rule) = rules::check_int_width(self.width, range) {
-                    return Err(rule);
-                }
-            }
-            None => {
-                if self.width != 0
-                    && let Err(rule) = rules::check_width_declared(self.kind)
-                {
-                    return Err(rule);
-                }
-            }
-        }
-        if self.escaped && !matches!(self.kind, Kind::Str) {
-            return Err(Rule::EscapedOnNonString);
-        }
-        if self.precision.is_some() && !matches!(self.kind, Kind::Timestamp) {
-            return Err(Rule::PrecisionOnNonTimestamp);
-        }
-        match self.delimiter_floor() {
-            Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor { delimiter, floor }),
-            _ => Ok(()),
-        }
-    }
-
-    /// Checks the spec on its own (not against a delimiter): [`FieldSpec::check`] for rules that
-    /// do not involve the delimiter.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BrokenRule`] naming `field` and the rule.
-    pub fn validate(&self, field: &str) -> Result<()> {
-        match self.check(0) {
-            Ok(()) | Err(Rule::DelimiterFloor { .. }) => Ok(()),
-            Err(rule) => Err(Error::broken(Some(field), rule)),
-        }
     }
 
     /// The lowest byte a variable-length form of this field can hold, which the delimiter must

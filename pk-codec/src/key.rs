@@ -7,6 +7,7 @@ use crate::field_spec::{FieldSpec, IntBits, Kind};
 use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
 use crate::prefix::BucketValue;
+use crate::scratch::encode_new;
 use crate::shape::KeyShape;
 
 /// A Rust type that can be one field of a key.
@@ -57,6 +58,29 @@ pub trait KeyField {
     #[inline]
     fn bucket_value(&self) -> Option<BucketValue> {
         None
+    }
+}
+
+// `FieldSpec::of` reads a type's `KeyField` impl, so it is written beside the trait: `field_spec.rs`
+// sits below the typed side and names none of it.
+impl FieldSpec {
+    /// An ascending field of the Rust type `T`, at the kind's default width, optional when `T` is an
+    /// `Option`: how derived keys build their fields' specs, through `T`'s own [`KeyField`] impl
+    /// (so a type alias or a type parameter is the type it names).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, IntBits, Kind};
+    ///
+    /// type DeviceId = u32;
+    /// assert_eq!(FieldSpec::of::<DeviceId>(), FieldSpec::new(Kind::Uint { bits: IntBits::B32 }));
+    /// assert!(FieldSpec::of::<Option<String>>().is_optional());
+    /// ```
+    #[must_use]
+    pub const fn of<T: KeyField + ?Sized>() -> Self {
+        let spec = Self::new(T::KIND);
+        if T::OPTIONAL { spec.optional() } else { spec }
     }
 }
 
@@ -578,45 +602,6 @@ pub trait PartitionKey {
     fn encode(&self) -> Result<String> {
         encode_new(|out| self.encode_into(out))
     }
-}
-
-/// A scratch buffer kept above this many bytes is dropped after use, so that one long key does
-/// not hold its memory for the thread's life.
-const SCRATCH_KEEP: usize = 4096;
-
-thread_local! {
-    /// Where [`encode_new`] writes a key before copying it out.
-    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// The key that `write` appends to an empty string, as a new `String` of exactly its length:
-/// written into a per-thread scratch buffer first, then copied out in one allocation. Written
-/// into a new `String` directly, a key's fields would grow it field by field (a student-card
-/// key: allocated at 8 bytes, then reallocated three times), and leave it up to twice its length.
-///
-/// When the scratch buffer is in use (a `write` that encodes another key by this function) or
-/// gone (a thread's destructors), `write` writes into a new `String` as before.
-pub(crate) fn encode_new(write: impl FnOnce(&mut String) -> Result<()>) -> Result<String> {
-    let mut write = Some(write);
-    let scratched = SCRATCH.try_with(|cell| {
-        let mut scratch = cell.try_borrow_mut().ok()?;
-        let write = write.take()?;
-        scratch.clear();
-        let key = write(&mut scratch).map(|()| String::from(scratch.as_str()));
-        if scratch.capacity() > SCRATCH_KEEP {
-            *scratch = String::new();
-        }
-        Some(key)
-    });
-    if let Ok(Some(key)) = scratched {
-        return key;
-    }
-    // `write` is still here: the closure above takes it only on the way to answering `Some`.
-    let mut out = String::new();
-    if let Some(write) = write {
-        write(&mut out)?;
-    }
-    Ok(out)
 }
 
 /// A [`PartitionKey`] that can be read back from its key.

@@ -91,11 +91,13 @@ mod float;
 mod hash;
 mod io;
 mod key;
+mod key_range;
 mod layout;
 mod num;
 mod prefix;
 mod range;
 pub mod rules;
+mod scratch;
 mod shape;
 mod text;
 mod timestamp;
@@ -116,12 +118,13 @@ pub use key::{
     BorrowDecodeKey, BorrowDecodePart, DecodeField, DecodeKey, DecodePart, KeyField, KeyPart,
     PartitionKey,
 };
+pub use key_range::KeyRange;
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
     BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, Separator,
     merge_sorted_by,
 };
-pub use range::{KeyRange, RangeBuilder};
+pub use range::RangeBuilder;
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use timestamp::Precision;

@@ -10,7 +10,6 @@
 //! which maps the range onto itself.
 
 use crate::error::{Error, Result};
-use crate::field_spec::IntBits;
 use crate::rules::{self, Rule};
 
 static DIGIT_PAIRS: &[u8; 200] = b"\
@@ -30,26 +29,6 @@ const POW10: [u64; 20] = {
     }
     t
 };
-
-pub(crate) const fn uint_default_width(bits: IntBits) -> u8 {
-    match bits {
-        IntBits::B8 => 3,
-        IntBits::B16 => 5,
-        IntBits::B32 => 10,
-        IntBits::B64 => 20,
-        IntBits::B128 => 39,
-    }
-}
-
-pub(crate) const fn int_default_width(bits: IntBits) -> u8 {
-    match bits {
-        IntBits::B8 => 4,
-        IntBits::B16 => 6,
-        IntBits::B32 => 11,
-        IntBits::B64 => 20,
-        IntBits::B128 => 40,
-    }
-}
 
 /// Whether `v` has at most `digits` decimal digits.
 #[inline]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
-use crate::range::KeyRange;
+use crate::key_range::{KeyRange, after_all_starting_with};
 use crate::rules::{MAX_BUCKETS, Rule};
 
 /// The most split points [`KeyShape::split_points`](crate::KeyShape::split_points) makes.
@@ -445,7 +445,7 @@ impl Prefix {
             start: format!("{pfx}{start}"),
             end: match &end {
                 Some(e) => Some(format!("{pfx}{e}")),
-                None => crate::range::after_all_starting_with(pfx),
+                None => after_all_starting_with(pfx),
             },
         };
         match *self {

@@ -511,6 +511,54 @@ pub(crate) const fn check_int_width(width: u8, (min, max): (u8, u8)) -> Result<(
     Ok(())
 }
 
+// The field rules of a spec: written here, in the rulebook, over the spec's accessors
+// (`field_spec.rs` holds the spec as data, below the rulebook).
+impl FieldSpec {
+    /// Checks the spec on its own and against the layout's delimiter: the rulebook's field rules
+    /// ([`rules`](crate::rules)).
+    ///
+    /// # Errors
+    ///
+    /// The [`Rule`] the field breaks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind, Rule};
+    ///
+    /// let name = FieldSpec::new(Kind::Str).optional();
+    /// assert_eq!(name.check(b','), Ok(()));
+    /// // `Some("")` is written `=`: a delimiter at or above `=` cannot order it.
+    /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }));
+    /// ```
+    pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
+        match width_range(self.kind()) {
+            Some(range) => {
+                if let Err(rule) = check_int_width(self.width(), range) {
+                    return Err(rule);
+                }
+            }
+            None => {
+                if self.width() != 0
+                    && let Err(rule) = check_width_declared(self.kind())
+                {
+                    return Err(rule);
+                }
+            }
+        }
+        if self.is_escaped() && !matches!(self.kind(), Kind::Str) {
+            return Err(Rule::EscapedOnNonString);
+        }
+        if self.has_precision() && !matches!(self.kind(), Kind::Timestamp) {
+            return Err(Rule::PrecisionOnNonTimestamp);
+        }
+        match self.delimiter_floor() {
+            Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor { delimiter, floor }),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Fails compilation (in a constant) or panics (at run time) with the rule's summary: how the
 /// derive's generated constants report a broken rule.
 #[track_caller]

@@ -496,3 +496,20 @@ impl KeyShape {
         })
     }
 }
+
+// A spec's own rules as this crate's error, the sibling of `KeyShape::check_field`: written here,
+// above the error type, because `field_spec.rs` sits below the rulebook and the error.
+impl FieldSpec {
+    /// Checks the spec on its own (not against a delimiter): [`FieldSpec::check`] for rules that
+    /// do not involve the delimiter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokenRule`] naming `field` and the rule.
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self.check(0) {
+            Ok(()) | Err(Rule::DelimiterFloor { .. }) => Ok(()),
+            Err(rule) => Err(Error::broken(Some(field), rule)),
+        }
+    }
+}

@@ -4,7 +4,7 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
 
 use crate::attr::{self, Container, FieldAttrs};
-use crate::valid::Errors;
+use crate::errors::Errors;
 
 /// The struct being derived.
 pub(crate) struct Input<'a> {

@@ -9,7 +9,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, DeriveInput, LitChar, LitInt, LitStr, Member, Token};
 
-use crate::valid::Errors;
+use crate::errors::Errors;
 
 const PK: &str = "pk";
 // Container attributes.

@@ -8,7 +8,8 @@ use syn::{DeriveInput, Ident, Member, WherePredicate};
 
 use crate::ast::{self, Field, Form, Input, ScalarKind};
 use crate::attr::{self, BucketBy};
-use crate::valid::{self, Errors};
+use crate::errors::Errors;
+use crate::valid;
 
 /// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {

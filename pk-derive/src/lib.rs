@@ -10,6 +10,7 @@
 
 mod ast;
 mod attr;
+mod errors;
 mod expand;
 mod valid;
 

@@ -1,32 +1,11 @@
-//! Checks across attributes and fields, and the error collector.
+//! Checks across attributes and fields.
 
-use proc_macro2::Span;
 use syn::Member;
 use syn::spanned::Spanned;
 
 use crate::ast::{Field, Form, Input};
 use crate::attr::BucketBy;
-
-/// Every error found, reported together (serde's `Ctxt`).
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, e: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(e),
-            None => self.0 = Some(e),
-        }
-    }
-
-    pub(crate) fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-
-    pub(crate) fn into_error(self) -> Option<syn::Error> {
-        self.0
-    }
-}
+use crate::errors::Errors;
 
 /// The field named by `member`, if any.
 pub(crate) fn find<'i, 'a>(

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Order};
+use crate::key_range::KeyRange;
 use crate::prefix::{BucketValue, Prefix};
-use crate::range::{KeyRange, RangeBuilder};
+use crate::range::RangeBuilder;
 use crate::shape::KeyShape;
 use crate::value::Value;
 
@@ -145,7 +146,7 @@ impl Layout {
     /// do not fit the fields; [`Error::ValueTooWide`], [`Error::CharBelowDelimiter`],
     /// [`Error::KeyTooLong`] as the key forms require.
     pub fn encode(&self, values: &[Value]) -> Result<String> {
-        crate::key::encode_new(|out| self.encode_into(values, out))
+        crate::scratch::encode_new(|out| self.encode_into(values, out))
     }
 
     /// Appends one key to `out`; on error `out` is unchanged.
