@@ -13,11 +13,12 @@
 //!
 //! While no sketch has been coarsened ([`Judge::exact`]), the judge's figures are the table's,
 //! to the write: same partitions, splits, load records, report, hotspot figures and heatmap
-//! (a property test replays random dumps into both). Once coarsened, a size split cuts at a key
-//! that balances the folded bytes (within one folded entry of the table's cut), and a rewrite
-//! of a key folded into its neighbour counts as a new row, so a partition's rows and bytes are
-//! an upper bound. Load splits, which decide the hotspot figures, are unchanged: they cut at
-//! the window's samples, which the judge keeps as the table does.
+//! (a property test replays random dumps into both). Once a partition's sketch is coarse, every
+//! eighth write of it is added to the sketch standing for eight, a size split cuts at a key
+//! that balances the sketch's bytes (near the table's cut), and a rewrite of a key counts as a
+//! new row, so a partition's rows and bytes are an upper bound. Load splits, which decide the
+//! hotspot figures, are unchanged: they cut at the window's samples, which the judge keeps as
+//! the table does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -36,6 +37,10 @@ use super::splits::{
 };
 use super::window::{Counts, assemble, next_window_start, summarize};
 
+/// Once a partition's sketch is coarse, every this many writes of it one is added to it,
+/// standing for them all (the partition's bytes and rows are counted at every write).
+const SKETCH_EVERY: u64 = 8;
+
 /// Sketch entries a partition keeps at least, whatever the budget.
 const MIN_ENTRIES: usize = 16;
 
@@ -46,8 +51,12 @@ pub const DEFAULT_SKETCH_BUDGET: usize = 1 << 16;
 #[derive(Debug, Default)]
 struct Sketch {
     entries: BTreeMap<Box<[u8]>, Entry>,
-    /// Whether entries were folded: each entry then stands for the keys from it to the next.
+    /// Whether entries were folded: each entry then stands for the keys from it to the next,
+    /// and only every [`SKETCH_EVERY`]-th write of the partition is added, standing for that
+    /// many.
     coarse: bool,
+    /// Writes of the partition since its sketch was coarse.
+    tick: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -71,12 +80,36 @@ impl Sketch {
 
     /// The partition-key value whose cut balances the bytes best ([`balanced_point`], as the
     /// table's size split).
-    fn size_split_point(&self, bytes: u64) -> Option<PkValue> {
+    fn size_split_point(&self) -> Option<PkValue> {
         let items = self
             .entries
             .iter()
             .map(|(k, e)| (partition_bytes(k), e.bytes));
-        balanced_point(items, bytes).map(decode_partition_value)
+        balanced_point(items, self.bytes()).map(decode_partition_value)
+    }
+
+    /// The bytes the entries stand for.
+    fn bytes(&self) -> u64 {
+        self.entries.values().map(|e| e.bytes).sum()
+    }
+
+    /// Adds `bytes` and `rows` at `key` to a coarse sketch: to the entry below it while that
+    /// entry stays within `cap` bytes (one search, no allocation), else to an entry of its own.
+    /// Returns whether an entry was made.
+    fn add_coarse(&mut self, key: &[u8], bytes: u64, rows: u64, cap: u64) -> bool {
+        let floor = self
+            .entries
+            .range_mut::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(key)))
+            .next_back();
+        if let Some((k, e)) = floor
+            && (e.bytes + bytes <= cap || **k == *key)
+        {
+            e.bytes += bytes;
+            e.rows += rows;
+            return false;
+        }
+        self.entries.insert(key.into(), Entry { bytes, rows });
+        true
     }
 
     /// Folds runs of neighbouring entries into the lowest of each, about halving the entries:
@@ -223,6 +256,9 @@ pub struct Judge {
     window_ms: i64,
     sample_every: u64,
     /// The partitions in key order, and each one's lower bound encoded (searched by key).
+    /// Boxed: a split inserts one, and moves a pointer per later partition rather than the
+    /// partition.
+    #[allow(clippy::vec_box)]
     parts: Vec<Box<Part>>,
     lowers: Vec<Vec<u8>>,
     pinned: Vec<PkValue>,
@@ -382,45 +418,26 @@ impl Judge {
         if sampled(self.sample_every, p.window_writes) {
             p.samples.push_encoded(pbytes);
         }
-        // A coarse sketch's entries stand for the keys up to the next: a key joins the entry
-        // below it while that entry weighs under a share of the partition (one search, no
-        // allocation), else starts an entry of its own.
-        let cap = (2 * p.bytes / per_part as u64).max(size);
-        let floor = if p.sketch.coarse {
-            p.sketch
-                .entries
-                .range_mut::<[u8], _>((
-                    std::ops::Bound::Unbounded,
-                    std::ops::Bound::Included(scratch.as_slice()),
-                ))
-                .next_back()
+        if p.sketch.coarse {
+            // Counted as a new row: a rewrite of a folded key is an upper bound.
+            p.bytes += size;
+            p.rows += 1;
+            p.sketch.tick += 1;
+            if p.sketch.tick.is_multiple_of(SKETCH_EVERY) {
+                let cap = (2 * p.bytes / per_part as u64).max(size * SKETCH_EVERY);
+                if p.sketch
+                    .add_coarse(&scratch, size * SKETCH_EVERY, SKETCH_EVERY, cap)
+                {
+                    self.entries += 1;
+                }
+            }
         } else {
-            None
-        };
-        match floor {
-            Some((k, e)) if **k == *scratch.as_slice() && e.rows == 1 => {
-                p.bytes = p.bytes - e.bytes + size;
-                e.bytes = size;
-            }
-            Some((_, e)) if e.bytes + size <= cap => {
-                // Counted as one more row: a rewrite of a folded key is an upper bound.
-                e.bytes += size;
-                e.rows += 1;
-                p.bytes += size;
-                p.rows += 1;
-            }
-            _ => match p.sketch.entries.entry(scratch.as_slice().into()) {
+            match p.sketch.entries.entry(scratch.as_slice().into()) {
                 std::collections::btree_map::Entry::Occupied(mut o) => {
+                    // A rewrite: the row's new size replaces the old.
                     let e = o.get_mut();
-                    if e.rows == 1 {
-                        p.bytes = p.bytes - e.bytes + size;
-                        e.bytes = size;
-                    } else {
-                        e.bytes += size;
-                        e.rows += 1;
-                        p.bytes += size;
-                        p.rows += 1;
-                    }
+                    p.bytes = p.bytes - e.bytes + size;
+                    e.bytes = size;
                 }
                 std::collections::btree_map::Entry::Vacant(v) => {
                     v.insert(Entry {
@@ -431,7 +448,7 @@ impl Judge {
                     p.rows += 1;
                     self.entries += 1;
                 }
-            },
+            }
         }
         p.window_bytes_written += size;
         let size_split = size_split_needed(&self.options, p.bytes, p.sketch.single_value());
@@ -478,7 +495,7 @@ impl Judge {
     fn split(&mut self, at: usize, kind: SplitKind) {
         let p = &self.parts[at];
         let (point, hot) = split_point(kind, &self.options, p.bytes, &p.samples, || {
-            p.sketch.size_split_point(p.bytes)
+            p.sketch.size_split_point()
         });
         let Some(point) = point else {
             if let Some((value, share)) = hot {
@@ -499,9 +516,22 @@ impl Judge {
             super::store::bound_key(&point, self.schema.columns().len()).values(),
             &mut cut,
         );
+        let (all_bytes, all_rows) = part
+            .sketch
+            .entries
+            .values()
+            .fold((0u64, 0u64), |(b, r), e| (b + e.bytes, r + e.rows));
         let right_entries = part.sketch.entries.split_off(cut.as_slice());
-        let right_bytes: u64 = right_entries.values().map(|e| e.bytes).sum();
-        let right_rows: u64 = right_entries.values().map(|e| e.rows).sum();
+        let (right_bytes, right_rows) = right_entries
+            .values()
+            .fold((0u64, 0u64), |(b, r), e| (b + e.bytes, r + e.rows));
+        // The partition's bytes and rows shared as the entries' are: exactly them while the
+        // sketch is exact (its entries are then the rows), in proportion once it is coarse.
+        let share = |of: u64, part: u64, all: u64| -> u64 {
+            u64::try_from(u128::from(of) * u128::from(part) / u128::from(all.max(1))).unwrap_or(of)
+        };
+        let right_bytes = share(part.bytes, right_bytes, all_bytes);
+        let right_rows = share(part.rows, right_rows, all_rows);
         let id = self.next_id;
         self.next_id += 2;
         let coarse = part.sketch.coarse;
@@ -513,6 +543,7 @@ impl Judge {
         right.sketch = Sketch {
             entries: right_entries,
             coarse,
+            tick: 0,
         };
         right.bytes = right_bytes;
         right.rows = right_rows;

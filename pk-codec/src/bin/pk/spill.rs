@@ -119,29 +119,77 @@ impl Spill {
             return Ok(());
         }
         self.spill()?;
-        // Memory is only the heap of run heads and their buffers from here.
+        // Memory is only the heap of run heads, their buffers and the batches in flight from
+        // here. The runs are merged on a thread of their own, beside the caller's work on the
+        // rows (two cores: the drain takes the longer of the two).
         self.keys = Vec::new();
         self.rows = Vec::new();
-        let why = |e: std::io::Error| format!("cannot read back a sorted run: {e}");
-        let mut readers: Vec<BufReader<File>> = self
-            .runs
-            .drain(..)
-            .map(|f| BufReader::with_capacity(RUN_BUFFER, f))
-            .collect();
-        let mut heap = BinaryHeap::with_capacity(readers.len());
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some((t, key)) = read_row(r, Vec::new()).map_err(why)? {
-                heap.push(Reverse((t, key, i)));
+        let runs = std::mem::take(&mut self.runs);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Merged>(4);
+        std::thread::scope(|s| {
+            let merger = s.spawn(move || merge(runs, &tx));
+            // Each batch in order; a failure of `each` stops the merge (its sends then fail).
+            let mut consumed = Ok(());
+            for batch in rx.iter() {
+                for &(t, start, len) in &batch.rows {
+                    consumed = each(t, &batch.keys[start as usize..(start + len) as usize]);
+                    if consumed.is_err() {
+                        break;
+                    }
+                }
+                if consumed.is_err() {
+                    break;
+                }
             }
-        }
-        while let Some(Reverse((t, key, i))) = heap.pop() {
-            each(t, &key)?;
-            if let Some((t, key)) = read_row(&mut readers[i], key).map_err(why)? {
-                heap.push(Reverse((t, key, i)));
-            }
-        }
-        Ok(())
+            drop(rx);
+            let merged = merger
+                .join()
+                .unwrap_or_else(|_| Err("the merge of the sorted runs panicked".to_owned()));
+            consumed.and(merged)
+        })
     }
+}
+
+/// Rows handed from the merge to the caller at once.
+const MERGED_ROWS: usize = 8_192;
+
+/// A batch of merged rows: keys one after the other, and `(time, start, length)` of each.
+#[derive(Default)]
+struct Merged {
+    keys: Vec<u8>,
+    rows: Vec<(i64, u32, u32)>,
+}
+
+/// Merges sorted runs into batches sent to `tx`, in `(time, key)` order; stops quietly when
+/// the receiver is gone.
+fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<(), String> {
+    let why = |e: std::io::Error| format!("cannot read back a sorted run: {e}");
+    let mut readers: Vec<BufReader<File>> = runs
+        .into_iter()
+        .map(|f| BufReader::with_capacity(RUN_BUFFER, f))
+        .collect();
+    let mut heap = BinaryHeap::with_capacity(readers.len());
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some((t, key)) = read_row(r, Vec::new()).map_err(why)? {
+            heap.push(Reverse((t, key, i)));
+        }
+    }
+    let mut batch = Merged::default();
+    while let Some(Reverse((t, key, i))) = heap.pop() {
+        let start = u32::try_from(batch.keys.len()).map_err(|_| "a merged batch past 4 GiB")?;
+        batch.keys.extend_from_slice(&key);
+        batch.rows.push((t, start, key.len() as u32));
+        if let Some((t, key)) = read_row(&mut readers[i], key).map_err(why)? {
+            heap.push(Reverse((t, key, i)));
+        }
+        if batch.rows.len() == MERGED_ROWS && tx.send(std::mem::take(&mut batch)).is_err() {
+            return Ok(());
+        }
+    }
+    if !batch.rows.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
 }
 
 /// The next row of a run, read into `key`'s buffer; `None` at the end of the run.
