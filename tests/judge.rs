@@ -111,7 +111,7 @@ fn key(d: &Dump, i: usize, draw: u64) -> PrimaryKey {
     let value = match d.keys {
         Keys::Sequential => format!("{i:06}"),
         Keys::Spread => format!("{:06}", draw % 1_000_000),
-        Keys::Hot if draw % 4 != 0 => "hot".to_owned(),
+        Keys::Hot if !draw.is_multiple_of(4) => "hot".to_owned(),
         Keys::Hot => format!("{:03}", draw % 997),
         Keys::Few => ["a", "k", "m", "q", "z"][(draw % 5) as usize].to_owned(),
     };
