@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -320,10 +321,29 @@ struct Judging {
     span: Option<(i64, i64)>,
     /// A key kept between writes (its buffer is refilled).
     key: Option<PrimaryKey>,
+    /// Rows judged, over every design, for the progress bar (counted in steps), and this
+    /// judge's rows counted there so far.
+    progress: Arc<AtomicU64>,
+    counted: u64,
+}
+
+/// Rows a judge judges between updates of the shared progress count.
+const PROGRESS_STEP: u64 = 1 << 16;
+
+impl Drop for Judging {
+    fn drop(&mut self) {
+        // A judge started again takes its rows back from the count.
+        self.progress.fetch_sub(self.counted, Relaxed);
+    }
 }
 
 impl Judging {
-    fn new(options: &TableOptions, scale: f64, window_ms: i64) -> Result<Self, Failure> {
+    fn new(
+        options: &TableOptions,
+        scale: f64,
+        window_ms: i64,
+        progress: Arc<AtomicU64>,
+    ) -> Result<Self, Failure> {
         Ok(Self {
             judge: Judge::new(Schema::single_string("pk")?, options.clone())?,
             scale,
@@ -336,6 +356,8 @@ impl Judging {
             window_ms,
             span: None,
             key: None,
+            progress,
+            counted: 0,
         })
     }
 
@@ -349,6 +371,10 @@ impl Judging {
             self.max_key.extend_from_slice(key.as_bytes());
         }
         self.rows += 1;
+        if self.rows.is_multiple_of(PROGRESS_STEP) {
+            self.progress.fetch_add(PROGRESS_STEP, Relaxed);
+            self.counted += PROGRESS_STEP;
+        }
         let w = t.div_euclid(self.window_ms);
         if self.window == Some(w) {
             *self.window_writes.last_mut().expect("a window is open") += 1;
@@ -410,8 +436,13 @@ impl Replay {
                 // The spill has every row: the judge starts again from it at the end.
                 self.in_order = false;
                 self.last = None;
-                self.judging = Judging::new(&self.options, self.scale, self.window_ms)
-                    .map_err(|e| e.message)?;
+                self.judging = Judging::new(
+                    &self.options,
+                    self.scale,
+                    self.window_ms,
+                    Arc::clone(&self.judging.progress),
+                )
+                .map_err(|e| e.message)?;
             }
         }
         Ok(())
@@ -454,7 +485,8 @@ fn load_scale(text: &str) -> Result<f64, String> {
 
 /// A design's replay thread: its queue and its result.
 struct Worker {
-    queue: SyncSender<Batch>,
+    /// `None` once every row is sent.
+    queue: Option<SyncSender<Batch>>,
     done: JoinHandle<(Replay, Option<String>)>,
 }
 
@@ -479,7 +511,13 @@ struct Where<'a> {
 }
 
 impl Design {
-    fn new(name: String, source: Source, args: &Args, designs: usize) -> Result<Self, Failure> {
+    fn new(
+        name: String,
+        source: Source,
+        args: &Args,
+        designs: usize,
+        progress: &Arc<AtomicU64>,
+    ) -> Result<Self, Failure> {
         let mut options = TableOptions::default()
             .split_load_ops(args.split_ops)
             .split_size_bytes(args.split_bytes)
@@ -488,7 +526,12 @@ impl Design {
             options = options.no_merge();
         }
         let mut replay = Replay {
-            judging: Judging::new(&options, args.load_scale, args.window_ms)?,
+            judging: Judging::new(
+                &options,
+                args.load_scale,
+                args.window_ms,
+                Arc::clone(progress),
+            )?,
             spill: args
                 .time
                 .as_ref()
@@ -528,7 +571,10 @@ impl Design {
                 file: Arc::from(""),
                 rows: Vec::with_capacity(BATCH),
             },
-            worker: Some(Worker { queue, done }),
+            worker: Some(Worker {
+                queue: Some(queue),
+                done,
+            }),
         })
     }
 
@@ -625,13 +671,29 @@ impl Design {
         let sent = self
             .worker
             .as_ref()
-            .is_some_and(|w| w.queue.send(batch).is_ok());
+            .and_then(|w| w.queue.as_ref())
+            .is_some_and(|q| q.send(batch).is_ok());
         if sent {
             Ok(())
         } else {
             // The thread stopped at a refused key: its message is the error.
             self.join().map(|_| ())
         }
+    }
+
+    /// Sends the last rows and tells the replay thread there are no more, so that it judges
+    /// what it keeps for time order while the other designs' threads do.
+    fn seal(&mut self) -> Result<(), Failure> {
+        self.flush()?;
+        if let Some(w) = &mut self.worker {
+            w.queue = None;
+        }
+        Ok(())
+    }
+
+    /// Whether the replay thread has ended (judged every row, or stopped at an error).
+    fn judged(&self) -> bool {
+        self.worker.as_ref().is_none_or(|w| w.done.is_finished())
     }
 
     /// Waits for the replay thread to write everything sent.
@@ -957,6 +1019,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
     }
     let count = usize::from(args.key.is_some()) + args.designs.len() + usize::from(args.lines);
+    let progress = Arc::new(AtomicU64::new(0));
     let mut designs = Vec::new();
     if let Some(k) = &args.key {
         if args.lines {
@@ -967,6 +1030,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             Source::Column(k.clone()),
             args,
             count,
+            &progress,
         )?);
     }
     for spec in &args.designs {
@@ -982,13 +1046,19 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             buckets: buckets_of(&layout.to_string()),
             layout,
         };
-        designs.push(Design::new(spec.clone(), source, args, count)?);
+        designs.push(Design::new(spec.clone(), source, args, count, &progress)?);
     }
     if args.lines {
         if args.time.is_some() {
             return Err("--time names a CSV column; --lines has none".into());
         }
-        designs.push(Design::new("key".into(), Source::Line, args, count)?);
+        designs.push(Design::new(
+            "key".into(),
+            Source::Line,
+            args,
+            count,
+            &progress,
+        )?);
     }
     if designs.is_empty() {
         return Err("give --key COLUMN, one or more --design SPEC, or --lines".into());
@@ -1201,8 +1271,26 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             }
         }
     }
+    for d in &mut st.designs {
+        d.seal()?;
+    }
     if let Some(b) = &st.bar {
         b.finish_and_clear();
+        // Judging in time order goes on after the reading: its own bar, until every design is
+        // judged.
+        let all = st.totals.rows * st.designs.len() as u64;
+        let judging = indicatif::ProgressBar::new(all);
+        judging.set_style(
+            indicatif::ProgressStyle::with_template(
+                "judging in time order {bar:40} {pos}/{len} rows {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        while !st.designs.iter().all(Design::judged) {
+            judging.set_position(progress.load(Relaxed).min(all));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        judging.finish_and_clear();
     }
     let totals = st.totals;
     let outcomes: Vec<Outcome> = st
