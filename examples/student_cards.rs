@@ -12,16 +12,18 @@
 //! sequential shows it. Every figure printed is measured on the generated day; heatmaps go to
 //! `student_cards/*.svg` under the cargo target directory in use.
 //!
-//! The figure each design is judged by is the hottest *key range* share ([`HotspotMeter`]):
-//! per one-minute window, the share of writes in the busiest range between the partition
-//! bounds of the window's start. A tail hotspot stays one range however often the tail splits
-//! inside the window, where the busiest single partition's share would understate it.
+//! The load figures come from the [`Judge`], the table model's verdict in bounded memory that
+//! `pk analyze` uses too (the table holds the rows, for the reads). The figure each design is
+//! judged by is the hottest *key range* share: per one-minute window, the share of writes in
+//! the busiest range between the partition bounds of the window's start. A tail hotspot stays
+//! one range however often the tail splits inside the window, where the busiest single
+//! partition's share would understate it.
 
 use std::error::Error;
 use std::ops::Range;
 
 use pk_codec::table::{
-    Attribute, AttributeValue, Heatmap, HeatmapOptions, HotspotMeter, HotspotReport, LoadReport,
+    Attribute, AttributeValue, Heatmap, HeatmapOptions, HotspotReport, Judge, LoadReport,
     ManualClock, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest, Schema, Table, TableOptions,
 };
 use pk_codec::{KeyRange, PartitionKey};
@@ -369,8 +371,9 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
         .split_load_ops(80)
         .load_window_ms(60_000)
         .load_sample_every(1);
-    let table = Table::with_clock(two_column_schema()?, options, clock.clone())?;
-    let mut meter = HotspotMeter::new(table.load_window_ms());
+    let table = Table::with_clock(two_column_schema()?, options.clone(), clock.clone())?;
+    // The load is judged beside the table (which keeps the rows for the reads below).
+    let mut judge = Judge::new(two_column_schema()?, options)?;
     // One attribute list and one key, refilled for every purchase (`put_ref` borrows them):
     // the key's two Strings keep their buffers, so a purchase allocates nothing.
     let mut attributes = vec![Attribute::new("amount_cents", 0)];
@@ -384,11 +387,11 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
             rest.clear();
             (design.key)(p, pk, rest)?;
         }
-        meter.record(&table, &values[0], p.ts as i64);
         clock.set(p.ts as i64);
         attributes[0].value = AttributeValue::Integer(p.amount_cents);
         let key = PrimaryKey::new(values);
         table.put_ref(&key, &attributes)?;
+        judge.put(&key, &attributes, p.ts as i64)?;
         values = key.into_values();
     }
 
@@ -436,7 +439,7 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
             (None, rows, found)
         }
     };
-    let heatmap = table.heatmap(&HeatmapOptions {
+    let heatmap = judge.heatmap(&HeatmapOptions {
         max_bands: 24,
         max_columns: 48,
         title: Some(design.name.to_owned()),
@@ -444,8 +447,8 @@ pub(crate) fn run_design(design: &Design, day: &[Purchase]) -> Result<Outcome, B
     });
     Ok(Outcome {
         name: design.name,
-        report: table.report(),
-        hotspot: meter.report(),
+        report: judge.report(),
+        hotspot: judge.hotspot(),
         device_range_reads: reads,
         device_rows_read: rows_read,
         device_read_exact: found == wanted,

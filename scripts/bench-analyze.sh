@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Times `pk analyze` on a generated dump: ROWS rows (default 10 million) of sequential order
 # numbers with a card id and a time column, judged under one design (an MD5 prefix over the
-# order number). The CSV goes to a temporary directory, removed at the end.
+# order number), release build. The CSV goes to a temporary directory, removed at the end.
 #
-#   scripts/bench-analyze.sh [ROWS]
+#   scripts/bench-analyze.sh [ROWS] [shuffled]
 #
-# Prints the file size, the wall time and the peak resident memory (when GNU time exists).
+# With `shuffled`, the dump's lines are shuffled (a fixed shuffle) before the run, so the rows
+# must be put in time order through sorted runs on disk; without it, they come in time order.
+# Prints the file size, the wall time, the rows per second and the peak resident memory (when
+# GNU time exists). The report itself goes to the temporary directory.
 set -euo pipefail
 rows="${1:-10000000}"
+order="${2:-sorted}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -25,11 +29,18 @@ awk -v n="$rows" 'BEGIN {
         printf "%d,%d,%.0f,%d\n", 10000000 + i, card % 100000, 1700000000000 + i * 50, 100 + i % 4900;
     }
 }' > "$tmp/orders.csv"
-echo "rows: $rows, file: $(du -h "$tmp/orders.csv" | cut -f1)"
+if [ "$order" = shuffled ]; then
+    { head -1 "$tmp/orders.csv"; tail -n +2 "$tmp/orders.csv" | shuf --random-source=<(yes); } > "$tmp/shuffled.csv"
+    mv "$tmp/shuffled.csv" "$tmp/orders.csv"
+fi
+echo "rows: $rows ($order), file: $(du -h "$tmp/orders.csv" | cut -f1)"
 
 args=(analyze "$tmp/orders.csv" --time ts --design 'order_no: u64 width=8; hash=md5:4')
+start=$(date +%s.%N)
 if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "wall %e s, user %U s, system %S s, peak RSS %M KB" "$pk" "${args[@]}"
+    TMPDIR="$tmp" /usr/bin/time -f "wall %e s, user %U s, system %S s, peak RSS %M KB" "$pk" "${args[@]}" > "$tmp/report.txt"
 else
-    time "$pk" "${args[@]}"
+    TMPDIR="$tmp" "$pk" "${args[@]}" > "$tmp/report.txt"
 fi
+end=$(date +%s.%N)
+awk -v r="$rows" -v a="$start" -v b="$end" 'BEGIN { printf "%.2f M rows per second (wall)\n", r / (b - a) / 1e6 }'

@@ -368,6 +368,7 @@ fn heatmap_svg_of_a_hand_built_heatmap_does_not_panic() {
         log_scale: false,
         bands: vec![],
         first_key: None,
+        band_names: vec![],
         columns_ms: vec![],
         column_ms: 0,
         cells: vec![vec![1.0], vec![2.0]],

@@ -169,7 +169,7 @@ fn a_projected_load_fails_the_tail_and_passes_the_spread_designs() {
     let (calm, _) = analyze(&dir, "x1", &rows, &["--fail-above", "0.5", "--json"]);
     assert!(calm.status.success(), "{}", stderr(&calm));
     assert_eq!(json(&calm)["load"]["one_partition_serves"], true);
-    let (busy, _) = analyze(
+    let (busy, maps) = analyze(
         &dir,
         "x100",
         &rows,
@@ -199,6 +199,18 @@ fn a_projected_load_fails_the_tail_and_passes_the_spread_designs() {
     }
     let err = stderr(&busy);
     assert!(err.contains(TIME_FIRST) && !err.contains(HASHED), "{err}");
+    // The heatmaps label their key bands by the layout's decoded fields, not the key's text.
+    let svgs: Vec<String> = maps
+        .iter()
+        .map(|m| String::from_utf8_lossy(m).into_owned())
+        .collect();
+    assert_eq!(svgs.len(), 3);
+    assert!(
+        svgs[0].contains("ts=17") && svgs[0].contains("order_no=1"),
+        "time first"
+    );
+    assert!(svgs[1].contains("card_id="), "card first");
+    assert!(svgs[2].contains("order_no="), "hashed");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

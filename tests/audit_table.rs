@@ -986,6 +986,7 @@ fn hand_heatmap() -> pk_codec::table::Heatmap {
         log_scale: false,
         bands: vec![PkValue::InfMin, "m".into()],
         first_key: None,
+        band_names: vec![],
         columns_ms: vec![0, 1_000],
         column_ms: 1_000,
         cells: vec![vec![1.0, 2.0], vec![3.0, 1.0]],

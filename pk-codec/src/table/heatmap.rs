@@ -131,6 +131,9 @@ pub struct Heatmap {
     pub bands: Vec<PkValue>,
     /// The lowest key that was used (the first band's label rather than `INF_MIN`).
     pub first_key: Option<PkValue>,
+    /// A name for each band, shown in place of its lowest key where not empty (a key
+    /// layout's decoded fields: [`Heatmap::name_bands`]); empty for none.
+    pub band_names: Vec<String>,
     /// Start (ms) of each time column.
     pub columns_ms: Vec<i64>,
     /// Length (ms) of each time column.
@@ -296,6 +299,7 @@ impl Heatmap {
             log_scale: options.log_scale,
             bands: band_starts,
             first_key: first_key.map(decode_partition_value),
+            band_names: Vec::new(),
             columns_ms: (0..columns)
                 .map(|c| {
                     let offset = i64::try_from(c * per_column).unwrap_or(i64::MAX);
@@ -333,9 +337,47 @@ impl Heatmap {
         }
     }
 
-    /// The label of band `i`: its lowest key, the first key used for the first band.
+    /// Names each band by `name` of its lowest key (the first key used, for the first band),
+    /// where `name` gives one: a key layout's decoded fields read better than the key's text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{HeatmapOptions, PkValue, Table, TableOptions};
+    ///
+    /// let options = TableOptions::default().load_sample_every(1).pre_split(vec!["b|7".into()]);
+    /// let table = Table::single_string_key("pk", options)?;
+    /// table.put("a|3", vec![])?;
+    /// table.put("b|7", vec![])?;
+    /// let mut map = table.heatmap(&HeatmapOptions::default());
+    /// map.name_bands(|key| match key {
+    ///     PkValue::String(s) => s.split_once('|').map(|(city, n)| format!("city={city}, n={n}")),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(map.band_label(0, 40), "city=a, n=3");
+    /// assert_eq!(map.band_label(1, 40), "city=b, n=7");
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
+    pub fn name_bands(&mut self, mut name: impl FnMut(&PkValue) -> Option<String>) {
+        self.band_names = self
+            .bands
+            .iter()
+            .map(|b| match (b, &self.first_key) {
+                (PkValue::InfMin, Some(first)) => name(first),
+                (PkValue::InfMin, None) => None,
+                (b, _) => name(b),
+            })
+            .map(Option::unwrap_or_default)
+            .collect();
+    }
+
+    /// The label of band `i`: its name ([`Heatmap::name_bands`]), else its lowest key, the
+    /// first key used for the first band.
     #[must_use]
     pub fn band_label(&self, i: usize, max_chars: usize) -> String {
+        if let Some(name) = self.band_names.get(i).filter(|n| !n.is_empty()) {
+            return truncated(name.clone(), max_chars);
+        }
         match (self.bands.get(i), &self.first_key) {
             (Some(PkValue::InfMin), Some(first)) => label(first, max_chars),
             (Some(PkValue::InfMin), None) => "(lowest)".to_owned(),
@@ -445,6 +487,7 @@ impl Heatmap {
     ///     log_scale: false,
     ///     bands: vec![PkValue::InfMin],
     ///     first_key: None,
+    ///     band_names: vec![],
     ///     columns_ms: vec![0],
     ///     column_ms: 1000,
     ///     cells: vec![vec![1.0], vec![2.0]], // two rows for one band
@@ -533,7 +576,11 @@ impl Heatmap {
 }
 
 fn label(v: &PkValue, max: usize) -> String {
-    let s = v.to_string();
+    truncated(v.to_string(), max)
+}
+
+/// `s`, cut to `max` characters with `~` as the last when longer.
+fn truncated(s: String, max: usize) -> String {
     if s.chars().count() > max {
         let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
         t.push('~');
@@ -614,7 +661,9 @@ fn draw(
     width: u32,
     height: u32,
 ) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    const LABELS: u32 = 150;
+    // Named bands (a layout's decoded fields) get a wider label area than raw keys.
+    let named = map.band_names.iter().any(|n| !n.is_empty());
+    let (label_px, label_chars): (u32, usize) = if named { (260, 30) } else { (150, 12) };
     let root = SVGBackend::with_string(out, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&map.title, ("sans-serif", 18))?;
@@ -631,7 +680,7 @@ fn draw(
         .map(|i| {
             format!(
                 "{} ({:.0})",
-                map.band_label(i, 12),
+                map.band_label(i, label_chars),
                 map.band_totals.get(i).copied().unwrap_or(0.0)
             )
         })
@@ -640,7 +689,7 @@ fn draw(
         .margin(8)
         .margin_bottom(0)
         .x_label_area_size(0)
-        .y_label_area_size(LABELS)
+        .y_label_area_size(label_px)
         .build_cartesian_2d(0usize..cols, (0usize..bands - 1).into_segmented())?;
     chart
         .configure_mesh()
@@ -648,7 +697,11 @@ fn draw(
         .disable_x_axis()
         .label_style(("sans-serif", 12))
         .axis_desc_style(("sans-serif", 13))
-        .y_desc("key band: first key (total), top = lowest")
+        .y_desc(if named {
+            "key band: its first key's fields (total), top = lowest"
+        } else {
+            "key band: first key (total), top = lowest"
+        })
         .y_labels(bands.min(24))
         .y_label_formatter(&|v| match v {
             // Band 0 (lowest keys) is drawn at the top.
@@ -698,7 +751,7 @@ fn draw(
         .margin(8)
         .margin_top(4)
         .x_label_area_size(44)
-        .y_label_area_size(LABELS)
+        .y_label_area_size(label_px)
         .build_cartesian_2d(0usize..cols, 0f64..peak)?;
     let starts = map.columns_ms.clone();
     bars.configure_mesh()

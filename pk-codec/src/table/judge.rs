@@ -30,7 +30,7 @@ use super::load::{HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionSta
 use super::options::TableOptions;
 use super::partition::{Samples, balanced_point};
 use super::row::{decode_partition_value, encode_key, first_value_len, value_bytes};
-use super::schema::{PkValue, PrimaryKey, Schema};
+use super::schema::{Attribute, PkValue, PrimaryKey, Schema, cell_size};
 use super::splits::{
     SplitKind, load_split_needed, merge_cold_enough, merge_fits, sampled, size_over,
     size_split_needed, split_point,
@@ -471,6 +471,26 @@ impl Judge {
             self.coarsen();
         }
         Ok(())
+    }
+
+    /// Writes a row of `key` holding `attributes` at `time_ms`: [`Judge::write`] with the
+    /// attributes' bytes counted as the table counts a put of them (each a cell: its name, its
+    /// value and 8 bytes of version).
+    ///
+    /// # Errors
+    ///
+    /// As [`Judge::write`].
+    pub fn put(
+        &mut self,
+        key: &PrimaryKey,
+        attributes: &[Attribute],
+        time_ms: i64,
+    ) -> Result<(), TableError> {
+        let bytes: usize = attributes
+            .iter()
+            .map(|a| cell_size(&a.name, &a.value))
+            .sum();
+        self.write(key, bytes as u64, time_ms)
     }
 
     /// Closes the open window (records every partition's load), moves to window `w`, and

@@ -759,8 +759,15 @@ impl Cell {
     #[must_use]
     #[inline]
     pub fn size(&self) -> usize {
-        self.name.len() + self.value.size() + 8
+        cell_size(&self.name, &self.value)
     }
+}
+
+/// Bytes a cell of `name` holding `value` takes in the size accounting: its name, its value and
+/// 8 for its version.
+#[inline]
+pub(crate) fn cell_size(name: &str, value: &AttributeValue) -> usize {
+    name.len() + value.size() + 8
 }
 
 /// A row as read: its key and its cells, ordered by column name, newest version first.

@@ -21,7 +21,7 @@ use super::row::{
     RowRef, decode_key_into, encode_key, encode_row, encode_row_with, encoded_key_size, key_bytes,
 };
 use super::schema::{
-    Attribute, AttributeValue, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name,
+    Attribute, AttributeValue, Cell, PkValue, PrimaryKey, Row, Schema, cell_size, check_column_name,
 };
 use super::splits::{SplitKind, sampled, size_split_needed};
 use super::version::{
@@ -362,7 +362,7 @@ impl Table {
         let size = (key.size()
             + cells
                 .clone()
-                .map(|(name, _, value)| name.len() + value.size() + 8)
+                .map(|(name, _, value)| cell_size(name, value))
                 .sum::<usize>()) as u64;
         with_scratch(|buf| {
             // Encoded before the partition is locked, then copied into its leaf.

@@ -734,6 +734,28 @@ fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize
     }
 }
 
+/// A heatmap band's name under a layout design: the decoded fields of its first key, after its
+/// bucket (`bucket 03, device=54, ts=1700000000000`); `None` for a key the layout does not
+/// decode.
+fn band_name(layout: &Layout, bucketed: bool, key: &PkValue) -> Option<String> {
+    let PkValue::String(text) = key else {
+        return None;
+    };
+    let values = layout.decode(text).ok()?;
+    let mut parts = Vec::with_capacity(values.len() + 1);
+    if bucketed && let Ok(b) = layout.shape().bucket_of_key(text) {
+        parts.push(format!("bucket {b:02}"));
+    }
+    for (f, v) in layout.fields().iter().zip(&values) {
+        let shown = match values::to_json(v) {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        parts.push(format!("{}={shown}", f.name()));
+    }
+    Some(parts.join(", "))
+}
+
 fn gcd(mut a: u128, mut b: u128) -> u128 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -849,10 +871,14 @@ impl Design {
             ));
         }
         let svg = args.svg.as_ref().map(|_| {
-            replay
-                .judge
-                .heatmap(&heatmap_options(args, &self.name))
-                .to_svg(1100, 600)
+            let mut map = replay.judge.heatmap(&heatmap_options(args, &self.name));
+            if let Source::Layout {
+                layout, buckets, ..
+            } = &self.source
+            {
+                map.name_bands(|key| band_name(layout, buckets.is_some(), key));
+            }
+            map.to_svg(1100, 600)
         });
         Ok(Outcome {
             svg,
