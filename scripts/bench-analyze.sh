@@ -35,10 +35,14 @@ if [ "$order" = shuffled ]; then
 fi
 echo "rows: $rows ($order), file: $(du -h "$tmp/orders.csv" | cut -f1)"
 
-args=(analyze "$tmp/orders.csv" --time ts --design 'order_no: u64 width=8; hash=md5:4')
+# Order numbers run from 10,000,000: eight digits up to 90 million rows, more past that.
+width=8
+[ "$rows" -gt 90000000 ] && width=9
+args=(analyze "$tmp/orders.csv" --time ts --design "order_no: u64 width=$width; hash=md5:4")
 start=$(date +%s.%N)
 if [ -x /usr/bin/time ]; then
-    TMPDIR="$tmp" /usr/bin/time -f "wall %e s, user %U s, system %S s, peak RSS %M KB" "$pk" "${args[@]}" > "$tmp/report.txt"
+    TMPDIR="$tmp" /usr/bin/time -f "wall %e s, user %U s, system %S s, peak RSS %M KB" "$pk" "${args[@]}" > "$tmp/report.txt" 2> "$tmp/stderr.txt" || { cat "$tmp/stderr.txt" >&2; exit 1; }
+    grep -v '^pk:' "$tmp/stderr.txt" >&2 || true
 else
     TMPDIR="$tmp" "$pk" "${args[@]}" > "$tmp/report.txt"
 fi

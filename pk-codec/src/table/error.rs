@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::schema::PkType;
+use super::pk_type::PkType;
 
 /// Everything the table model refuses, with what, where and why.
 ///

@@ -26,7 +26,10 @@ use std::sync::Arc;
 use super::error::TableError;
 use super::heatmap::{Heatmap, HeatmapOptions};
 use super::hotspot::{HotspotMeter, HotspotReport};
-use super::load::{HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, WindowRecord};
+use super::load::{
+    Counts, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, WindowRecord,
+    assemble, next_window_start, summarize,
+};
 use super::options::TableOptions;
 use super::partition::{Samples, balanced_point};
 use super::row::{decode_partition_value, encode_key, first_value_len, value_bytes};
@@ -35,7 +38,6 @@ use super::splits::{
     SplitKind, load_split_needed, merge_cold_enough, merge_fits, sampled, size_over,
     size_split_needed, split_point,
 };
-use super::window::{Counts, assemble, next_window_start, summarize};
 
 /// Once a partition's sketch is coarse, every this many writes of it one is added to it,
 /// standing for them all (the partition's bytes and rows are counted at every write).

@@ -1,5 +1,7 @@
-//! Load accounting per partition and window, the skew report and the capacity model.
+//! Load accounting per partition and window, the log of past windows, the skew report (put
+//! together in one place for the table and the judge) and the capacity model.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -502,5 +504,79 @@ mod tests {
         assert!((share - 1.0).abs() < 1e-12);
         assert!((max_mean - 2.0).abs() < 1e-12);
         assert!((written - 1.0).abs() < 1e-12);
+    }
+}
+
+/// Everything recorded about past windows.
+#[derive(Debug, Default)]
+pub(super) struct Log {
+    pub(super) records: Vec<WindowRecord>,
+    /// Partitions at the close of each window.
+    pub(super) partitions_at: HashMap<i64, usize>,
+    pub(super) hot: Vec<HotKeyValue>,
+}
+
+/// The first millisecond of the window after window `w`, saturating: a clock at the end of
+/// time has no next window.
+pub(super) fn next_window_start(w: i64, window_ms: i64) -> i64 {
+    w.saturating_add(1).saturating_mul(window_ms)
+}
+
+/// The per-window figures of a log's records (with the partitions at each window's close,
+/// `current` for the open window), and the reads and writes they hold.
+pub(super) fn summarize(
+    records: &[&WindowRecord],
+    partitions_at: &HashMap<i64, usize>,
+    current: usize,
+    window_ms: i64,
+) -> (Vec<WindowStats>, u64, u64) {
+    let windows = window_stats(
+        records,
+        |w| partitions_at.get(&w).copied().unwrap_or(current),
+        window_ms,
+    );
+    let reads = records.iter().map(|r| r.load.reads).sum();
+    let writes = records.iter().map(|r| r.load.writes).sum();
+    (windows, reads, writes)
+}
+
+/// Counters of a table's life.
+pub(super) struct Counts {
+    pub(super) splits: u64,
+    pub(super) merges: u64,
+    pub(super) busy_rejections: u64,
+}
+
+/// The load report of per-window figures, per-partition figures, oversized and hot key values
+/// (hot ones sorted and each value kept once, at its highest share): the one place a
+/// [`LoadReport`] is put together, for the table and the judge alike.
+pub(super) fn assemble(
+    windows: Vec<WindowStats>,
+    (reads, writes): (u64, u64),
+    stats: Vec<PartitionStats>,
+    oversized: Vec<OversizedKeyValue>,
+    mut hot: Vec<HotKeyValue>,
+    counts: Counts,
+) -> LoadReport {
+    hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
+    hot.dedup_by(|later, first| later.value == first.value);
+    let (hottest_share, max_over_mean, mean_written) = skew(&windows);
+    LoadReport {
+        partitions: stats.len(),
+        partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
+        mean_partitions_written_per_window: mean_written,
+        rows: stats.iter().map(|s| s.rows).sum(),
+        bytes: stats.iter().map(|s| s.bytes).sum(),
+        reads,
+        writes,
+        hottest_share,
+        max_over_mean,
+        splits: counts.splits,
+        merges: counts.merges,
+        busy_rejections: counts.busy_rejections,
+        oversized_key_values: oversized,
+        hot_key_values: hot,
+        partition_stats: stats,
+        windows,
     }
 }

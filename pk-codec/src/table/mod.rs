@@ -123,6 +123,7 @@ mod judge;
 mod load;
 mod options;
 mod partition;
+mod pk_type;
 mod rebalance;
 mod request;
 mod row;

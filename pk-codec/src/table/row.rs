@@ -642,6 +642,36 @@ impl<'a> Iterator for Cells<'a> {
     }
 }
 
+/// The key's sortable bytes, written by this module's encoding (the type lives in `schema.rs`,
+/// which stays below the encoding).
+impl PrimaryKey {
+    /// The key as one byte string that sorts bytewise as the keys sort (the form the table
+    /// stores rows under): per value a type tag (INF_MIN, Integer, String, Binary, INF_MAX in
+    /// rank order), then an Integer as 8 big-endian bytes with the sign bit flipped, a String or
+    /// Binary with each `00` byte written `00 FF` and ended by `00 01`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{PkValue, PrimaryKey};
+    ///
+    /// let a = PrimaryKey::new(vec!["dev\0".into(), (-5).into()]);
+    /// let b = PrimaryKey::new(vec!["dev\0".into(), PkValue::InfMax]);
+    /// assert!(a < b && a.to_sortable_bytes() < b.to_sortable_bytes());
+    /// assert_eq!(PrimaryKey::from_sortable_bytes(&a.to_sortable_bytes()), Some(a));
+    /// ```
+    #[must_use]
+    pub fn to_sortable_bytes(&self) -> Vec<u8> {
+        key_bytes(self)
+    }
+
+    /// The key of bytes made by [`PrimaryKey::to_sortable_bytes`]; `None` for any other bytes.
+    #[must_use]
+    pub fn from_sortable_bytes(bytes: &[u8]) -> Option<Self> {
+        decode_key(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

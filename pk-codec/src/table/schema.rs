@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::error::TableError;
+pub use super::pk_type::PkType;
 
 /// Longest String or Binary primary-key value, in bytes (1 KB).
 pub const MAX_KEY_VALUE_BYTES: usize = 1024;
@@ -13,27 +14,6 @@ pub const MAX_KEY_VALUE_BYTES: usize = 1024;
 pub const MAX_ATTRIBUTE_BYTES: usize = 2 * 1024 * 1024;
 /// Most primary-key columns a table may have.
 pub const MAX_KEY_COLUMNS: usize = 4;
-
-/// The type of a primary-key column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum PkType {
-    /// UTF-8 text, compared bytewise.
-    String,
-    /// 64-bit signed integer, compared numerically.
-    Integer,
-    /// Bytes, compared bytewise.
-    Binary,
-}
-
-impl fmt::Display for PkType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::String => "string",
-            Self::Integer => "integer",
-            Self::Binary => "binary",
-        })
-    }
-}
 
 /// One primary-key column: a name and a type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -566,32 +546,6 @@ impl PrimaryKey {
     #[inline]
     pub fn size(&self) -> usize {
         self.values().iter().map(PkValue::size).sum()
-    }
-
-    /// The key as one byte string that sorts bytewise as the keys sort (the form the table
-    /// stores rows under): per value a type tag (INF_MIN, Integer, String, Binary, INF_MAX in
-    /// rank order), then an Integer as 8 big-endian bytes with the sign bit flipped, a String or
-    /// Binary with each `00` byte written `00 FF` and ended by `00 01`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use pk_codec::table::{PkValue, PrimaryKey};
-    ///
-    /// let a = PrimaryKey::new(vec!["dev\0".into(), (-5).into()]);
-    /// let b = PrimaryKey::new(vec!["dev\0".into(), PkValue::InfMax]);
-    /// assert!(a < b && a.to_sortable_bytes() < b.to_sortable_bytes());
-    /// assert_eq!(PrimaryKey::from_sortable_bytes(&a.to_sortable_bytes()), Some(a));
-    /// ```
-    #[must_use]
-    pub fn to_sortable_bytes(&self) -> Vec<u8> {
-        super::row::key_bytes(self)
-    }
-
-    /// The key of bytes made by [`PrimaryKey::to_sortable_bytes`]; `None` for any other bytes.
-    #[must_use]
-    pub fn from_sortable_bytes(bytes: &[u8]) -> Option<Self> {
-        super::row::decode_key(bytes)
     }
 }
 

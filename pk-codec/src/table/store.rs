@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 
 use super::error::TableError;
 use super::load::WindowRecord;
+use super::load::{Log, next_window_start};
 use super::options::TableOptions;
 use super::partition::{MapCopy, PartData, Partition, PartitionMap};
 use super::request::{
@@ -28,7 +29,6 @@ use super::version::{
     Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
     select_cells_with,
 };
-use super::window::{Log, next_window_start};
 
 pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(PoisonError::into_inner)

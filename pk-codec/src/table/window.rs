@@ -1,26 +1,16 @@
 //! Load windows: closing a window records every partition's load; the records make the load
 //! report.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::load::{
-    Extremes, HotKeyValue, Load, LoadReport, OversizedKeyValue, PartitionStats, PartitionWindow,
-    WindowRecord, WindowStats, skew, window_stats,
+    Counts, Extremes, Load, LoadReport, Log, OversizedKeyValue, PartitionStats, PartitionWindow,
+    WindowRecord, assemble, next_window_start, summarize,
 };
 use super::partition::{PartData, Partition, WriteLoad};
 use super::splits::size_over;
 use super::store::{Table, lock, read, write};
-
-/// Everything recorded about past windows.
-#[derive(Debug, Default)]
-pub(super) struct Log {
-    pub(super) records: Vec<WindowRecord>,
-    /// Partitions at the close of each window.
-    pub(super) partitions_at: HashMap<i64, usize>,
-    pub(super) hot: Vec<HotKeyValue>,
-}
 
 /// Load windows and reports.
 impl Table {
@@ -154,12 +144,6 @@ impl Table {
     }
 }
 
-/// The first millisecond of the window after window `w`, saturating: a clock at the end of
-/// time has no next window.
-pub(super) fn next_window_start(w: i64, window_ms: i64) -> i64 {
-    w.saturating_add(1).saturating_mul(window_ms)
-}
-
 /// A record of a partition's open-window load, without resetting it.
 pub(super) fn window_record(p: &Partition, data: &PartData, window: i64) -> WindowRecord {
     let sampled = lock(&p.samples).extremes();
@@ -218,63 +202,4 @@ pub(super) fn take_window(
     data.window = WriteLoad::default();
     p.load_split_tried.store(false, Relaxed);
     (ops, rec)
-}
-
-/// The per-window figures of a log's records (with the partitions at each window's close,
-/// `current` for the open window), and the reads and writes they hold.
-pub(super) fn summarize(
-    records: &[&WindowRecord],
-    partitions_at: &HashMap<i64, usize>,
-    current: usize,
-    window_ms: i64,
-) -> (Vec<WindowStats>, u64, u64) {
-    let windows = window_stats(
-        records,
-        |w| partitions_at.get(&w).copied().unwrap_or(current),
-        window_ms,
-    );
-    let reads = records.iter().map(|r| r.load.reads).sum();
-    let writes = records.iter().map(|r| r.load.writes).sum();
-    (windows, reads, writes)
-}
-
-/// Counters of a table's life.
-pub(super) struct Counts {
-    pub(super) splits: u64,
-    pub(super) merges: u64,
-    pub(super) busy_rejections: u64,
-}
-
-/// The load report of per-window figures, per-partition figures, oversized and hot key values
-/// (hot ones sorted and each value kept once, at its highest share): the one place a
-/// [`LoadReport`] is put together, for the table and the judge alike.
-pub(super) fn assemble(
-    windows: Vec<WindowStats>,
-    (reads, writes): (u64, u64),
-    stats: Vec<PartitionStats>,
-    oversized: Vec<OversizedKeyValue>,
-    mut hot: Vec<HotKeyValue>,
-    counts: Counts,
-) -> LoadReport {
-    hot.sort_by(|a, b| a.value.cmp(&b.value).then(b.share.total_cmp(&a.share)));
-    hot.dedup_by(|later, first| later.value == first.value);
-    let (hottest_share, max_over_mean, mean_written) = skew(&windows);
-    LoadReport {
-        partitions: stats.len(),
-        partitions_with_writes: stats.iter().filter(|s| s.writes > 0).count(),
-        mean_partitions_written_per_window: mean_written,
-        rows: stats.iter().map(|s| s.rows).sum(),
-        bytes: stats.iter().map(|s| s.bytes).sum(),
-        reads,
-        writes,
-        hottest_share,
-        max_over_mean,
-        splits: counts.splits,
-        merges: counts.merges,
-        busy_rejections: counts.busy_rejections,
-        oversized_key_values: oversized,
-        hot_key_values: hot,
-        partition_stats: stats,
-        windows,
-    }
 }
