@@ -57,7 +57,7 @@ fn plain_string_with_a_byte_below_the_delimiter_is_refused_with_its_position() {
             field: "a".into(),
             ch: '!',
             offset: 2,
-            delimiter: b','
+            delimiter: ','
         }
     );
     assert_eq!(
@@ -74,6 +74,29 @@ fn plain_string_with_a_byte_below_the_delimiter_is_refused_with_its_position() {
             ..
         }
     ));
+}
+
+/// An `Error` returned from `main` prints its `Debug` form: a delimiter there reads as the
+/// character it is (`delimiter: '_'`), not as a byte (`delimiter: 95`).
+#[test]
+fn an_errors_debug_form_shows_delimiters_as_characters() {
+    let err = "a: str".parse::<pk_codec::Layout>().unwrap();
+    let err = err.encode(&["x,y".into()]).unwrap_err();
+    let debug = format!("{err:?}");
+    assert!(debug.contains("delimiter: ','"), "{debug}");
+    let broken = "a: str optional; delimiter='_'"
+        .parse::<pk_codec::Layout>()
+        .unwrap_err();
+    let debug = format!("{broken:?}");
+    assert!(
+        debug.contains("delimiter: '_'") && debug.contains("floor: '='"),
+        "{debug}"
+    );
+    let high = pk_codec::KeyShape::new(0x7f).validate().unwrap_err();
+    assert!(
+        format!("{high:?}").contains(r"delimiter: '\u{7f}'"),
+        "{high:?}"
+    );
 }
 
 #[test]

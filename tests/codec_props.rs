@@ -667,7 +667,7 @@ fn delimiter_del_is_refused_and_every_lower_punctuation_keeps_ranges_ascii() {
         matches!(
             err,
             Error::BrokenRule {
-                rule: Rule::DelimiterTooHigh { delimiter: 0x7f },
+                rule: Rule::DelimiterTooHigh { delimiter: '\x7f' },
                 ..
             }
         ),

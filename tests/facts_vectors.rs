@@ -61,7 +61,7 @@ fn codec_refuses_the_colon_layout_that_breaks_order() -> Result<(), Error> {
             field: "seller_id".into(),
             ch: '1',
             offset: 1,
-            delimiter: b':',
+            delimiter: ':',
         }
     );
     // With only fixed-width fields, `:` keeps order and is accepted.

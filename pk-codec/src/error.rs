@@ -72,7 +72,7 @@ pub enum Error {
         /// Its byte offset inside the field's value.
         offset: usize,
         /// The layout's delimiter.
-        delimiter: u8,
+        delimiter: char,
     },
     /// The encoded key is longer than the layout allows.
     KeyTooLong {
@@ -161,8 +161,7 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "field `{field}`: character {ch:?} at byte {offset} sorts at or below the delimiter \
-                 {:?} and would break key order; remove it or declare the field escaped",
-                char::from(*delimiter)
+                 {delimiter:?} and would break key order; remove it or declare the field escaped"
             ),
             Self::KeyTooLong { len, limit } => {
                 write!(

@@ -193,7 +193,7 @@ impl<'a> KeyWriter<'a> {
             // At or below an ASCII delimiter: an ASCII byte, a whole character.
             ch: char::from(s.as_bytes()[offset]),
             offset,
-            delimiter,
+            delimiter: char::from(delimiter),
         }
     }
 

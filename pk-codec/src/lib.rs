@@ -199,7 +199,21 @@ pub mod __private {
     /// A derived key's field, checked against the rulebook in `shape` (a compile error if it
     /// breaks a rule).
     pub const fn field(shape: &KeyShape, spec: FieldSpec) {
-        enforce::<()>(shape.check_field_rules(&spec));
+        // The delimiter is checked apart, on the attribute: `floor_broken`.
+        let _ = shape;
+        enforce::<()>(spec.check_own());
+    }
+
+    /// The delimiter-floor rule's message when `delimiter` cannot order a field (or a spliced
+    /// key) whose lowest byte is `floor` ([`part_floor`], [`delimiter_floor`]); `None` when it
+    /// can. The derive panics with it in its `SHAPE` constant, spanned on the `delimiter`
+    /// attribute, so the compile error points there and names the case.
+    #[must_use]
+    pub const fn floor_broken(delimiter: u8, floor: u8) -> Option<&'static str> {
+        match crate::rules::check_delimiter_floor(delimiter, Some(floor)) {
+            Ok(()) => None,
+            Err(rule) => Some(rule.summary()),
+        }
     }
 
     /// The field a derived key's modulo bucket reads, checked (a compile error if it cannot).
@@ -222,16 +236,6 @@ pub mod __private {
     /// A derived key's field name, checked (a compile error if a layout could not name it).
     pub const fn field_name(name: &str) {
         enforce::<()>(crate::rules::check_field_name(name));
-    }
-
-    /// A key spliced into a derived key as a field: its fields' lowest delimiter floor
-    /// ([`PartitionKey::FIELD_FLOOR`](crate::PartitionKey::FIELD_FLOOR)) against the outer
-    /// delimiter (a compile error if the delimiter cannot order them).
-    const fn nested(shape: &KeyShape, floor: u8) {
-        let delimiter = shape.delimiter();
-        if delimiter >= floor {
-            enforce::<()>(Err(crate::rules::Rule::DelimiterFloor { delimiter, floor }));
-        }
     }
 
     /// Declares the bucket value of a modulo bucket's field while writing.
@@ -308,7 +312,8 @@ pub mod __private {
             if attributes {
                 enforce::<()>(Err(crate::rules::Rule::NestedAttributes));
             }
-            nested(shape, T::NESTED_FLOOR);
+            // Its fields' floor is checked against the delimiter apart: `floor_broken`.
+            let _ = T::NESTED_FLOOR;
         } else {
             field(shape, spec);
         }

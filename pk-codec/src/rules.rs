@@ -51,8 +51,8 @@ pub const MAX_KEY_LEN: usize = u32::MAX as usize;
 /// use pk_codec::{Error, Layout, Rule};
 ///
 /// let err = "a: str optional; b: u8; delimiter='_'".parse::<Layout>().unwrap_err();
-/// assert!(matches!(err, Error::BrokenRule { rule: Rule::DelimiterFloor { floor: b'=', .. }, .. }));
-/// assert_eq!(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }.name(), "delimiter-floor");
+/// assert!(matches!(err, Error::BrokenRule { rule: Rule::DelimiterFloor { floor: '=', .. }, .. }));
+/// assert_eq!(Rule::DelimiterFloor { delimiter: '_', floor: '=' }.name(), "delimiter-floor");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -85,20 +85,20 @@ pub enum Rule {
     /// The delimiter must not be a letter or digit, which field values hold.
     DelimiterAlphanumeric {
         /// The delimiter given.
-        delimiter: u8,
+        delimiter: char,
     },
     /// The delimiter must sort below `0x7f`, so that the byte after it (where ranges end) is ASCII.
     DelimiterTooHigh {
         /// The delimiter given.
-        delimiter: u8,
+        delimiter: char,
     },
     /// The delimiter must sort below every byte a variable-length field can hold, so that a
     /// shorter value sorts before a longer one.
     DelimiterFloor {
         /// The delimiter.
-        delimiter: u8,
-        /// The lowest byte the field can hold.
-        floor: u8,
+        delimiter: char,
+        /// The lowest character the field can hold (an ASCII one).
+        floor: char,
     },
     /// A hash prefix takes 1 to the digest's length in hex characters.
     HashLen {
@@ -200,11 +200,31 @@ impl Rule {
             Self::DelimiterTooHigh { .. } => {
                 "pk-codec rule delimiter-below-0x7f: the delimiter must sort below 0x7f (DEL)"
             }
+            // One message per floor: a constant's message names the case that applies.
+            Self::DelimiterFloor { floor: '=', .. } => {
+                "pk-codec rule delimiter-floor: the delimiter does not sort below `=`, which this \
+                 optional string or bytes field writes before a Some value, so a shorter value would not \
+                 sort before a longer one; use a delimiter below `=`, such as ','"
+            }
+            Self::DelimiterFloor { floor: '-', .. } => {
+                "pk-codec rule delimiter-floor: the delimiter does not sort below `-`, which this field \
+                 (an escaped string, a char or an optional signed number) can hold, so a shorter value \
+                 would not sort before a longer one; use a delimiter below `-`, such as ','"
+            }
+            Self::DelimiterFloor { floor: '0', .. } => {
+                "pk-codec rule delimiter-floor: the delimiter does not sort below `0`, which this field \
+                 (hex bytes or an optional number) can hold, so a shorter value would not sort before a \
+                 longer one; use a delimiter below `0`, such as ','"
+            }
+            Self::DelimiterFloor { floor: 'a', .. } => {
+                "pk-codec rule delimiter-floor: the delimiter does not sort below `a`, which this \
+                 descending field can hold, so a shorter value would not sort before a longer one; use a \
+                 delimiter below `a`, such as ','"
+            }
             Self::DelimiterFloor { .. } => {
-                "pk-codec rule delimiter-floor: the delimiter does not sort below a byte this field can hold \
-                 (`=` before Some of an optional string or bytes, `-` in escaped strings and signed numbers, \
-                 `0` in hex and optional numbers, `a` in descending forms), so a shorter value would not sort \
-                 before a longer one; use a lower delimiter, such as ','"
+                "pk-codec rule delimiter-floor: the delimiter does not sort below a character this field \
+                 can hold, so a shorter value would not sort before a longer one; use a lower delimiter, \
+                 such as ','"
             }
             Self::HashLen { .. } => {
                 "pk-codec rule hash-prefix-length: a hash prefix takes 1 to the digest's length in hex \
@@ -268,23 +288,18 @@ impl fmt::Display for Rule {
             ),
             Self::DelimiterAlphanumeric { delimiter } => write!(
                 f,
-                "the delimiter {:?} is a letter or digit, which field values hold; use punctuation below \
-                 `-`, such as `,` (rule {name})",
-                char::from(delimiter)
+                "the delimiter {delimiter:?} is a letter or digit, which field values hold; use punctuation below \
+                 `-`, such as `,` (rule {name})"
             ),
             Self::DelimiterTooHigh { delimiter } => write!(
                 f,
-                "the delimiter {:?} must sort below 0x7f, so that the byte after it, where key ranges end, \
-                 is ASCII (rule {name})",
-                char::from(delimiter)
+                "the delimiter {delimiter:?} must sort below 0x7f, so that the byte after it, where key ranges end, \
+                 is ASCII (rule {name})"
             ),
             Self::DelimiterFloor { delimiter, floor } => write!(
                 f,
-                "the delimiter {:?} does not sort below {:?}, which this field can hold, so a shorter value \
-                 would not sort before a longer one; use a delimiter below {:?}, such as `,` (rule {name})",
-                char::from(delimiter),
-                char::from(floor),
-                char::from(floor)
+                "the delimiter {delimiter:?} does not sort below {floor:?}, which this field can hold, so a shorter value \
+                 would not sort before a longer one; use a delimiter below {floor:?}, such as `,` (rule {name})"
             ),
             Self::HashLen { len, max } => write!(
                 f,
@@ -347,10 +362,10 @@ pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
     }
     let d = delimiter as u8;
     if d.is_ascii_alphanumeric() {
-        return Err(Rule::DelimiterAlphanumeric { delimiter: d });
+        return Err(Rule::DelimiterAlphanumeric { delimiter });
     }
     if d >= 0x7f {
-        return Err(Rule::DelimiterTooHigh { delimiter: d });
+        return Err(Rule::DelimiterTooHigh { delimiter });
     }
     Ok(d)
 }
@@ -529,9 +544,33 @@ impl FieldSpec {
     /// let name = FieldSpec::new(Kind::Str).optional();
     /// assert_eq!(name.check(b','), Ok(()));
     /// // `Some("")` is written `=`: a delimiter at or above `=` cannot order it.
-    /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: b'_', floor: b'=' }));
+    /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: '_', floor: '=' }));
     /// ```
     pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
+        if let Err(rule) = self.check_own() {
+            return Err(rule);
+        }
+        check_delimiter_floor(delimiter, self.delimiter_floor())
+    }
+
+    /// [`FieldSpec::check`] but for the delimiter: the field's own rules (width, forms). The
+    /// derive checks the delimiter apart ([`check_delimiter_floor`]), to report it on the
+    /// `delimiter` attribute.
+    ///
+    /// # Errors
+    ///
+    /// The [`Rule`] the field breaks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, Kind, Rule};
+    ///
+    /// let name = FieldSpec::new(Kind::Str).optional();
+    /// assert_eq!(name.check_own(), Ok(()));
+    /// assert_eq!(FieldSpec::new(Kind::Bytes).escaped().check_own(), Err(Rule::EscapedOnNonString));
+    /// ```
+    pub const fn check_own(&self) -> Result<(), Rule> {
         match width_range(self.kind()) {
             Some(range) => {
                 if let Err(rule) = check_int_width(self.width(), range) {
@@ -552,10 +591,39 @@ impl FieldSpec {
         if self.has_precision() && !matches!(self.kind(), Kind::Timestamp) {
             return Err(Rule::PrecisionOnNonTimestamp);
         }
-        match self.delimiter_floor() {
-            Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor { delimiter, floor }),
-            _ => Ok(()),
-        }
+        Ok(())
+    }
+}
+
+/// Checks a delimiter against the lowest byte a field can hold (`floor`, `None` for a field that
+/// never meets the delimiter): the delimiter must sort below it, so that a shorter value sorts
+/// before a longer one. Runtime layouts and the derive (for fields and spliced keys alike) call
+/// it.
+///
+/// # Errors
+///
+/// [`Rule::DelimiterFloor`].
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::Rule;
+/// use pk_codec::rules::check_delimiter_floor;
+///
+/// assert_eq!(check_delimiter_floor(b',', Some(b'-')), Ok(()));
+/// assert_eq!(check_delimiter_floor(b'.', None), Ok(()));
+/// assert_eq!(
+///     check_delimiter_floor(b'.', Some(b'-')),
+///     Err(Rule::DelimiterFloor { delimiter: '.', floor: '-' })
+/// );
+/// ```
+pub const fn check_delimiter_floor(delimiter: u8, floor: Option<u8>) -> Result<(), Rule> {
+    match floor {
+        Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor {
+            delimiter: delimiter as char,
+            floor: floor as char,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -596,7 +664,7 @@ mod tests {
         assert_eq!(check_delimiter('\0'), Ok(0));
         assert_eq!(
             check_delimiter('\x7f'),
-            Err(Rule::DelimiterTooHigh { delimiter: 0x7f })
+            Err(Rule::DelimiterTooHigh { delimiter: '\x7f' })
         );
         assert_eq!(
             check_delimiter('é'),
@@ -604,7 +672,7 @@ mod tests {
         );
         assert_eq!(
             check_delimiter('a'),
-            Err(Rule::DelimiterAlphanumeric { delimiter: b'a' })
+            Err(Rule::DelimiterAlphanumeric { delimiter: 'a' })
         );
     }
 }

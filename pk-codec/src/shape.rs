@@ -112,7 +112,7 @@ impl KeyShape {
     /// use pk_codec::{BucketBy, KeyShape, Prefix, Rule, Separator};
     ///
     /// assert_eq!(KeyShape::new(b',').check(), Ok(()));
-    /// assert_eq!(KeyShape::new(0x7f).check(), Err(Rule::DelimiterTooHigh { delimiter: 0x7f }));
+    /// assert_eq!(KeyShape::new(0x7f).check(), Err(Rule::DelimiterTooHigh { delimiter: '\x7f' }));
     /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```

@@ -279,6 +279,35 @@ impl Gen<'_, '_> {
                 }
             }
             out.extend(declared_width);
+            // The delimiter against the field's lowest byte, reported on the `delimiter`
+            // attribute (on the field without one) with the one case that applies: the panic
+            // is the generated code's own, so the error names no private function.
+            let floor = match field.form {
+                Form::Part => quote!(#krate::__private::part_floor::<#ty>(&#spec)),
+                _ => quote!(#krate::__private::delimiter_floor(&#spec)),
+            };
+            // Spanned on the attribute (on the field without one): the error points there. Only
+            // `__pk_shape`, the derive's own binding, keeps the derive's span, so that it
+            // resolves whatever macro wrote the attribute.
+            let at = self
+                .input
+                .attrs
+                .delimiter
+                .as_ref()
+                .map_or_else(|| ty.span(), |d| d.span);
+            let head = respan(
+                quote!(if let ::core::option::Option::Some(__pk_broken) =),
+                at,
+            );
+            let call = respan(quote!(#krate::__private::floor_broken), at);
+            let floor = respan(floor, at);
+            let body = respan(
+                quote!({
+                    ::core::panic!("{}", __pk_broken);
+                }),
+                at,
+            );
+            out.extend(quote!(#head #call(__pk_shape.delimiter(), #floor) #body));
         }
         out
     }
