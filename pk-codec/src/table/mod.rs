@@ -124,6 +124,7 @@ mod load;
 mod options;
 mod partition;
 mod pk_type;
+mod practices;
 mod rebalance;
 mod request;
 mod row;
@@ -156,13 +157,17 @@ pub use load::{
 };
 pub use options::{DEFAULT_SPLIT_SIZE_BYTES, TableOptions};
 pub use partition::{split_points_by_size, split_points_even};
+pub use practices::{
+    AttributeAudit, DEFAULT_PARTITION_LIMIT, Finding, FindingCode, Growth, MAX_ROW_COLUMNS,
+    TABLE_ROW_LIMIT, ValueVolume, VolumeMeter, YEAR_MS, table_findings, volume_findings,
+};
 pub use request::{
     Direction, MAX_BATCH_BYTES, MAX_BATCH_ROWS, MAX_RANGE_BYTES, MAX_RANGE_ROWS, RangeRequest,
     RangeResult, ReplayStats, RowWrite, UpdateOp,
 };
 pub use schema::{
     Attribute, AttributeValue, Cell, MAX_ATTRIBUTE_BYTES, MAX_KEY_COLUMNS, MAX_KEY_VALUE_BYTES,
-    PkColumn, PkType, PkValue, PrimaryKey, Row, Schema, check_column_name,
+    PkColumn, PkType, PkValue, PrimaryKey, Row, Schema, cell_bytes, check_column_name,
 };
 pub use store::Table;
 pub use version::{Clock, ManualClock, ReadOptions, SystemClock, TimeRange};

@@ -721,7 +721,21 @@ impl Cell {
 /// 8 for its version.
 #[inline]
 pub(crate) fn cell_size(name: &str, value: &AttributeValue) -> usize {
-    name.len() + value.size() + 8
+    cell_bytes(name, value.size())
+}
+
+/// Bytes a cell named `name` with a value of `value_bytes` bytes takes in the size accounting:
+/// its name, its value and 8 bytes of version, as the table counts it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pk_codec::table::cell_bytes("price", 4), 17);
+/// ```
+#[must_use]
+#[inline]
+pub const fn cell_bytes(name: &str, value_bytes: usize) -> usize {
+    name.len() + value_bytes + 8
 }
 
 /// A row as read: its key and its cells, ordered by column name, newest version first.

@@ -12,7 +12,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use pk_codec::table::{
-    HeatmapOptions, HotspotReport, Judge, LoadReport, PkValue, PrimaryKey, Schema, TableOptions,
+    AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, Judge, LoadReport,
+    PkColumn, PkType, PkValue, PrimaryKey, Schema, TableOptions, ValueVolume, VolumeMeter,
 };
 use pk_codec::{Layout, Value};
 
@@ -84,9 +85,34 @@ pub(crate) struct Args {
     /// Stop at the first malformed row (exit status 1).
     #[arg(long)]
     strict: bool,
-    /// Hot key values listed per design.
+    /// Hot key values listed per design, and partition-key values with the most data.
     #[arg(long, default_value_t = 5)]
     top: usize,
+    /// The attribute columns (comma-separated) checked against the practices; by default every
+    /// column that no design's key and not --time reads.
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// The data one partition-key value may hold, in bytes (the practices: 10 GB).
+    #[arg(long, default_value_t = pk_codec::table::DEFAULT_PARTITION_LIMIT, value_parser = clap::value_parser!(u64).range(1..))]
+    partition_limit: u64,
+    /// A partition-key value that crosses --partition-limit within this many days of the dump's
+    /// last time, at the dump's own rate, is a `partition-volume` finding.
+    #[arg(long, default_value_t = 365, value_parser = clap::value_parser!(u64).range(0..=365_000))]
+    horizon_days: u64,
+    /// Exit with status 2 when the report has any of these findings (comma-separated): over-2mb,
+    /// wide-row, large-text, money-as-float, split-columns, partition-volume, table-size.
+    #[arg(long, value_delimiter = ',', value_parser = finding_code)]
+    fail_on: Vec<FindingCode>,
+}
+
+/// A `--fail-on` code.
+fn finding_code(text: &str) -> Result<FindingCode, String> {
+    FindingCode::parse(text.trim()).ok_or_else(|| {
+        format!(
+            "{text:?} is not a finding; one of {}",
+            FindingCode::ALL.map(FindingCode::name).join(", ")
+        )
+    })
 }
 
 /// How a design makes a row's key.
@@ -273,10 +299,10 @@ impl<R: Read> Read for LineCapped<R> {
     }
 }
 
-/// Keys to replay: `(key, time ms, line)`, all from one file.
+/// Keys to replay: `(key, time ms, line, attribute bytes)`, all from one file.
 struct Batch {
     file: Arc<str>,
-    rows: Vec<(String, i64, u64)>,
+    rows: Vec<(String, i64, u64, u64)>,
 }
 
 /// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
@@ -294,9 +320,9 @@ struct Replay {
     judging: Judging,
     /// The rows in `(time, key)` order, with `--time`.
     spill: Option<Spill>,
-    /// Whether every row so far came in `(time, key)` order, and the last one.
+    /// Whether every row so far came in `(time, key, bytes)` order, and the last one.
     in_order: bool,
-    last: Option<(i64, String)>,
+    last: Option<(i64, String, u64)>,
     /// What a fresh judge is made of.
     options: TableOptions,
     scale: f64,
@@ -321,10 +347,25 @@ struct Judging {
     span: Option<(i64, i64)>,
     /// A key kept between writes (its buffer is refilled).
     key: Option<PrimaryKey>,
+    /// The data under each partition-key value (the largest ones), and the bytes of every row.
+    volume: VolumeMeter,
+    bytes: u64,
     /// Rows judged, over every design, for the progress bar (counted in steps), and this
     /// judge's rows counted there so far.
     progress: Arc<AtomicU64>,
     counted: u64,
+}
+
+/// Partition-key values whose data a design's [`VolumeMeter`] keeps.
+const VOLUME_VALUES: usize = 1_024;
+
+/// The judges' schema: the design's key, then a row number, so that rows sharing a key are
+/// distinct rows under one partition-key value (they add up; none overwrites another).
+fn schema() -> Result<Schema, pk_codec::table::TableError> {
+    Schema::new(vec![
+        PkColumn::new("pk", PkType::String),
+        PkColumn::new("row", PkType::Integer),
+    ])
 }
 
 /// Rows a judge judges between updates of the shared progress count.
@@ -345,7 +386,7 @@ impl Judging {
         progress: Arc<AtomicU64>,
     ) -> Result<Self, Failure> {
         Ok(Self {
-            judge: Judge::new(Schema::single_string("pk")?, options.clone())?,
+            judge: Judge::new(schema()?, options.clone())?,
             scale,
             t0: None,
             max_key: Vec::new(),
@@ -356,13 +397,17 @@ impl Judging {
             window_ms,
             span: None,
             key: None,
+            volume: VolumeMeter::new(VOLUME_VALUES),
+            bytes: 0,
             progress,
             counted: 0,
         })
     }
 
-    /// Judges one row at `ts` (before scaling), in time order.
-    fn feed(&mut self, ts: i64, key: &str) -> Result<(), String> {
+    /// Judges one row at `ts` (before scaling) holding `attribute_bytes` of attributes, in time
+    /// order. Rows of one key are distinct rows under it (a row number follows the key), so
+    /// their data adds up, as rows under one partition-key value do.
+    fn feed(&mut self, ts: i64, key: &str, attribute_bytes: u64) -> Result<(), String> {
         let t0 = *self.t0.get_or_insert(ts);
         let t = scaled(ts, t0, self.scale);
         if self.rows == 0 || key.as_bytes() > self.max_key.as_slice() {
@@ -383,20 +428,25 @@ impl Judging {
             self.window_writes.push(1);
         }
         self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        let row = i64::try_from(self.rows).unwrap_or(i64::MAX);
         let mut values = self
             .key
             .take()
             .map(PrimaryKey::into_values)
             .unwrap_or_default();
-        match values.first_mut() {
-            Some(PkValue::String(text)) => {
+        match values.as_mut_slice() {
+            [PkValue::String(text), PkValue::Integer(n)] => {
                 text.clear();
                 text.push_str(key);
+                *n = row;
             }
-            _ => values = vec![PkValue::String(key.to_owned())],
+            _ => values = vec![PkValue::String(key.to_owned()), PkValue::Integer(row)],
         }
         let pk = PrimaryKey::new(values);
-        let written = self.judge.write(&pk, 0, t);
+        let bytes = key.len() as u64 + attribute_bytes;
+        self.volume.add(key.as_bytes(), bytes);
+        self.bytes += bytes;
+        let written = self.judge.write(&pk, attribute_bytes, t);
         self.key = Some(pk);
         written.map_err(|e| format!("the table refused a key it had accepted: {e}"))
     }
@@ -406,32 +456,32 @@ impl Replay {
     /// Takes a batch: checks each key as the table would (naming its line), then judges it at
     /// once, or keeps it to judge in time order.
     fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
-        for (key, ts, line) in batch.rows {
-            let pk = PrimaryKey::from(key);
+        for (key, ts, line, bytes) in batch.rows {
+            let pk = PrimaryKey::new(vec![PkValue::String(key), PkValue::Integer(0)]);
             self.judging.judge.check_key(&pk).map_err(|e| {
                 format!(
                     "{} line {line}: the table refused the key of design {design}: {e}",
                     batch.file
                 )
             })?;
-            let Some(PkValue::String(key)) = pk.into_values().pop() else {
-                unreachable!("a string key holds one string")
+            let Some(PkValue::String(key)) = pk.into_values().into_iter().next() else {
+                unreachable!("the key's first column is a string")
             };
             let Some(spill) = &mut self.spill else {
-                self.judging.feed(ts, &key)?;
+                self.judging.feed(ts, &key, bytes)?;
                 continue;
             };
-            spill.push(ts, key.as_bytes())?;
+            spill.push(ts, key.as_bytes(), bytes)?;
             if !self.in_order {
                 continue;
             }
             let ordered = self
                 .last
                 .as_ref()
-                .is_none_or(|(t, k)| (*t, k.as_str()) <= (ts, key.as_str()));
+                .is_none_or(|(t, k, b)| (*t, k.as_str(), *b) <= (ts, key.as_str(), bytes));
             if ordered {
-                self.judging.feed(ts, &key)?;
-                self.last = Some((ts, key));
+                self.judging.feed(ts, &key, bytes)?;
+                self.last = Some((ts, key, bytes));
             } else {
                 // The spill has every row: the judge starts again from it at the end.
                 self.in_order = false;
@@ -454,9 +504,9 @@ impl Replay {
             && !self.in_order
         {
             let judging = &mut self.judging;
-            spill.drain(|t, key| {
+            spill.drain(|t, key, bytes| {
                 let key = std::str::from_utf8(key).map_err(|e| format!("a sorted run: {e}"))?;
-                judging.feed(t, key)
+                judging.feed(t, key, bytes)
             })?;
         }
         Ok(())
@@ -594,7 +644,13 @@ impl Design {
     }
 
     /// Builds the row's key and writes it at `ts`.
-    fn write(&mut self, row: &[&str], ts: i64, at: &Where<'_>) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        row: &[&str],
+        ts: i64,
+        attribute_bytes: u64,
+        at: &Where<'_>,
+    ) -> Result<(), Failure> {
         let key = match &self.source {
             Source::Line => row.first().copied().unwrap_or_default().to_owned(),
             Source::Column(_) => row[self.columns[0]].to_owned(),
@@ -651,7 +707,7 @@ impl Design {
             self.flush()?;
             self.batch.file = Arc::from(at.file);
         }
-        self.batch.rows.push((key, ts, at.line));
+        self.batch.rows.push((key, ts, at.line, attribute_bytes));
         if self.batch.rows.len() >= BATCH {
             self.flush()?;
         }
@@ -790,6 +846,11 @@ struct Outcome {
     fair: f64,
     /// The load replayed (the same rows for every design).
     load: LoadFigures,
+    /// The dump's rows, bytes and span (the same for every design).
+    growth: Growth,
+    /// The partition-key values with the most data, and the design's volume findings.
+    top_values: Vec<ValueVolume>,
+    findings: Vec<Finding>,
     diagnostics: Vec<String>,
     /// The heatmap SVG, when --svg asked for one.
     svg: Option<Result<String, pk_codec::table::TableError>>,
@@ -813,6 +874,22 @@ impl Design {
         let model = replay.judge.report();
         let fair = fair_share(&hot, args.split_ops);
         let load = LoadFigures::of(&replay, args);
+        let growth = Growth {
+            rows: replay.rows,
+            bytes: replay.bytes,
+            span_ms: load.last_ms.saturating_sub(load.first_ms),
+        };
+        let horizon_ms = i64::try_from(args.horizon_days)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(86_400_000);
+        let findings = pk_codec::table::volume_findings(
+            &self.name,
+            &replay.volume,
+            &growth,
+            args.partition_limit,
+            horizon_ms,
+        );
+        let top_values = replay.volume.top(args.top);
         let efficiency = model
             .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
             .efficiency;
@@ -888,6 +965,9 @@ impl Design {
             efficiency,
             fair,
             load,
+            growth,
+            top_values,
+            findings,
             diagnostics: d,
         })
     }
@@ -1108,6 +1188,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     });
     let mut st = State {
         designs,
+        audit: None,
+        attribute_columns: None,
         totals: Totals::default(),
         last_ts: i64::MIN,
         done_bytes: 0,
@@ -1189,6 +1271,29 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 .collect();
             used.sort_unstable();
             used.dedup();
+            // The attribute columns: --columns, or every column that no key and not --time
+            // reads; every file must have the first one's.
+            let indices: Vec<usize> = match &args.columns {
+                Some(chosen) => chosen
+                    .iter()
+                    .map(|c| column(&header, c.trim(), "named by --columns", &name))
+                    .collect::<Result<_, _>>()?,
+                None => (0..header.len()).filter(|i| !used.contains(i)).collect(),
+            };
+            let names: Vec<String> = indices.iter().map(|&i| header[i].clone()).collect();
+            match &st.audit {
+                Some(audit) if !audit.columns().eq(names.iter().map(String::as_str)) => {
+                    return Err(format!(
+                        "{name} line 1: its attribute columns ({}) are not the first file's ({}); name them with --columns",
+                        names.join(", "),
+                        audit.columns().collect::<Vec<_>>().join(", ")
+                    )
+                    .into());
+                }
+                Some(_) => {}
+                None => st.audit = Some(AttributeAudit::new(names)),
+            }
+            st.attribute_columns = Some(indices);
             let mut record = csv::StringRecord::new();
             let mut last_line = 1;
             // The last record read, if a field of it runs on to the end of the file (see below).
@@ -1324,13 +1429,23 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         .into_iter()
         .map(|d| d.finish(args))
         .collect::<Result<_, _>>()?;
+    // The findings of the whole table: its attribute columns and its size, then each design's.
+    let mut findings = st
+        .audit
+        .as_ref()
+        .map(AttributeAudit::findings)
+        .unwrap_or_default();
+    if let Some(first) = outcomes.first() {
+        findings.extend(pk_codec::table::table_findings(&first.growth));
+    }
+    findings.extend(outcomes.iter().flat_map(|o| o.findings.iter().cloned()));
     if let Some(dir) = &args.svg {
         write_svgs(dir, &outcomes)?;
     }
     if args.json {
-        crate::out_line(json(&outcomes, &totals, args))?;
+        crate::out_line(json(&outcomes, &totals, &findings, args))?;
     } else {
-        crate::out_text(&text(&outcomes, args))?;
+        crate::out_text(&text(&outcomes, &findings, args))?;
     }
     crate::note(format_args!(
         "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
@@ -1348,6 +1463,20 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             String::new()
         }
     ));
+    let mut failed = Vec::new();
+    let gated: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| args.fail_on.contains(&f.code))
+        .collect();
+    if !gated.is_empty() {
+        let mut codes: Vec<&str> = gated.iter().map(|f| f.code.name()).collect();
+        codes.dedup();
+        failed.push(format!(
+            "findings named by --fail-on: {} ({} in all)",
+            codes.join(", "),
+            gated.len()
+        ));
+    }
     if let Some(t) = args.fail_above {
         let hot: Vec<String> = outcomes
             .iter()
@@ -1363,22 +1492,29 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             })
             .collect();
         if !hot.is_empty() {
-            return Err(Failure {
-                message: format!(
-                    "hotter than --fail-above {:.1}%, with writes concentrated where splits cannot spread them: {}",
-                    t * 100.0,
-                    hot.join(", ")
-                ),
-                status: 2,
-            });
+            failed.push(format!(
+                "hotter than --fail-above {:.1}%, with writes concentrated where splits cannot spread them: {}",
+                t * 100.0,
+                hot.join(", ")
+            ));
         }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure {
+            message: failed.join("; "),
+            status: 2,
+        })
+    }
 }
 
 /// The state of a run.
 struct State {
     designs: Vec<Design>,
+    /// The attribute columns' audit (CSV dumps), and the columns' indices in the current file.
+    audit: Option<AttributeAudit>,
+    attribute_columns: Option<Vec<usize>>,
     totals: Totals,
     last_ts: i64,
     done_bytes: u64,
@@ -1424,8 +1560,16 @@ fn on_row(
         st.totals.out_of_order += 1;
     }
     st.last_ts = ts;
+    let attribute_bytes = match (&mut st.audit, &st.attribute_columns) {
+        (Some(audit), Some(columns)) => {
+            let values: Vec<&str> = columns.iter().map(|&c| row[c]).collect();
+            audit.add_row(at.line, &values);
+            audit.row_bytes(&values)
+        }
+        _ => 0,
+    };
     for d in &mut st.designs {
-        d.write(row, ts, at)?;
+        d.write(row, ts, attribute_bytes, at)?;
     }
     st.totals.rows += 1;
     if let Some(b) = &st.bar
@@ -1514,7 +1658,101 @@ fn load_text(load: &LoadFigures, args: &Args) -> String {
     s
 }
 
-fn text(outcomes: &[Outcome], args: &Args) -> String {
+/// The table's size, the data under the partition-key values, and every finding.
+#[allow(clippy::cast_precision_loss)]
+fn practices_text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
+    let mut s = String::new();
+    let Some(first) = outcomes.first() else {
+        return s;
+    };
+    let g = &first.growth;
+    let _ = write!(
+        s,
+        "\ntable: {} rows, {} bytes (keys and attributes) over {}",
+        g.rows,
+        g.bytes,
+        span_text(g.span_ms)
+    );
+    for years in [1.0, 3.0, 5.0] {
+        if let Some((rows, bytes)) = g.projected(years) {
+            let _ = write!(
+                s,
+                "; in {years:.0} year(s) at this rate: {rows} rows, {bytes} bytes"
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nrows sharing a key value are distinct rows under it: their data adds up under that value"
+    );
+    let _ = writeln!(
+        s,
+        "\npartition-key values with the most data (the line: {} bytes a value):",
+        args.partition_limit
+    );
+    for o in outcomes {
+        let _ = writeln!(s, "  {}:", o.name);
+        for v in &o.top_values {
+            let crossing = match g.value_crossing(v, args.partition_limit) {
+                Some(0) => "over the line".to_owned(),
+                Some(ms) => format!(
+                    "crosses the line {} ({:.0} days after the dump's last time)",
+                    pk_codec::table::utc(
+                        g.span_ms
+                            .saturating_add(first.load.first_ms)
+                            .saturating_add(ms)
+                    ),
+                    ms as f64 / 86_400_000.0
+                ),
+                None => "no growth to project (one row, or no time span)".to_owned(),
+            };
+            let bound = if v.missed > 0 {
+                format!(" (up to {} more)", v.missed)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "    {:?}  {} bytes{bound} in {} rows; {crossing}",
+                String::from_utf8_lossy(&v.value),
+                v.bytes,
+                v.rows
+            );
+        }
+    }
+    if findings.is_empty() {
+        let _ = writeln!(s, "\nfindings: none");
+    } else {
+        let _ = writeln!(s, "\nfindings:");
+    }
+    for f in findings {
+        let mut at = Vec::new();
+        if let Some(d) = &f.design {
+            at.push(format!("design {d}"));
+        }
+        if let Some(c) = &f.column {
+            at.push(format!("column {c:?}"));
+        }
+        if let Some(l) = f.example_line {
+            at.push(format!("e.g. line {l}"));
+        }
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", at.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "  - {}{at}: {}; fix: {}",
+            f.code.name(),
+            f.message,
+            f.fix
+        );
+    }
+    s
+}
+
+fn text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
     let width = outcomes
         .iter()
         .map(|o| o.name.chars().count())
@@ -1585,6 +1823,7 @@ fn text(outcomes: &[Outcome], args: &Args) -> String {
             let _ = writeln!(s, "  - {d}");
         }
     }
+    s.push_str(&practices_text(outcomes, findings, args));
     s
 }
 
@@ -1603,7 +1842,7 @@ fn load_json(load: &LoadFigures) -> serde_json::Value {
     })
 }
 
-fn outcome_json(o: &Outcome, fail_above: Option<f64>) -> serde_json::Value {
+fn outcome_json(o: &Outcome, fail_above: Option<f64>, partition_limit: u64) -> serde_json::Value {
     serde_json::json!({
         "design": o.name,
         "rows": o.hot.writes,
@@ -1622,16 +1861,47 @@ fn outcome_json(o: &Outcome, fail_above: Option<f64>) -> serde_json::Value {
         "windows": o.hot.windows,
         "warmup_windows": o.hot.warmup_windows,
         "hot_key_values": o.model.hot_key_values,
+        "top_values": o.top_values.iter().map(|v| serde_json::json!({
+            "value": String::from_utf8_lossy(&v.value),
+            "bytes": v.bytes,
+            "rows": v.rows,
+            "missed": v.missed,
+            "crossing_ms_after_end": o.growth.value_crossing(v, partition_limit),
+        })).collect::<Vec<_>>(),
         "diagnostics": o.diagnostics,
     })
 }
 
-fn json(outcomes: &[Outcome], totals: &Totals, args: &Args) -> serde_json::Value {
+fn json(
+    outcomes: &[Outcome],
+    totals: &Totals,
+    findings: &[Finding],
+    args: &Args,
+) -> serde_json::Value {
     let load = outcomes.first().map(|o| load_json(&o.load));
+    let table = outcomes.first().map(|o| {
+        let g = &o.growth;
+        let projected: Vec<serde_json::Value> = [1u8, 3, 5]
+            .into_iter()
+            .filter_map(|y| {
+                let (rows, bytes) = g.projected(f64::from(y))?;
+                Some(serde_json::json!({"years": y, "rows": rows, "bytes": bytes}))
+            })
+            .collect();
+        serde_json::json!({
+            "rows": g.rows,
+            "bytes": g.bytes,
+            "span_ms": g.span_ms,
+            "projected": projected,
+        })
+    });
+    let findings = serde_json::to_value(findings).unwrap_or_default();
     if let [one] = outcomes {
-        let mut v = outcome_json(one, args.fail_above);
+        let mut v = outcome_json(one, args.fail_above, args.partition_limit);
         v["malformed_rows"] = totals.malformed.into();
         v["load"] = load.unwrap_or_default();
+        v["table"] = table.unwrap_or_default();
+        v["findings"] = findings;
         return v;
     }
     let hottest = outcomes
@@ -1643,7 +1913,9 @@ fn json(outcomes: &[Outcome], totals: &Totals, args: &Args) -> serde_json::Value
         "rows": totals.rows,
         "malformed_rows": totals.malformed,
         "load": load,
-        "designs": outcomes.iter().map(|o| outcome_json(o, args.fail_above)).collect::<Vec<_>>(),
+        "table": table,
+        "findings": findings,
+        "designs": outcomes.iter().map(|o| outcome_json(o, args.fail_above, args.partition_limit)).collect::<Vec<_>>(),
     })
 }
 

@@ -83,7 +83,22 @@ enum Command {
         n: usize,
     },
     /// Replays a dump of keys or rows into the table model under one or more key designs and
-    /// reports how hot each runs.
+    /// reports how hot each runs, and checks the table-design practices on the dump's rows.
+    ///
+    /// Findings (each names the column or design, an example line and the practices' fix; gate
+    /// on them with --fail-on CODE,...):
+    ///
+    /// over-2mb: a value over the store's 2 MB limit, which the store refuses.
+    /// wide-row: rows with more than 10,000 attribute columns.
+    /// large-text: a text column averaging 1 KB or more, with a compression estimate.
+    /// money-as-float: decimals that look like money (two fractional digits, or a name such as
+    /// price, amount, cost or fee; the message says which), to store as a Long of cents.
+    /// split-columns: a column averaging 10 times the others together (1 KB at least), to move
+    /// to a second table.
+    /// partition-volume: a partition-key value whose data crosses --partition-limit (10 GB)
+    /// within --horizon-days (365) at the dump's own rate, with the date.
+    /// table-size: a table past 20 billion rows within five years at the dump's rate.
+    #[command(verbatim_doc_comment)]
     Analyze(analyze::Args),
 }
 

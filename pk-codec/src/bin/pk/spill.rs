@@ -1,8 +1,8 @@
 //! Rows put in time order in bounded memory: `pk analyze --time` replays a dump in the order of
-//! its times (ties by key), whatever the order of its lines, so that its report does not depend
-//! on how the dump was exported.
+//! its times (ties by key, then by the row's bytes), whatever the order of its lines, so that its
+//! report does not depend on how the dump was exported.
 //!
-//! Rows gather in memory up to a byte budget, are sorted by `(time, key)` and, when more rows
+//! Rows gather in memory up to a byte budget, are sorted by `(time, key, bytes)` and, when more rows
 //! follow, written to an anonymous temporary file as a sorted run; at the end the runs are
 //! merged. Memory: the budget, plus a read buffer per run.
 
@@ -18,16 +18,19 @@ const RUN_BUFFER: usize = 64 << 10;
 pub(crate) struct Spill {
     /// The keys of the rows in memory, one after the other.
     keys: Vec<u8>,
-    /// `(time, start, length)` of each row in memory.
-    rows: Vec<(i64, u32, u32)>,
+    /// `(time, start, length, bytes)` of each row in memory.
+    rows: Vec<Row>,
     budget: usize,
     runs: Vec<File>,
     /// Rows pushed in all.
     pushed: u64,
 }
 
+/// A row in memory: its time, where its key is, and the bytes it stands for.
+type Row = (i64, u32, u32, u64);
+
 /// Bytes a row in memory takes besides its key.
-const ROW_BYTES: usize = std::mem::size_of::<(i64, u32, u32)>();
+const ROW_BYTES: usize = std::mem::size_of::<Row>();
 
 impl Spill {
     /// A spill that keeps about `budget` bytes of rows in memory (at least 1 MiB).
@@ -52,7 +55,7 @@ impl Spill {
     /// # Errors
     ///
     /// When a run cannot be written to the temporary directory.
-    pub(crate) fn push(&mut self, time: i64, key: &[u8]) -> Result<(), String> {
+    pub(crate) fn push(&mut self, time: i64, key: &[u8], bytes: u64) -> Result<(), String> {
         if self.keys.len() + key.len() > u32::MAX as usize
             || self.keys.len() + self.rows.len() * ROW_BYTES + key.len() + ROW_BYTES > self.budget
         {
@@ -61,17 +64,20 @@ impl Spill {
         let start = u32::try_from(self.keys.len()).map_err(|_| "a run past 4 GiB")?;
         let len = u32::try_from(key.len()).map_err(|_| "a key past 4 GiB")?;
         self.keys.extend_from_slice(key);
-        self.rows.push((time, start, len));
+        self.rows.push((time, start, len, bytes));
         self.pushed += 1;
         Ok(())
     }
 
-    /// Sorts the rows in memory by `(time, key)`.
+    /// Sorts the rows in memory by `(time, key, bytes)`.
     fn sort(&mut self) {
         let keys = &self.keys;
-        let key = |&(_, s, l): &(i64, u32, u32)| &keys[s as usize..(s + l) as usize];
-        self.rows
-            .sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a).cmp(key(b))));
+        let key = |&(_, s, l, _): &Row| &keys[s as usize..(s + l) as usize];
+        self.rows.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| key(a).cmp(key(b)))
+                .then(a.3.cmp(&b.3))
+        });
     }
 
     /// Writes the rows in memory, sorted, as a run to a temporary file.
@@ -88,8 +94,9 @@ impl Spill {
         };
         let file = tempfile::tempfile().map_err(why)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        for &(t, s, l) in &self.rows {
+        for &(t, s, l, b) in &self.rows {
             out.write_all(&t.to_le_bytes()).map_err(why)?;
+            out.write_all(&b.to_le_bytes()).map_err(why)?;
             out.write_all(&l.to_le_bytes()).map_err(why)?;
             out.write_all(&self.keys[s as usize..(s + l) as usize])
                 .map_err(why)?;
@@ -102,19 +109,19 @@ impl Spill {
         Ok(())
     }
 
-    /// Calls `each` with every row in `(time, key)` order.
+    /// Calls `each` with every row (time, key, bytes) in `(time, key, bytes)` order.
     ///
     /// # Errors
     ///
     /// When a run cannot be written or read back, or `each` fails.
     pub(crate) fn drain(
         mut self,
-        mut each: impl FnMut(i64, &[u8]) -> Result<(), String>,
+        mut each: impl FnMut(i64, &[u8], u64) -> Result<(), String>,
     ) -> Result<(), String> {
         if self.runs.is_empty() {
             self.sort();
-            for &(t, s, l) in &self.rows {
-                each(t, &self.keys[s as usize..(s + l) as usize])?;
+            for &(t, s, l, b) in &self.rows {
+                each(t, &self.keys[s as usize..(s + l) as usize], b)?;
             }
             return Ok(());
         }
@@ -131,8 +138,8 @@ impl Spill {
             // Each batch in order; a failure of `each` stops the merge (its sends then fail).
             let mut consumed = Ok(());
             for batch in rx.iter() {
-                for &(t, start, len) in &batch.rows {
-                    consumed = each(t, &batch.keys[start as usize..(start + len) as usize]);
+                for &(t, start, len, b) in &batch.rows {
+                    consumed = each(t, &batch.keys[start as usize..(start + len) as usize], b);
                     if consumed.is_err() {
                         break;
                     }
@@ -153,14 +160,14 @@ impl Spill {
 /// Rows handed from the merge to the caller at once.
 const MERGED_ROWS: usize = 8_192;
 
-/// A batch of merged rows: keys one after the other, and `(time, start, length)` of each.
+/// A batch of merged rows: keys one after the other, and `(time, start, length, bytes)` of each.
 #[derive(Default)]
 struct Merged {
     keys: Vec<u8>,
-    rows: Vec<(i64, u32, u32)>,
+    rows: Vec<Row>,
 }
 
-/// Merges sorted runs into batches sent to `tx`, in `(time, key)` order; stops quietly when
+/// Merges sorted runs into batches sent to `tx`, in `(time, key, bytes)` order; stops quietly when
 /// the receiver is gone.
 fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<(), String> {
     let why = |e: std::io::Error| format!("cannot read back a sorted run: {e}");
@@ -170,17 +177,17 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
         .collect();
     let mut heap = BinaryHeap::with_capacity(readers.len());
     for (i, r) in readers.iter_mut().enumerate() {
-        if let Some((t, key)) = read_row(r, Vec::new()).map_err(why)? {
-            heap.push(Reverse((t, key, i)));
+        if let Some((t, key, b)) = read_row(r, Vec::new()).map_err(why)? {
+            heap.push(Reverse((t, key, b, i)));
         }
     }
     let mut batch = Merged::default();
-    while let Some(Reverse((t, key, i))) = heap.pop() {
+    while let Some(Reverse((t, key, b, i))) = heap.pop() {
         let start = u32::try_from(batch.keys.len()).map_err(|_| "a merged batch past 4 GiB")?;
         batch.keys.extend_from_slice(&key);
-        batch.rows.push((t, start, key.len() as u32));
-        if let Some((t, key)) = read_row(&mut readers[i], key).map_err(why)? {
-            heap.push(Reverse((t, key, i)));
+        batch.rows.push((t, start, key.len() as u32, b));
+        if let Some((t, key, b)) = read_row(&mut readers[i], key).map_err(why)? {
+            heap.push(Reverse((t, key, b, i)));
         }
         if batch.rows.len() == MERGED_ROWS && tx.send(std::mem::take(&mut batch)).is_err() {
             return Ok(());
@@ -193,26 +200,27 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
 }
 
 /// The next row of a run, read into `key`'s buffer; `None` at the end of the run.
-fn read_row(r: &mut impl Read, mut key: Vec<u8>) -> std::io::Result<Option<(i64, Vec<u8>)>> {
-    let mut head = [0u8; 12];
+fn read_row(r: &mut impl Read, mut key: Vec<u8>) -> std::io::Result<Option<(i64, Vec<u8>, u64)>> {
+    let mut head = [0u8; 20];
     match r.read_exact(&mut head) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
     let t = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-    let len = u32::from_le_bytes(head[8..].try_into().expect("4 bytes")) as usize;
+    let b = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+    let len = u32::from_le_bytes(head[16..].try_into().expect("4 bytes")) as usize;
     key.clear();
     key.resize(len, 0);
     r.read_exact(&mut key)?;
-    Ok(Some((t, key)))
+    Ok(Some((t, key, b)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Rows come out in `(time, key)` order whether they stayed in memory or went through
+    /// Rows come out in `(time, key, bytes)` order whether they stayed in memory or went through
     /// many runs.
     #[test]
     fn rows_come_out_sorted_through_runs() {
@@ -223,27 +231,27 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             next >> 33
         };
-        let rows: Vec<(i64, Vec<u8>)> = (0..200_000)
+        let rows: Vec<(i64, Vec<u8>, u64)> = (0..200_000)
             .map(|_| {
                 let t = (draw() % 1_000) as i64 - 500;
                 let key = format!("k{}", draw() % 5_000).into_bytes();
-                (t, key)
+                (t, key, draw() % 3)
             })
             .collect();
         let mut expected = rows.clone();
         expected.sort();
         for budget in [0, usize::MAX] {
             let mut spill = Spill::new(budget);
-            for (t, k) in &rows {
-                spill.push(*t, k).unwrap();
+            for (t, k, b) in &rows {
+                spill.push(*t, k, *b).unwrap();
             }
             assert_eq!(spill.len(), rows.len() as u64);
             let spilled = !spill.runs.is_empty();
             assert_eq!(spilled, budget == 0, "budget {budget}");
             let mut got = Vec::new();
             spill
-                .drain(|t, k| {
-                    got.push((t, k.to_vec()));
+                .drain(|t, k, b| {
+                    got.push((t, k.to_vec(), b));
                     Ok(())
                 })
                 .unwrap();
