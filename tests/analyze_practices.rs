@@ -20,6 +20,23 @@ fn json(out: &std::process::Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
 }
 
+/// `pk analyze FILE --time ts --design 'id: u32 width=4'`: the arguments most tests share.
+fn base(file: &str) -> Vec<&str> {
+    vec![
+        "analyze",
+        file,
+        "--time",
+        "ts",
+        "--design",
+        "id: u32 width=4",
+    ]
+}
+
+/// [`base`] with `extra` and `--json`: the JSON report.
+fn analyze_json(file: &str, extra: &[&str]) -> serde_json::Value {
+    json(&pk(&[&base(file)[..], extra, &["--json"]].concat()))
+}
+
 fn findings<'a>(v: &'a serde_json::Value, code: &str) -> Vec<&'a serde_json::Value> {
     v["findings"]
         .as_array()
@@ -44,14 +61,7 @@ fn a_value_over_2mb_is_named_with_its_line_and_column() {
         let _ = writeln!(body, "{i},{},{photo},n", 1_700_000_000_000 + i * 1_000);
     }
     let file = write(&dir, "photos.csv", &body);
-    let base = [
-        "analyze",
-        &file,
-        "--time",
-        "ts",
-        "--design",
-        "id: u32 width=4",
-    ];
+    let base = base(&file);
     let out = pk(&[&base[..], &["--json"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);
@@ -106,17 +116,7 @@ fn money_held_as_floating_point_is_named_with_the_signal() {
         );
     }
     let file = write(&dir, "orders.csv", &body);
-    let out = pk(&[
-        "analyze",
-        &file,
-        "--time",
-        "ts",
-        "--design",
-        "id: u32 width=4",
-        "--json",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v = json(&out);
+    let v = analyze_json(&file, &[]);
     let money = findings(&v, "money-as-float");
     let columns: Vec<&str> = money
         .iter()
@@ -224,15 +224,7 @@ fn large_text_wide_rows_and_table_size_are_named() {
         let _ = writeln!(body, "{i},{},{text},t", 1_700_000_000_000 + i);
     }
     let file = write(&dir, "posts.csv", &body);
-    let v = json(&pk(&[
-        "analyze",
-        &file,
-        "--time",
-        "ts",
-        "--design",
-        "id: u32 width=4",
-        "--json",
-    ]));
+    let v = analyze_json(&file, &[]);
     let text = findings(&v, "large-text");
     assert_eq!(text.len(), 1, "{v}");
     // Sixteen letters drawn evenly: 4 bits of 8, about half the size.
@@ -255,15 +247,7 @@ fn large_text_wide_rows_and_table_size_are_named() {
         );
     }
     let file = write(&dir, "wide.csv", &wide);
-    let v = json(&pk(&[
-        "analyze",
-        &file,
-        "--time",
-        "ts",
-        "--design",
-        "id: u32 width=4",
-        "--json",
-    ]));
+    let v = analyze_json(&file, &[]);
     let wide = findings(&v, "wide-row");
     assert_eq!(wide.len(), 1, "{v}");
     assert_eq!(wide[0]["example_line"], 2);
@@ -279,31 +263,10 @@ fn columns_chooses_what_is_checked() {
         let _ = writeln!(body, "{i},{},{}.99,n", 1_700_000_000_000 + i * 1_000, i);
     }
     let file = write(&dir, "prices.csv", &body);
-    let run = |columns: &str| {
-        json(&pk(&[
-            "analyze",
-            &file,
-            "--time",
-            "ts",
-            "--design",
-            "id: u32 width=4",
-            "--columns",
-            columns,
-            "--json",
-        ]))
-    };
+    let run = |columns: &str| analyze_json(&file, &["--columns", columns]);
     assert_eq!(findings(&run("price,note"), "money-as-float").len(), 1);
     assert!(findings(&run("note"), "money-as-float").is_empty());
-    let missing = pk(&[
-        "analyze",
-        &file,
-        "--time",
-        "ts",
-        "--design",
-        "id: u32 width=4",
-        "--columns",
-        "cost",
-    ]);
+    let missing = pk(&[&base(&file)[..], &["--columns", "cost"]].concat());
     assert_eq!(missing.status.code(), Some(1));
     assert!(
         stderr(&missing).contains("no column \"cost\""),
