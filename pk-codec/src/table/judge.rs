@@ -363,6 +363,15 @@ impl Judge {
         self.parts.len()
     }
 
+    /// Checks a partition-key value as the table does (its type and size), without a key.
+    ///
+    /// # Errors
+    ///
+    /// The table's error for a value it refuses.
+    pub fn check_partition_value(&self, value: &PkValue) -> Result<(), TableError> {
+        self.schema.check_partition_value(value)
+    }
+
     /// Checks a key as the table does before writing it.
     ///
     /// # Errors

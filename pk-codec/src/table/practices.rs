@@ -256,7 +256,8 @@ fn money_name(name: &str) -> Option<&'static str> {
 ///
 /// let mut audit = AttributeAudit::new(vec!["price".into(), "note".into()]);
 /// for (i, price) in ["5.32", "10.00", "7.99"].into_iter().enumerate() {
-///     audit.add_row(i as u64 + 2, &[price, "ok"]);
+///     let bytes = audit.add_row(i as u64 + 2, [price, "ok"]);
+///     assert_eq!(bytes, (5 + price.len() + 8 + 4 + 2 + 8) as u64);
 /// }
 /// let findings = audit.findings();
 /// let money = findings.iter().find(|f| f.code == FindingCode::MoneyAsFloat).unwrap();
@@ -294,27 +295,25 @@ impl AttributeAudit {
         self.columns.iter().map(|c| c.name.as_str())
     }
 
-    /// Counts one row: its attribute values, in the order of the columns (values past them are
-    /// counted toward the row's width only), found at `line`.
-    pub fn add_row(&mut self, line: u64, values: &[&str]) {
+    /// Counts one row found at `line`: its attribute values, in the order of the columns
+    /// (values past them count toward the row's width only). Returns the bytes the row's
+    /// attributes take in the size accounting ([`cell_bytes`] of each).
+    pub fn add_row<'v>(&mut self, line: u64, values: impl IntoIterator<Item = &'v str>) -> u64 {
         self.rows += 1;
-        if values.len() > self.widest {
-            self.widest = values.len();
+        let mut columns = self.columns.iter_mut();
+        let (mut width, mut bytes) = (0, 0u64);
+        for v in values {
+            width += 1;
+            if let Some(c) = columns.next() {
+                c.add(v, line);
+                bytes += cell_bytes(&c.name, v.len()) as u64;
+            }
+        }
+        if width > self.widest {
+            self.widest = width;
             self.widest_line = Some(line);
         }
-        for (c, v) in self.columns.iter_mut().zip(values) {
-            c.add(v, line);
-        }
-    }
-
-    /// The bytes a row's attributes take in the size accounting ([`cell_bytes`] of each).
-    #[must_use]
-    pub fn row_bytes(&self, values: &[&str]) -> u64 {
-        self.columns
-            .iter()
-            .zip(values)
-            .map(|(c, v)| cell_bytes(&c.name, v.len()) as u64)
-            .sum()
+        bytes
     }
 
     /// Rows counted.
@@ -445,6 +444,14 @@ struct Held {
     rows: u64,
     /// What the value may have held before it was kept (an under-count bound).
     missed: u64,
+    /// A fixed hash of the value: the cheap tie-break between values of one weight.
+    hash: u64,
+}
+
+impl Held {
+    const fn weight(&self) -> u64 {
+        self.bytes + self.missed
+    }
 }
 
 /// The partition-key values holding the most data, in bounded memory: a weighted lossy count.
@@ -520,6 +527,7 @@ impl VolumeMeter {
                 bytes,
                 rows: 1,
                 missed: self.floor,
+                hash: xxhash_rust::xxh3::xxh3_64(value),
             },
         );
         if self.held.len() >= 2 * self.capacity {
@@ -527,19 +535,20 @@ impl VolumeMeter {
         }
     }
 
-    /// Keeps the `capacity` values of the largest weights (ties by value, so that the same
-    /// rows in the same order keep the same values), and raises the floor to the largest weight
-    /// dropped.
+    /// Keeps the `capacity` values of the largest weights (ties by a fixed hash of the value,
+    /// then by the value, so that the same rows in the same order keep the same values), and
+    /// raises the floor to the largest weight dropped. Linear in the values held.
     #[cold]
     fn shed(&mut self) {
         let mut all: Vec<(Box<[u8]>, Held)> = self.held.drain().collect();
-        all.sort_by(|a, b| {
-            (b.1.bytes + b.1.missed)
-                .cmp(&(a.1.bytes + a.1.missed))
+        all.select_nth_unstable_by(self.capacity, |a, b| {
+            b.1.weight()
+                .cmp(&a.1.weight())
+                .then(a.1.hash.cmp(&b.1.hash))
                 .then_with(|| a.0.cmp(&b.0))
         });
         for (_, h) in all.drain(self.capacity..) {
-            self.floor = self.floor.max(h.bytes + h.missed);
+            self.floor = self.floor.max(h.weight());
         }
         self.held.extend(all);
     }

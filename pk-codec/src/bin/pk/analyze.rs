@@ -457,15 +457,19 @@ impl Replay {
     /// once, or keeps it to judge in time order.
     fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
         for (key, ts, line, bytes) in batch.rows {
-            let pk = PrimaryKey::new(vec![PkValue::String(key), PkValue::Integer(0)]);
-            self.judging.judge.check_key(&pk).map_err(|e| {
-                format!(
-                    "{} line {line}: the table refused the key of design {design}: {e}",
-                    batch.file
-                )
-            })?;
-            let Some(PkValue::String(key)) = pk.into_values().into_iter().next() else {
-                unreachable!("the key's first column is a string")
+            // The row number the judge adds is an integer the table always takes.
+            let value = PkValue::String(key);
+            self.judging
+                .judge
+                .check_partition_value(&value)
+                .map_err(|e| {
+                    format!(
+                        "{} line {line}: the table refused the key of design {design}: {e}",
+                        batch.file
+                    )
+                })?;
+            let PkValue::String(key) = value else {
+                unreachable!("made a string above")
             };
             let Some(spill) = &mut self.spill else {
                 self.judging.feed(ts, &key, bytes)?;
@@ -1561,11 +1565,7 @@ fn on_row(
     }
     st.last_ts = ts;
     let attribute_bytes = match (&mut st.audit, &st.attribute_columns) {
-        (Some(audit), Some(columns)) => {
-            let values: Vec<&str> = columns.iter().map(|&c| row[c]).collect();
-            audit.add_row(at.line, &values);
-            audit.row_bytes(&values)
-        }
+        (Some(audit), Some(columns)) => audit.add_row(at.line, columns.iter().map(|&c| row[c])),
         _ => 0,
     };
     for d in &mut st.designs {
