@@ -46,6 +46,26 @@ pub(crate) const fn u64_limit(digits: u8) -> u64 {
     }
 }
 
+/// The smallest and largest values an integer field holds: those of its type (`bits` bits,
+/// `signed` or not) that `width` characters can write (see the module docs: `10^w - 1` unsigned,
+/// `-10^(w-1)` to `10^(w-1) - 1` signed). No key holds a value outside them.
+#[must_use]
+pub(crate) fn int_limits(signed: bool, bits: u8, width: u8) -> (i128, u128) {
+    let shift = 128 - u32::from(bits.clamp(1, 128));
+    // 10^digits, or `None` past `u128` (every value of the type fits).
+    let pow10 = |digits: u8| 10u128.checked_pow(u32::from(digits));
+    if signed {
+        let (type_min, type_max) = (i128::MIN >> shift, i128::MAX >> shift);
+        match pow10(width.saturating_sub(1)).and_then(|p| i128::try_from(p).ok()) {
+            Some(p) => (type_min.max(-p), type_max.min(p - 1) as u128),
+            None => (type_min, type_max as u128),
+        }
+    } else {
+        let type_max = u128::MAX >> shift;
+        (0, pow10(width).map_or(type_max, |p| type_max.min(p - 1)))
+    }
+}
+
 #[inline]
 fn fits_u128(v: u128, digits: u8) -> bool {
     if digits >= 39 {
@@ -563,6 +583,16 @@ mod tests {
         let mut s = String::new();
         write_i64(&mut s, v, w, desc, "f").unwrap();
         s
+    }
+
+    #[test]
+    fn int_limits_are_the_type_within_the_width() {
+        assert_eq!(int_limits(false, 8, 3), (0, 255));
+        assert_eq!(int_limits(false, 64, 2), (0, 99));
+        assert_eq!(int_limits(false, 128, 39), (0, u128::MAX));
+        assert_eq!(int_limits(true, 8, 4), (-128, 127));
+        assert_eq!(int_limits(true, 32, 3), (-100, 99));
+        assert_eq!(int_limits(true, 128, 40), (i128::MIN, i128::MAX as u128));
     }
 
     #[test]

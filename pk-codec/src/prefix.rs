@@ -3,13 +3,16 @@
 //! ranges, and the k-way merge that reads the buckets back in order.
 
 use std::cmp::Ordering;
+use std::ops::{Bound, Range};
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::field_spec::{FieldSpec, Kind};
 use crate::hash::HashAlg;
 use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::num;
 use crate::rules::{MAX_BUCKETS, Rule};
 
 /// The most split points [`KeyShape::split_points`](crate::KeyShape::split_points) makes.
@@ -78,6 +81,234 @@ impl BucketSeed {
         }
         // Counted past the end so that the shape can refuse too many spans.
         self.span_count += 1;
+    }
+}
+
+/// What a range read fixes of the fields a key's prefix is computed from, gathered by
+/// [`RangeBuilder`](crate::RangeBuilder) while it writes the read's equality fields: their
+/// bucket seed (a modulo bucket's value, the spans of hashed fields, as a key's seed holds them),
+/// where in their text the fields a hash covers end once every one of them is given, and the
+/// values the read's bounds leave a modulo bucket's field.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ReadSeed {
+    pub(crate) seed: BucketSeed,
+    /// The end, in the equality fields' text, of the fields a hash covers: set once all are given.
+    pub(crate) hashed_end: Option<usize>,
+    /// The values the bounds leave the bounded field, when it is a modulo bucket's field.
+    pub(crate) bounded: Option<ValueSpan>,
+}
+
+impl ReadSeed {
+    /// Takes in the seed of one equality condition whose text starts at `offset` in the read's
+    /// text: its modulo value, and its hashed spans moved by `offset` (adjacent runs join, as a
+    /// key's do).
+    pub(crate) fn absorb(&mut self, offset: usize, seed: &BucketSeed) {
+        if seed.value.is_some() {
+            self.seed.value = seed.value;
+        }
+        let stored = seed.span_count.min(MAX_SPANS);
+        for &(start, end) in &seed.spans[..stored] {
+            self.seed
+                .add_span(start as usize + offset, end as usize + offset);
+        }
+        // Spans past the most a seed stores still count, so that the hash refuses them.
+        self.seed.span_count += seed.span_count - stored;
+        self.seed.bad_span |= seed.bad_span;
+    }
+}
+
+/// An integer of any type, ordered as numbers are: every negative value below every other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Wide {
+    Negative(i128),
+    NonNegative(u128),
+}
+
+impl From<BucketValue> for Wide {
+    fn from(v: BucketValue) -> Self {
+        match v {
+            BucketValue::Signed(v) if v < 0 => Self::Negative(v),
+            BucketValue::Signed(v) => Self::NonNegative(v as u128),
+            BucketValue::Unsigned(v) => Self::NonNegative(v),
+        }
+    }
+}
+
+impl From<Wide> for BucketValue {
+    fn from(v: Wide) -> Self {
+        match v {
+            Wide::Negative(v) => Self::Signed(v),
+            Wide::NonNegative(v) => Self::Unsigned(v),
+        }
+    }
+}
+
+impl Wide {
+    /// The next integer, if there is one of either type.
+    fn next(self) -> Option<Self> {
+        match self {
+            Self::Negative(-1) => Some(Self::NonNegative(0)),
+            Self::Negative(v) => Some(Self::Negative(v + 1)),
+            Self::NonNegative(v) => v.checked_add(1).map(Self::NonNegative),
+        }
+    }
+
+    /// The integer before, if there is one of either type.
+    fn prev(self) -> Option<Self> {
+        match self {
+            Self::NonNegative(0) => Some(Self::Negative(-1)),
+            Self::NonNegative(v) => Some(Self::NonNegative(v - 1)),
+            Self::Negative(v) => v.checked_sub(1).map(Self::Negative),
+        }
+    }
+
+    /// `self - lo` for `lo <= self`, at most `u128::MAX`.
+    fn distance_from(self, lo: Self) -> u128 {
+        match (lo, self) {
+            (Self::NonNegative(a), Self::NonNegative(b)) => b - a,
+            (Self::Negative(a), Self::Negative(b)) => b.abs_diff(a),
+            (Self::Negative(a), Self::NonNegative(b)) => b.saturating_add(a.unsigned_abs()),
+            (Self::NonNegative(_), Self::Negative(_)) => 0,
+        }
+    }
+}
+
+/// The values a read's bounds leave an integer field: `lo..=hi`, or none at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ValueSpan(Option<(Wide, Wide)>);
+
+impl ValueSpan {
+    /// The values of `spec`'s field within `lower` and `upper` (in value order, also for a
+    /// descending field), narrowed to the values the field can hold (its type's, within its
+    /// width: no key holds another); `None` for a field that is not an integer.
+    pub(crate) fn of(
+        spec: &FieldSpec,
+        lower: Bound<BucketValue>,
+        upper: Bound<BucketValue>,
+    ) -> Option<Self> {
+        let (signed, bits) = match spec.kind() {
+            Kind::Uint { bits } => (false, bits),
+            Kind::Int { bits } => (true, bits),
+            _ => return None,
+        };
+        let (min, max) = num::int_limits(signed, bits.get(), spec.width());
+        let lowest = Wide::from(BucketValue::Signed(min));
+        let highest = Wide::NonNegative(max);
+        let lo = match lower {
+            Bound::Included(v) => Some(Wide::from(v)),
+            Bound::Excluded(v) => Wide::from(v).next(),
+            Bound::Unbounded => Some(lowest),
+        };
+        let hi = match upper {
+            Bound::Included(v) => Some(Wide::from(v)),
+            Bound::Excluded(v) => Wide::from(v).prev(),
+            Bound::Unbounded => Some(highest),
+        };
+        Some(Self(match (lo, hi) {
+            (Some(lo), Some(hi)) => {
+                let (lo, hi) = (lo.max(lowest), hi.min(highest));
+                (lo <= hi).then_some((lo, hi))
+            }
+            _ => None,
+        }))
+    }
+}
+
+/// The buckets a read visits, in bucket order: a run of consecutive buckets, in two parts when
+/// it wraps past the last bucket to bucket 0 (`low` from bucket 0, `high` up to the last).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BucketSet {
+    low: Range<u32>,
+    high: Range<u32>,
+}
+
+impl BucketSet {
+    /// Buckets `0..count`.
+    fn all(count: u32) -> Self {
+        Self::run(0, count, count)
+    }
+
+    /// Bucket `b` alone.
+    fn one(b: u32) -> Self {
+        Self {
+            low: b..b + 1,
+            high: b + 1..b + 1,
+        }
+    }
+
+    /// `len` buckets from `first` on, wrapping past the last of `count` buckets to bucket 0.
+    fn run(first: u32, len: u32, count: u32) -> Self {
+        debug_assert!(first < count.max(1) && len <= count);
+        match (first + len).checked_sub(count) {
+            Some(wrapped) if wrapped > 0 => Self {
+                low: 0..wrapped,
+                high: first..count,
+            },
+            _ => Self {
+                low: first..first + len,
+                high: count..count,
+            },
+        }
+    }
+
+    /// The buckets, in bucket order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> {
+        self.low.clone().chain(self.high.clone())
+    }
+}
+
+/// The buckets of `count` buckets picked `by` a field's value or a hash that can hold the keys
+/// of a read: the rule of bucket pruning, written once. Every range read of a bucketed key comes
+/// here through [`Prefix::ranges`] ([`RangeBuilder`](crate::RangeBuilder), so runtime layouts,
+/// derived range constructors and, through the ranges they take, typed reads, `scan_ranges` and
+/// `pk ranges`).
+///
+/// - A modulo bucket whose field an equality fixes: that value's bucket. Whose field the bounds
+///   confine to fewer values than there are buckets: the buckets of those values, `lo % count`
+///   on, wrapping past the last bucket to bucket 0. Bounds that leave no value: bucket 0 alone
+///   (its range holds no key, as every bucket's would).
+/// - A bucket hash whose fields the equalities all give ([`ReadSeed::hashed_end`]): the bucket
+///   of their text, hashed as a key's is.
+/// - Every bucket otherwise.
+///
+/// `natural` is the text of the read's equality fields.
+fn read_buckets(
+    count: u32,
+    by: BucketBy,
+    delimiter: u8,
+    natural: &str,
+    read: &ReadSeed,
+) -> Result<BucketSet> {
+    match by {
+        BucketBy::Modulo => Ok(match (read.seed.value, read.bounded) {
+            (Some(v), _) => BucketSet::one(bucket_of_value(v, count)),
+            (None, Some(ValueSpan(Some((lo, hi))))) => {
+                let more = hi.distance_from(lo);
+                if more < u128::from(count) {
+                    BucketSet::run(bucket_of_value(lo.into(), count), more as u32 + 1, count)
+                } else {
+                    BucketSet::all(count)
+                }
+            }
+            (None, Some(ValueSpan(None))) => BucketSet::one(0),
+            (None, None) => BucketSet::all(count),
+        }),
+        BucketBy::Hash => {
+            let Some(end) = read.hashed_end else {
+                return Ok(BucketSet::all(count));
+            };
+            let seed = &read.seed;
+            if seed.bad_span {
+                return Err(bad_span());
+            }
+            let stored = &seed.spans[..seed.span_count.min(MAX_SPANS)];
+            let text = match natural.get(..end) {
+                Some(text) if stored.iter().all(|&(_, e)| e as usize <= end) => text,
+                _ => return Err(span_after_hashed_end()),
+            };
+            let bucket = bucket_of_hash(hash_spans(delimiter, text, seed)?, count);
+            Ok(BucketSet::one(bucket))
+        }
     }
 }
 
@@ -430,14 +661,15 @@ impl Prefix {
     }
 
     /// The key ranges of the natural-key range `[start, end)` under this prefix: itself without
-    /// a prefix; one range per bucket, in bucket order, for a bucket prefix (just the one bucket
-    /// when the modulo field's value is `known`); one range behind the hash of `hashed`, the text
-    /// of the hashed leading fields, for a hash prefix over them.
+    /// a prefix; one range per bucket that can hold its keys, in bucket order, for a bucket
+    /// prefix ([`read_buckets`]); one range behind the hash of the hashed leading fields, for a
+    /// hash prefix over them. `natural` is the text of the read's equality fields, `read` what
+    /// they and the bounds fix of the prefix.
     pub(crate) fn ranges(
         &self,
         delimiter: u8,
-        known: Option<BucketValue>,
-        hashed: Option<&str>,
+        natural: &str,
+        read: &ReadSeed,
         start: String,
         end: Option<String>,
     ) -> Result<Vec<KeyRange>> {
@@ -456,7 +688,7 @@ impl Prefix {
                 separator,
                 over: HashOver::LeadingFields,
             } => {
-                let Some(hashed) = hashed else {
+                let Some(hashed) = read.hashed_end.and_then(|e| natural.get(..e)) else {
                     return Err(Error::RangeUnsupported {
                         reason: "the hash prefix covers the leading fields, so a range read fixes all of them \
                                  first: give their values"
@@ -478,14 +710,8 @@ impl Prefix {
                 ),
             }),
             Self::Bucket { count, by, .. } => {
-                let buckets = match (by, known) {
-                    (BucketBy::Modulo, Some(v)) => {
-                        let b = bucket_of_value(v, count);
-                        b..b + 1
-                    }
-                    _ => 0..count,
-                };
-                Ok(buckets
+                Ok(read_buckets(count, by, delimiter, natural, read)?
+                    .iter()
                     .map(|b| prefixed(&self.bucket_text(delimiter, b)))
                     .collect())
             }
@@ -500,6 +726,16 @@ fn bad_span() -> Error {
         None,
         "a hashed span (bucket_span) must start within the fields written or read so far, \
          at or after the natural key's start and at or before the current position",
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn span_after_hashed_end() -> Error {
+    Error::layout(
+        None,
+        "a range read declared a hashed span (bucket_span) after the point `end_hashed` marked as \
+         the end of the hashed fields",
     )
 }
 

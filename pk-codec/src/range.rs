@@ -5,17 +5,20 @@
 use std::ops::Bound;
 
 use crate::error::Result;
-use crate::field_spec::Order;
+use crate::field_spec::{FieldSpec, Order};
 use crate::io::KeyWriter;
 use crate::key_range::{KeyRange, after_all_starting_with};
-use crate::prefix::{BucketSeed, HashOver, Prefix};
+use crate::prefix::{BucketValue, HashOver, Prefix, ReadSeed, ValueSpan};
 use crate::shape::KeyShape;
 
 /// Builds the key ranges for "leading fields equal to these values, next field within these
-/// bounds": one range, or one per bucket for a bucketed shape.
+/// bounds": one range, or one per bucket that can hold such keys for a bucketed shape.
 ///
 /// Runtime layouts and derived keys both use it; each equality field and each bound is written by
 /// a closure with the same [`KeyWriter`] calls as encoding, so ranges match keys byte for byte.
+/// What picks a key's bucket is declared the same way too ([`KeyWriter::bucket_value`],
+/// [`KeyWriter::bucket_span`], [`RangeBuilder::end_hashed`], [`RangeBuilder::bucket_bounds`]),
+/// so that a read visits only the buckets that can hold its keys.
 ///
 /// # Examples
 ///
@@ -37,8 +40,7 @@ pub struct RangeBuilder<'s> {
     shape: &'s KeyShape,
     natural: String,
     fields: usize,
-    seed: BucketSeed,
-    hashed_end: Option<usize>,
+    read: ReadSeed,
 }
 
 impl<'s> RangeBuilder<'s> {
@@ -57,23 +59,97 @@ impl<'s> RangeBuilder<'s> {
         } = shape.prefix()
         {
             // The error says what to do instead.
-            shape
-                .prefix()
-                .ranges(shape.delimiter(), None, None, String::new(), None)?;
+            shape.prefix().ranges(
+                shape.delimiter(),
+                "",
+                &ReadSeed::default(),
+                String::new(),
+                None,
+            )?;
         }
         Ok(Self {
             shape,
             natural: String::new(),
             fields: 0,
-            seed: BucketSeed::default(),
-            hashed_end: None,
+            read: ReadSeed::default(),
         })
     }
 
-    /// Marks the equality fields given so far as the fields a hash prefix over leading fields
-    /// covers (their text picks the prefix).
+    /// Marks that the equality fields given so far include every field the prefix is computed
+    /// from: the leading fields a hash prefix over leading fields covers (their text picks the
+    /// prefix), or every field a bucket hash covers (each declared with
+    /// [`KeyWriter::bucket_span`], as when encoding; none declared means the whole natural key).
+    /// A bucket hash whose fields are all given picks one bucket, so the read visits only it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{BucketBy, FieldSpec, IntBits, KeyShape, Kind, Order, Prefix, RangeBuilder, Separator};
+    /// use std::ops::Bound::Unbounded;
+    ///
+    /// let shape = KeyShape::new(b',').with_prefix(Prefix::Bucket { count: 16, by: BucketBy::Hash, separator: Separator::After });
+    /// let device = FieldSpec::new(Kind::Uint { bits: IntBits::B32 }).with_width(6);
+    /// let mut b = RangeBuilder::new(&shape)?;
+    /// b.equal(|w| {
+    ///     w.begin_field();
+    ///     let start = w.position();
+    ///     w.uint64(&device, "device_id", 54)?;
+    ///     w.bucket_span(start); // device_id is the field the bucket hash covers
+    ///     Ok(())
+    /// })?;
+    /// b.end_hashed();
+    /// let ranges = b.finish(Unbounded, Unbounded, Order::Asc)?;
+    /// assert_eq!(ranges.len(), 1); // device 54's bucket alone, not all 16
+    ///
+    /// let mut key = String::new();
+    /// shape.encode_with(&mut key, |w| {
+    ///     w.begin_field();
+    ///     let start = w.position();
+    ///     w.uint64(&device, "device_id", 54)?;
+    ///     w.bucket_span(start);
+    ///     Ok(())
+    /// })?;
+    /// assert!(ranges[0].contains(&key));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
     pub fn end_hashed(&mut self) {
-        self.hashed_end = Some(self.natural.len());
+        self.read.hashed_end = Some(self.natural.len());
+    }
+
+    /// Declares that the field after the equality fields, which [`RangeBuilder::finish`]'s
+    /// bounds bound, is the integer field a modulo bucket reads, with those bounds as values (in
+    /// value order, also for a descending field). Bounds that leave fewer values than there
+    /// are buckets then read only those values' buckets (`ts` from 100 to 103 of 16 buckets:
+    /// buckets 4 to 7). `spec` is the field's: its type and width limit an open side.
+    ///
+    /// Declare it only for the modulo bucket's own field, as [`KeyWriter::bucket_value`] for an
+    /// equality: ranges pruned by another field's values would miss keys. Without it, such a
+    /// read visits every bucket.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{BucketBy, FieldSpec, IntBits, KeyShape, Kind, Order, Prefix, RangeBuilder, Separator};
+    /// use std::ops::Bound::{Excluded, Included};
+    ///
+    /// let shape = KeyShape::new(b',').with_prefix(Prefix::Bucket { count: 16, by: BucketBy::Modulo, separator: Separator::After });
+    /// let ts = FieldSpec::new(Kind::Uint { bits: IntBits::B64 }).with_width(13);
+    /// let mut b = RangeBuilder::new(&shape)?;
+    /// b.bucket_bounds(&ts, Included(100u64.into()), Excluded(104u64.into()));
+    /// let lo = b.bound(|w| w.uint64(&ts, "ts", 100))?;
+    /// let hi = b.bound(|w| w.uint64(&ts, "ts", 104))?;
+    /// let ranges = b.finish(Included(&lo), Excluded(&hi), Order::Asc)?;
+    /// let starts: Vec<&str> = ranges.iter().map(|r| &r.start[..2]).collect();
+    /// assert_eq!(starts, ["04", "05", "06", "07"]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn bucket_bounds(
+        &mut self,
+        spec: &FieldSpec,
+        lower: Bound<BucketValue>,
+        upper: Bound<BucketValue>,
+    ) {
+        self.read.bounded = ValueSpan::of(spec, lower, upper);
     }
 
     /// Adds an equality condition on the next field(s): `body` writes them as when encoding
@@ -87,15 +163,15 @@ impl<'s> RangeBuilder<'s> {
         if self.fields > 0 {
             self.natural.push(char::from(self.shape.delimiter()));
         }
+        let offset = self.natural.len();
         let mut w = KeyWriter::new(&mut self.natural, self.shape.delimiter());
         let result = body(&mut w);
-        if w.seed.value.is_some() {
-            self.seed.value = w.seed.value;
-        }
+        let seed = w.seed;
         if result.is_err() {
             self.natural.truncate(len);
         }
         result?;
+        self.read.absorb(offset, &seed);
         self.fields += 1;
         Ok(())
     }
@@ -116,9 +192,13 @@ impl<'s> RangeBuilder<'s> {
     /// (as written by [`RangeBuilder::bound`]); `order` is that field's order: for a descending
     /// field the bounds swap ends in key order.
     ///
-    /// A modulo bucket whose field is among the equality fields gives one range; otherwise a
-    /// bucketed shape gives one range per bucket, in bucket order. A hash prefix over leading
-    /// fields gives one range once those fields are fixed ([`RangeBuilder::end_hashed`]).
+    /// A bucketed shape gives one range per bucket that can hold the keys, in bucket order: one
+    /// when the equality fields fix the bucket (a modulo bucket's field, declared with
+    /// [`KeyWriter::bucket_value`]; every field of a bucket hash, with
+    /// [`RangeBuilder::end_hashed`]), the buckets of the values the bounds leave a modulo
+    /// bucket's field ([`RangeBuilder::bucket_bounds`]), every bucket otherwise. A hash prefix
+    /// over leading fields gives one range once those fields are fixed
+    /// ([`RangeBuilder::end_hashed`]).
     /// Bounds that hold no value (the lower above the upper) give empty ranges: each ends where
     /// it starts.
     ///
@@ -166,9 +246,12 @@ impl<'s> RangeBuilder<'s> {
             Some(end) if start > end => Some(start.clone()),
             end => end,
         };
-        let hashed = self.hashed_end.map(|e| &self.natural[..e]);
-        self.shape
-            .prefix()
-            .ranges(self.shape.delimiter(), self.seed.value, hashed, start, end)
+        self.shape.prefix().ranges(
+            self.shape.delimiter(),
+            &self.natural,
+            &self.read,
+            start,
+            end,
+        )
     }
 }
