@@ -449,11 +449,13 @@ proptest! {
             let key = bucketed.encode(row).unwrap();
             per_bucket[bucketed.shape().bucket_of_key(&key).unwrap() as usize].insert(key);
         }
+        // One range per bucket that can hold a key: every bucket, or fewer when the modulo
+        // field's type and width hold fewer values than there are buckets (tests/bucket_pruning.rs).
         let ranges = bucketed.prefix_ranges(&[]).unwrap();
-        prop_assert_eq!(ranges.len(), count as usize);
-        for (b, keys) in per_bucket.iter().enumerate() {
+        prop_assert!(ranges.len() <= count as usize);
+        for keys in &per_bucket {
             for key in keys {
-                prop_assert!(ranges[b].contains(key));
+                prop_assert_eq!(ranges.iter().filter(|r| r.contains(key)).count(), 1);
             }
         }
         let merged: Vec<String> = bucketed.shape().merge_buckets(per_bucket, |k: &String| k.as_str()).collect();

@@ -214,6 +214,18 @@ impl ValueSpan {
     }
 }
 
+/// A bound's value as a modulo bucket reads it, `value` reading it (no bound when it reads none).
+pub(crate) fn bucket_bound<T>(
+    bound: Bound<T>,
+    value: impl FnOnce(T) -> Option<BucketValue>,
+) -> Bound<BucketValue> {
+    match bound {
+        Bound::Included(v) => value(v).map_or(Bound::Unbounded, Bound::Included),
+        Bound::Excluded(v) => value(v).map_or(Bound::Unbounded, Bound::Excluded),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 /// The buckets a read visits, in bucket order: a run of consecutive buckets, in two parts when
 /// it wraps past the last bucket to bucket 0 (`low` from bucket 0, `high` up to the last).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::field_spec::{FieldSpec, Order};
 use crate::key_range::KeyRange;
-use crate::prefix::{BucketValue, Prefix};
+use crate::prefix::{BucketValue, Prefix, bucket_bound};
 use crate::range::RangeBuilder;
 use crate::shape::KeyShape;
 use crate::value::Value;
@@ -168,6 +168,19 @@ impl Layout {
             .encode_checked(out, |w| self.plan.write(w, &self.fields, values))
     }
 
+    /// How many leading fields a range read gives before it has given every field the prefix
+    /// is computed from ([`RangeBuilder::end_hashed`]): through the last hashed field of a hash
+    /// prefix over leading fields or of a bucket hash (every field for a bucket hash over the
+    /// whole key); `None` for the other prefixes.
+    fn hashed_end(&self) -> Option<usize> {
+        match (&self.bucket, self.shape.prefix()) {
+            (BucketFields::Hash(hashed), Prefix::Bucket { .. } | Prefix::Hash { .. }) => {
+                Some(hashed.last().map_or(self.fields.len(), |&last| last + 1))
+            }
+            _ => None,
+        }
+    }
+
     /// What field `index`, holding `value`, contributes to the bucket.
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
         match self.plan.steps()[index].role {
@@ -260,7 +273,24 @@ impl Layout {
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix`: one range,
-    /// or one per bucket for a bucketed layout (just one when `prefix` includes the modulo field).
+    /// or for a bucketed layout one per bucket that can hold such keys: just one when `prefix`
+    /// fixes the bucket (it includes the modulo field, or every field of the bucket hash), every
+    /// bucket otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value};
+    ///
+    /// let layout: Layout = "device_id: u32 width=6; ts: u64 width=13; buckets=16:hash(device_id):sep".parse()?;
+    /// let key = layout.encode(&[54u32.into(), 1_700_000_000_000u64.into()])?;
+    /// // Device 54 fixes its bucket: one range, not 16.
+    /// let ranges = layout.prefix_ranges(&[Value::Uint(54)])?;
+    /// assert_eq!(ranges.len(), 1);
+    /// assert!(ranges[0].contains(&key));
+    /// assert_eq!(layout.prefix_ranges(&[])?.len(), 16);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -272,8 +302,13 @@ impl Layout {
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose
     /// next field lies within `lower` and `upper` (in value order, also for descending fields):
-    /// one range, or one per bucket for a bucketed layout. When no value lies within the bounds
-    /// (`lower` above `upper`), each range is empty: it ends where it starts.
+    /// one range, or for a bucketed layout one per bucket that can hold such keys, in bucket
+    /// order (see [`Layout::prefix_ranges`]; bounds on a modulo bucket's field that leave fewer
+    /// values than there are buckets read only those values' buckets). When no value lies
+    /// within the bounds (`lower` above `upper`), each range is empty: it ends where it starts.
+    ///
+    /// Each range's `start` is its first key and `end` the first key after it (excluded): with
+    /// the delimiter `,`, `0099-` is the first text after every key that starts `0099,`.
     ///
     /// # Examples
     ///
@@ -287,6 +322,13 @@ impl Layout {
     /// assert_eq!((ranges[0].start.as_str(), ranges[0].end.as_deref()), ("0015", Some("0099-")));
     /// let none = layout.ranges(&[], Included(&to), Included(&from))?;
     /// assert_eq!((none[0].start.as_str(), none[0].end.as_deref()), ("0099", Some("0099")));
+    ///
+    /// // ts from 100 to 103 lies in 4 of the 16 buckets.
+    /// let buckets: Layout = "ts: u64 width=13; buckets=16:mod(ts):sep".parse()?;
+    /// let (from, to) = (Value::Uint(100), Value::Uint(103));
+    /// let ranges = buckets.ranges(&[], Included(&from), Included(&to))?;
+    /// let starts: Vec<&str> = ranges.iter().map(|r| r.start.as_str()).collect();
+    /// assert_eq!(starts, ["04,0000000000100", "05,0000000000100", "06,0000000000100", "07,0000000000100"]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     ///
@@ -309,26 +351,33 @@ impl Layout {
             });
         }
         let mut builder = RangeBuilder::new(&self.shape)?;
-        let hashed_leading = match (&self.bucket, self.shape.prefix()) {
-            (BucketFields::Hash(v), Prefix::Hash { .. }) => v.len(),
-            _ => 0,
-        };
+        let hashed_end = self.hashed_end();
         for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
             builder.equal(|w| {
                 w.begin_field();
+                let start = w.position();
                 write_value(w, def, value)?;
-                if let BucketRole::Value(v) = self.bucket_role(i, value) {
-                    w.bucket_value(v);
+                match self.bucket_role(i, value) {
+                    BucketRole::Value(v) => w.bucket_value(v),
+                    BucketRole::Span => w.bucket_span(start),
+                    BucketRole::None => {}
                 }
                 Ok(())
             })?;
-            if i + 1 == hashed_leading {
+            if Some(i + 1) == hashed_end {
                 builder.end_hashed();
             }
         }
         let Some(next) = self.fields.get(prefix.len()) else {
             return builder.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc);
         };
+        if self.plan.steps()[prefix.len()].role == FieldRole::Modulo {
+            builder.bucket_bounds(
+                &next.spec,
+                bucket_bound(lower, bucket_value),
+                bucket_bound(upper, bucket_value),
+            );
+        }
         let encode_bound = |b: Bound<&Value>| -> Result<Bound<String>> {
             Ok(match b {
                 Bound::Included(v) => Bound::Included(builder.bound(|w| write_value(w, next, v))?),
@@ -344,7 +393,8 @@ impl Layout {
         )
     }
 
-    /// The one key range of a layout without a bucket prefix (see [`Layout::ranges`]).
+    /// The one key range of a read whose keys lie in one range (see [`Layout::ranges`]): any
+    /// read of a layout without a bucket prefix, or one that fixes the bucket.
     ///
     /// # Errors
     ///
