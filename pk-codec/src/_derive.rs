@@ -257,7 +257,10 @@
 //! A bucket prefix `0..N`, zero-padded to the width of `N - 1`: `value % N` of one integer field
 //! (`modulo = ts`; `modulo = 1` in a tuple struct), or XXH3 of some fields' text modulo `N`
 //! (`hash(user, device)`, or `hash` alone for all fields). Add `separator` for a delimiter after
-//! it. Range constructors return one range per bucket.
+//! it. Range constructors return one range per bucket that can hold the keys, in bucket order:
+//! one when the values they are given fix the bucket (the modulo field, or every hashed field),
+//! the buckets of the values a modulo field's bounds leave (`ts` from 100 to 103: 4 of 16), and
+//! every bucket otherwise.
 //!
 //! ```
 //! use pk_codec::PartitionKey;
@@ -272,6 +275,8 @@
 //! assert_eq!(Reading { ts: 1_700_000_000_017 }.encode()?, "01,1700000000017");
 //! // Reading a time range takes one range read per bucket:
 //! assert_eq!(Reading::ranges_ts(1_700_000_000_000..1_700_000_001_000)?.len(), 16);
+//! // A narrow time range reads only its times' buckets:
+//! assert_eq!(Reading::ranges_ts(100..=103)?.len(), 4);
 //!
 //! #[derive(PartitionKey)]
 //! #[pk(buckets(count = 8, hash(user)))]
@@ -284,6 +289,10 @@
 //! let a = Visit { user: "alice".into(), seq: 1 }.encode()?;
 //! let b = Visit { user: "alice".into(), seq: 2 }.encode()?;
 //! assert_eq!(a[..1], b[..1]); // one user, one bucket
+//! // So one user's visits are one range read, in that bucket:
+//! let ranges = Visit::ranges_seq("alice", ..)?;
+//! assert_eq!(ranges.len(), 1);
+//! assert!(ranges[0].contains(&a));
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!

@@ -246,6 +246,24 @@ pub mod __private {
         }
     }
 
+    /// Declares the bounds of a derived range constructor whose bounded field is the modulo
+    /// bucket's ([`RangeBuilder::bucket_bounds`](crate::RangeBuilder::bucket_bounds)): each
+    /// bound's value as the bucket reads it.
+    #[inline]
+    pub fn bucket_bounds<T: crate::KeyPart + ?Sized>(
+        b: &mut crate::RangeBuilder<'_>,
+        spec: &FieldSpec,
+        lower: core::ops::Bound<&T>,
+        upper: core::ops::Bound<&T>,
+    ) {
+        let value = |v: &T| v.part_bucket_value();
+        b.bucket_bounds(
+            spec,
+            crate::prefix::bucket_bound(lower, value),
+            crate::prefix::bucket_bound(upper, value),
+        );
+    }
+
     /// [`KeyShape::encode_with`] for a derived key, whose shape was checked when its constant
     /// was evaluated (a compile error if it breaks a rule): no check at run time.
     ///

@@ -636,20 +636,34 @@ impl Gen<'_, '_> {
     }
 
     /// Writes a value of field `i`: `value` is a parameter of the type [`Gen::arg_types`] gives,
-    /// for an equality (`bound == false`), or a `&` of its bound type, for a bound.
+    /// for an equality (`bound == false`, which also declares what the field contributes to the
+    /// bucket, as encoding does), or a `&` of its bound type, for a bound.
     fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
         let krate = &self.krate;
-        let h_w = hygienic("__pk_w");
+        let [h_w, h_start] = ["__pk_w", "__pk_start"].map(hygienic);
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
+        let role = if bound { Role::None } else { self.roles[i] };
+        // A hashed field's span: from `#h_start`, taken where its text starts (each equality has a
+        // writer of its own, so a part's first field writes no delimiter), to where it ends.
+        let (span_start, span_end) = match role {
+            Role::Hashed => (
+                Some(quote!(let #h_start = #h_w.position();)),
+                // `min`: a hand-written nested key may write no field at all.
+                Some(quote!(#h_w.bucket_span(::core::cmp::min(#h_start, #h_w.position()));)),
+            ),
+            _ => (None, None),
+        };
         let (target, arg) = match field.form {
             Form::Part => {
                 let spec = spec(field, &self.krate);
-                let bucket = (!bound && self.roles[i] == Role::Modulo)
+                let bucket = (role == Role::Modulo)
                     .then(|| quote!(#krate::__private::bucket_value(#h_w, #value);));
                 return quote! {{
+                    #span_start
                     <#ty as #krate::KeyPart>::write_part(#value, &const { #spec }, #name, #h_w)?;
+                    #span_end
                     #bucket
                     ::core::result::Result::Ok(())
                 }};
@@ -691,11 +705,13 @@ impl Gen<'_, '_> {
         };
         let spec = spec(field, &self.krate);
         let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
-        let bucket = (!bound && self.roles[i] == Role::Modulo)
-            .then(|| quote!(#krate::__private::bucket_value(#h_w, #arg);));
+        let bucket =
+            (role == Role::Modulo).then(|| quote!(#krate::__private::bucket_value(#h_w, #arg);));
         quote! {{
             #h_w.begin_field();
+            #span_start
             #call(#arg, &const { #spec }, #name, #h_w)?;
+            #span_end
             #bucket
             ::core::result::Result::Ok(())
         }}
@@ -718,14 +734,24 @@ impl Gen<'_, '_> {
             bounds_name.push('_');
         }
         let bounds_name = format_ident!("{}", bounds_name);
+        // The equality fields after which every field the prefix is computed from is given
+        // (`RangeBuilder::end_hashed`): through the last hashed field, or every field for a
+        // bucket hash over the whole key. A bucket hash then picks one bucket.
+        let hashed_end = match &self.input.attrs.buckets {
+            Some(b) if matches!(&b.value.by, BucketBy::Hash(members) if members.is_empty()) => {
+                Some(n)
+            }
+            _ => self
+                .roles
+                .iter()
+                .rposition(|r| *r == Role::Hashed)
+                .map(|last| last + 1),
+        };
         // With a hash prefix over leading fields, a range fixes those fields first: the fields
         // up to the last hashed one are equality conditions in every constructor.
-        let hashed = self
-            .roles
-            .iter()
-            .rposition(|r| *r == Role::Hashed)
+        let hashed = hashed_end
             .filter(|_| self.input.attrs.hash.is_some())
-            .map_or(0, |last| last + 1);
+            .unwrap_or(0);
         let mut methods = Vec::new();
         for k in 0..n {
             let field = &self.input.fields[k];
@@ -735,7 +761,7 @@ impl Gen<'_, '_> {
                 .map(|i| {
                     let p = &params[i];
                     let write = self.write_value(i, &quote!(#p), false);
-                    let end = (i + 1 == hashed).then(|| quote!(#h_b.end_hashed();));
+                    let end = (Some(i + 1) == hashed_end).then(|| quote!(#h_b.end_hashed();));
                     quote!(#h_b.equal(|#h_w| #write)?; #end)
                 })
                 .collect();
@@ -763,6 +789,18 @@ impl Gen<'_, '_> {
             .then(|| quote!(<'__pk>));
             let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
             let bounded = self.write_value(k, &quote!(#h_v), true);
+            // Bounds on a modulo bucket's field leave it some values: only their buckets are read.
+            let bucket_bounds = (self.roles[k] == Role::Modulo).then(|| {
+                let spec = spec(field, krate);
+                quote! {
+                    #krate::__private::bucket_bounds(
+                        &mut #h_b,
+                        &const { #spec },
+                        ::core::ops::RangeBounds::start_bound(&#bounds_name),
+                        ::core::ops::RangeBounds::end_bound(&#bounds_name),
+                    );
+                }
+            });
             let order = if field.attrs.desc.is_some() {
                 quote!(#krate::Order::Desc)
             } else {
@@ -800,6 +838,7 @@ impl Gen<'_, '_> {
                         ::core::ops::Bound::Excluded(#h_x) => ::core::ops::Bound::Excluded(#h_enc(&#h_b, #h_x)?),
                         ::core::ops::Bound::Unbounded => ::core::ops::Bound::Unbounded,
                     };
+                    #bucket_bounds
                     #h_b.finish(
                         #h_lo.as_ref().map(::std::string::String::as_str),
                         #h_hi.as_ref().map(::std::string::String::as_str),
