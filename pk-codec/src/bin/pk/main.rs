@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pk_codec::{HashAlg, Layout};
+use pk_codec::{HashAlg, Layout, Prefix};
 
 /// Order-preserving text primary keys: encode, decode, hash, ranges, split points, and the
 /// analysis of key dumps under candidate designs.
@@ -57,8 +57,16 @@ enum Command {
         /// The text hashed.
         text: String,
     },
-    /// Prints the key range(s), `start end` per line, holding the keys whose leading fields are
+    /// Prints the key range(s), `START END` per line, holding the keys whose leading fields are
     /// VALUE... and whose next field lies within --from and --to (inclusive).
+    ///
+    /// Each range holds the keys k with START <= k < END, compared bytewise: END is the first key
+    /// after the range, itself excluded (`0099-` ends after every key that starts `0099,`, `-`
+    /// being the byte after the delimiter `,`); `(end)` means no upper bound. A bucketed layout
+    /// prints one range per bucket that can hold such keys, in bucket order: one when VALUE...
+    /// fixes the bucket (the modulo field, or every field of the bucket hash), the buckets of the
+    /// values --from and --to leave the modulo field, every bucket otherwise. A note on standard
+    /// error says how many ranges and buckets; standard output holds only the ranges.
     #[command(allow_negative_numbers = true)]
     Ranges {
         /// The key layout.
@@ -205,6 +213,23 @@ pub(crate) fn note(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// What `pk ranges` says on standard error: how many ranges of how many buckets, and what the
+/// two keys of a line mean.
+fn ranges_note(layout: &Layout, ranges: usize) -> String {
+    let s = if ranges == 1 { "" } else { "s" };
+    let what = match layout.shape().prefix() {
+        Prefix::Bucket { count, .. } if ranges < count as usize => format!(
+            "{ranges} range{s}, in {ranges} of {count} buckets: the others cannot hold these keys"
+        ),
+        Prefix::Bucket { .. } => format!("{ranges} range{s}, one per bucket"),
+        _ => format!("{ranges} range{s}"),
+    };
+    format!(
+        "{what}. Each line is START END: the keys from START (included) up to END (excluded); \
+         (end) means no upper bound."
+    )
+}
+
 fn layout(spec: &str) -> Result<Layout, Failure> {
     spec.parse::<Layout>()
         .map_err(|e| Failure::from(format!("bad spec {spec:?}: {e}")))
@@ -268,7 +293,9 @@ fn run(command: Command) -> Result<(), Failure> {
             let (lo, hi) = (bound(from)?, bound(to)?);
             let lower = lo.as_ref().map_or(Bound::Unbounded, Bound::Included);
             let upper = hi.as_ref().map_or(Bound::Unbounded, Bound::Included);
-            for r in layout.ranges(&prefix, lower, upper)? {
+            let ranges = layout.ranges(&prefix, lower, upper)?;
+            note(ranges_note(&layout, ranges.len()));
+            for r in ranges {
                 out_line(format_args!(
                     "{} {}",
                     r.start,
