@@ -13,14 +13,12 @@ use std::collections::BTreeSet;
 use std::ops::{Bound, ControlFlow, RangeBounds};
 
 use pk_codec::store::{MemoryStore, RangeStore, scan_ranges};
-use pk_codec::{
-    Error, FieldSpec, IntBits, KeyRange, Kind, Layout, PartitionKey, Rule, Separator, Value,
-};
+use pk_codec::{FieldSpec, KeyRange, Kind, Layout, PartitionKey, Separator, Value};
 use proptest::prelude::*;
 
 mod support;
 
-use support::{cases, pk, stderr, stdout};
+use support::{INT_BITS, cases, pk, stderr, stdout};
 
 /// The values an integer field can hold (its type's, within its width), in a key space where
 /// they are consecutive `u128`s in value order: the oracle's own arithmetic, independent of the
@@ -35,21 +33,12 @@ const SIGN: u128 = 1 << 127;
 
 impl Ints {
     fn of(spec: &FieldSpec) -> Option<Self> {
-        let pow10 = |d: u8| 10u128.checked_pow(u32::from(d));
         match spec.kind() {
-            Kind::Uint { bits } => {
-                let type_max = u128::MAX >> (128 - u32::from(bits.get()));
-                let max = pow10(spec.width()).map_or(type_max, |p| type_max.min(p - 1));
-                Some(Self::Unsigned { max })
-            }
-            Kind::Int { bits } => {
-                let shift = 128 - u32::from(bits.get());
-                let (tmin, tmax) = (i128::MIN >> shift, i128::MAX >> shift);
-                let (min, max) = match pow10(spec.width() - 1).and_then(|p| i128::try_from(p).ok())
-                {
-                    Some(p) => (tmin.max(-p), tmax.min(p - 1)),
-                    None => (tmin, tmax),
-                };
+            Kind::Uint { .. } => Some(Self::Unsigned {
+                max: support::uint_max(spec),
+            }),
+            Kind::Int { .. } => {
+                let (min, max) = support::int_range(spec);
                 Some(Self::Signed { min, max })
             }
             _ => None,
@@ -146,14 +135,6 @@ struct FieldGen {
     bounds: Vec<Value>,
 }
 
-const INT_BITS: [IntBits; 5] = [
-    IntBits::B8,
-    IntBits::B16,
-    IntBits::B32,
-    IntBits::B64,
-    IntBits::B128,
-];
-
 /// What picks the bucket: a modulo of field `i`, or a hash of some fields (all when empty).
 #[derive(Debug, Clone)]
 enum By {
@@ -162,41 +143,25 @@ enum By {
 }
 
 fn spec_gen() -> impl Strategy<Value = FieldSpec> {
-    let kind = prop_oneof![
-        4 => prop::sample::select(INT_BITS.to_vec()).prop_map(|bits| Kind::Uint { bits }),
-        4 => prop::sample::select(INT_BITS.to_vec()).prop_map(|bits| Kind::Int { bits }),
-        3 => Just(Kind::Str),
-        1 => Just(Kind::Bytes),
-        1 => Just(Kind::Bool),
-        1 => Just(Kind::Char),
-    ];
-    (kind, any::<bool>(), any::<bool>(), 0u8..6, 0u8..=40).prop_map(
-        |(kind, desc, escaped, optional, w)| {
-            let mut spec = FieldSpec::new(kind);
-            if let Some(default) = kind.default_width() {
-                // A third of the time a narrower width (at least 1 digit, 2 characters signed).
-                let min = if matches!(kind, Kind::Int { .. }) {
-                    2
-                } else {
-                    1
-                };
-                if w % 3 == 0 {
-                    spec = spec.with_width(min.max(w.min(default)));
-                }
-            }
-            if desc {
-                spec = spec.descending();
-            }
-            if escaped && kind == Kind::Str {
-                spec = spec.escaped();
-            }
-            // Optional a third of the time (a modulo field is never optional: the rulebook says so).
-            if optional < 2 {
-                spec = spec.optional();
-            }
-            spec
-        },
+    // Every integer size, signed or not, twice as often as each other kind.
+    let ints = INT_BITS
+        .iter()
+        .flat_map(|&bits| [Kind::Uint { bits }, Kind::Int { bits }]);
+    let others = [Kind::Str, Kind::Str, Kind::Bytes, Kind::Bool, Kind::Char];
+    let kinds: Vec<Kind> = ints.clone().chain(ints).chain(others).collect();
+    (
+        prop::sample::select(kinds),
+        any::<bool>(),
+        any::<bool>(),
+        0u8..6,
+        0u8..=40,
     )
+        .prop_map(|(kind, desc, escaped, optional, w)| {
+            // A third of the time a narrower width, and optional (a modulo field never is: the
+            // rulebook says so).
+            let width = support::narrowed_width(kind, w).filter(|_| w % 3 == 0);
+            support::field_spec(kind, width, desc, escaped, optional < 2)
+        })
 }
 
 /// The field of `spec` in a layout with `delimiter`, with its pools: for an integer, up to
@@ -291,15 +256,10 @@ fn field_gen(spec: FieldSpec, delimiter: char, count: Option<u32>) -> BoxedStrat
 /// bucket of an integer field or a hash bucket of some or all fields, 1 to 300 buckets, with or
 /// without the separator.
 fn layout_gen() -> impl Strategy<Value = (Layout, Vec<FieldGen>, By)> {
-    let delimiter = prop_oneof![
-        1 => (0u8..=b',').prop_map(char::from),
-        2 => prop::sample::select(b"\0\x01 +,-./:<=>?@[\\]^_`{|}~".to_vec()).prop_map(char::from),
-        1 => (0u8..0x7f).prop_map(char::from),
-    ];
     let count = prop_oneof![6 => 1u32..=20, 2 => 21u32..=64, 1 => 65u32..=300];
     (
         prop::collection::vec(spec_gen(), 1..5),
-        delimiter,
+        support::delimiter_gen(),
         count,
         any::<bool>(),
         0u8..3,
@@ -335,19 +295,8 @@ fn layout_gen() -> impl Strategy<Value = (Layout, Vec<FieldGen>, By)> {
                         builder.buckets_by_hash(count, fields.iter().map(name), separator)
                     }
                 };
-                match builder.build() {
-                    Ok(layout) => Some((layout, specs, delimiter, by)),
-                    Err(Error::BrokenRule {
-                        rule:
-                            Rule::DelimiterFloor { .. }
-                            | Rule::DelimiterAlphanumeric { .. }
-                            | Rule::DelimiterTooHigh { .. },
-                        ..
-                    }) => None,
-                    Err(other) => {
-                        panic!("a generated layout was refused for another reason: {other}")
-                    }
-                }
+                support::unless_delimiter_refused(builder.build())
+                    .map(|layout| (layout, specs, delimiter, by))
             },
         )
         .prop_flat_map(|(layout, specs, delimiter, by)| {
@@ -504,6 +453,27 @@ enum Visits {
     AnyOne,
 }
 
+impl Visits {
+    /// The buckets a read whose bounds on a modulo bucket's field (of `spec`) are `lower` and
+    /// `upper` can find rows in, of `count`.
+    fn of_bounds(spec: &FieldSpec, lower: Bound<&Value>, upper: Bound<&Value>, count: u32) -> Self {
+        let ints = Ints::of(spec).expect("a modulo field is an integer");
+        match ints.buckets_within(lower, upper, count) {
+            Some(buckets) => Self::Exactly(buckets),
+            None => Self::AnyOne,
+        }
+    }
+
+    /// Whether the buckets of `ranges` are these.
+    fn are_those_of(&self, shape: &pk_codec::KeyShape, ranges: &[KeyRange]) -> bool {
+        let visited: BTreeSet<u32> = buckets_of(shape, ranges).into_iter().collect();
+        match self {
+            Self::Exactly(want) => &visited == want,
+            Self::AnyOne => visited.len() == 1,
+        }
+    }
+}
+
 /// The buckets that can hold the rows of `read`, by the oracle: a read that gives every hashed
 /// field (every field for a hash over all of them) or the modulo field visits that value's
 /// bucket; bounds on the modulo field visit the buckets of the values they leave; any other read
@@ -536,11 +506,12 @@ fn expected_visits(layout: &Layout, fields: &[FieldGen], by: &By, read: &Read) -
         }
         By::Modulo(m) if *m < p => return bucket_of_prefix(),
         By::Modulo(m) if *m == p => {
-            let ints = Ints::of(&fields[p].spec).unwrap();
-            return match ints.buckets_within(read.lower.as_ref(), read.upper.as_ref(), count) {
-                Some(buckets) => Visits::Exactly(buckets),
-                None => Visits::AnyOne,
-            };
+            return Visits::of_bounds(
+                &fields[p].spec,
+                read.lower.as_ref(),
+                read.upper.as_ref(),
+                count,
+            );
         }
         By::Modulo(_) => {}
     }
@@ -575,11 +546,8 @@ proptest! {
         prop_assert_eq!(&pruned, &unpruned, "layout `{}`, read {:?}: visited {:?}", layout, read, visited);
 
         // (2) It visits exactly the buckets that can hold its rows.
-        let visited: BTreeSet<u32> = visited.into_iter().collect();
-        match expected_visits(&layout, &fields, &by, &read) {
-            Visits::Exactly(want) => prop_assert_eq!(&visited, &want, "layout `{}`, read {:?}", layout, read),
-            Visits::AnyOne => prop_assert_eq!(visited.len(), 1, "layout `{}`, read {:?}", layout, read),
-        }
+        let want = expected_visits(&layout, &fields, &by, &read);
+        prop_assert!(want.are_those_of(layout.shape(), &ranges), "layout `{}`, read {:?}: visited {:?}, expected {:?}", layout, read, visited, want);
     }
 }
 
@@ -662,6 +630,32 @@ fn buckets_of(shape: &pk_codec::KeyShape, ranges: &[KeyRange]) -> Vec<u32> {
         .collect()
 }
 
+/// Checks the derived `ranges` of a key `K` whose first field is `first` and whose second, a
+/// modulo bucket's field, lies within `lower` and `upper`: they are the ranges `K`'s runtime
+/// layout gives, and they visit the buckets the oracle expects.
+fn modulo_ranges_as_expected<K: PartitionKey, T: Clone + Into<Value> + std::fmt::Debug>(
+    ranges: &[KeyRange],
+    first: Value,
+    lower: Bound<&T>,
+    upper: Bound<&T>,
+) -> Result<(), TestCaseError> {
+    let layout = K::layout();
+    let pk_codec::Prefix::Bucket { count, .. } = K::SHAPE.prefix() else {
+        unreachable!("a bucketed key")
+    };
+    let (lo, hi) = (value_bound(lower), value_bound(upper));
+    let from_layout = layout.ranges(&[first], lo.as_ref(), hi.as_ref()).unwrap();
+    prop_assert_eq!(ranges, &from_layout[..]);
+    let want = Visits::of_bounds(layout.fields()[1].spec(), lo.as_ref(), hi.as_ref(), count);
+    prop_assert!(
+        want.are_those_of(&K::SHAPE, ranges),
+        "{:?}: {:?}",
+        (lower, upper),
+        want
+    );
+    Ok(())
+}
+
 fn bounds<T: std::fmt::Debug + Clone + 'static>(
     v: impl Strategy<Value = T> + Clone,
 ) -> impl Strategy<Value = (Bound<T>, Bound<T>)> {
@@ -706,15 +700,7 @@ proptest! {
         let (ev_lo, ev_hi) = (ev_lo.map(|v| v.clamp(-99_999, 99_999)), ev_hi.map(|v| v.clamp(-99_999, 99_999)));
         for (lo, hi) in [(ev_lo, ev_hi), (ev_lo, ev_lo.map(|v| v.saturating_add(near).clamp(-99_999, 99_999)))] {
             let ranges = Event::ranges_ts(ev_device, (lo, hi)).unwrap();
-            let layout = Event::layout();
-            let (vlo, vhi) = (value_bound(lo.as_ref()), value_bound(hi.as_ref()));
-            prop_assert_eq!(&ranges, &layout.ranges(&[ev_device.into()], vlo.as_ref(), vhi.as_ref()).unwrap());
-            let ints = Ints::of(layout.fields()[1].spec()).unwrap();
-            let visited: BTreeSet<u32> = buckets_of(&Event::SHAPE, &ranges).into_iter().collect();
-            match ints.buckets_within(vlo.as_ref(), vhi.as_ref(), 16) {
-                Some(want) => prop_assert_eq!(visited, want, "{:?}", (lo, hi)),
-                None => prop_assert_eq!(visited.len(), 1),
-            }
+            modulo_ranges_as_expected::<Event, _>(&ranges, ev_device.into(), lo.as_ref(), hi.as_ref())?;
             let in_range = |t: i32| (lo, hi).contains(&t);
             for t in [-99_999, -17, -1, 0, 1, 16, 99_999].into_iter().chain(match lo { Bound::Included(v) | Bound::Excluded(v) => vec![v - 1, v, v + 1], Bound::Unbounded => vec![] }) {
                 let Ok(key) = (Event { device: ev_device, ts: t }).encode() else { continue };
@@ -740,15 +726,7 @@ proptest! {
 
         // A wide signed modulo field, bounded at the ends of i128.
         let ranges = WideTime::ranges_t(k, (t_lo, t_hi)).unwrap();
-        let layout = WideTime::layout();
-        let (vlo, vhi) = (value_bound(t_lo.as_ref()), value_bound(t_hi.as_ref()));
-        prop_assert_eq!(&ranges, &layout.ranges(&[k.into()], vlo.as_ref(), vhi.as_ref()).unwrap());
-        let ints = Ints::of(layout.fields()[1].spec()).unwrap();
-        let visited: BTreeSet<u32> = buckets_of(&WideTime::SHAPE, &ranges).into_iter().collect();
-        match ints.buckets_within(vlo.as_ref(), vhi.as_ref(), 5) {
-            Some(want) => prop_assert_eq!(visited, want),
-            None => prop_assert_eq!(visited.len(), 1),
-        }
+        modulo_ranges_as_expected::<WideTime, _>(&ranges, k.into(), t_lo.as_ref(), t_hi.as_ref())?;
 
         // A hashed nested key: one bucket once it is given.
         let card = Card { n, s: s.clone() };

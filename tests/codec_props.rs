@@ -20,13 +20,7 @@ struct FieldGen {
     spec: FieldSpec,
 }
 
-const INT_BITS: [IntBits; 5] = [
-    IntBits::B8,
-    IntBits::B16,
-    IntBits::B32,
-    IntBits::B64,
-    IntBits::B128,
-];
+use support::INT_BITS;
 
 fn field_gen() -> impl Strategy<Value = FieldGen> {
     let kind = prop_oneof![
@@ -56,27 +50,9 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
         precision,
     )
         .prop_map(|(kind, desc, escaped, optional, w, precision)| {
-            let mut spec = FieldSpec::new(kind);
-            if let Some(default) = kind.default_width() {
-                // Half the time a narrower declared width (at least 1 digit, 2 for signed).
-                let min = if matches!(kind, Kind::Int { .. }) {
-                    2
-                } else {
-                    1
-                };
-                if w % 2 == 0 {
-                    spec = spec.with_width(min.max(w.min(default)));
-                }
-            }
-            if desc {
-                spec = spec.descending();
-            }
-            if escaped && kind == Kind::Str {
-                spec = spec.escaped();
-            }
-            if optional {
-                spec = spec.optional();
-            }
+            // Half the time a narrower declared width.
+            let width = support::narrowed_width(kind, w).filter(|_| w % 2 == 0);
+            let mut spec = support::field_spec(kind, width, desc, escaped, optional);
             if kind == Kind::Timestamp && w % 3 != 0 {
                 spec = spec.with_precision(precision);
             }
@@ -84,38 +60,19 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
         })
 }
 
-fn pow10(n: u8) -> Option<u128> {
-    10u128.checked_pow(u32::from(n))
-}
-
 /// Values that fit `spec` in a layout with `delimiter`.
 fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
     let inner: BoxedStrategy<Value> = match spec.kind() {
-        Kind::Uint { bits } => {
-            let bits = bits.get();
-            let type_max = if bits == 128 {
-                u128::MAX
-            } else {
-                (1u128 << bits) - 1
-            };
-            let max = pow10(spec.width()).map_or(type_max, |p| type_max.min(p - 1));
+        Kind::Uint { .. } => {
+            let max = support::uint_max(&spec);
             prop_oneof![
                 (0..=max).prop_map(Value::Uint),
                 prop::sample::select(vec![0, 1, max / 2, max - 1, max]).prop_map(Value::Uint),
             ]
             .boxed()
         }
-        Kind::Int { bits } => {
-            let bits = bits.get();
-            let (tmin, tmax) = if bits == 128 {
-                (i128::MIN, i128::MAX)
-            } else {
-                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            };
-            let (min, max) = match pow10(spec.width() - 1).and_then(|p| i128::try_from(p).ok()) {
-                Some(p) => (tmin.max(-p), tmax.min(p - 1)),
-                None => (tmin, tmax),
-            };
+        Kind::Int { .. } => {
+            let (min, max) = support::int_range(&spec);
             prop_oneof![
                 (min..=max).prop_map(Value::Int),
                 prop::sample::select(vec![min, min + 1, -1, 0, 1, max - 1, max])
@@ -211,31 +168,7 @@ fn layout_of(fields: &[FieldGen], delimiter: char) -> Option<Layout> {
             |b, (i, f)| b.field(format!("f{i}"), f.spec),
         )
         .build();
-    match built {
-        Ok(layout) => Some(layout),
-        Err(Error::BrokenRule {
-            rule:
-                Rule::DelimiterFloor { .. }
-                | Rule::DelimiterAlphanumeric { .. }
-                | Rule::DelimiterTooHigh { .. },
-            ..
-        }) => None,
-        Err(other) => panic!("a generated layout was refused for another reason: {other}"),
-    }
-}
-
-/// The bytes next to the floors of the forms (`-` `0` `=` `a`) and the ends of ASCII, where a
-/// delimiter stops keeping some field's order.
-const BOUNDARY_DELIMITERS: &[u8] = b"\0\x01 +,-./:<=>?@[\\]^_`{|}~\x7f";
-
-/// Every ASCII delimiter: the low ones (which every field accepts), the ones at the floors of the
-/// forms, and any other.
-fn delimiter_gen() -> impl Strategy<Value = char> {
-    prop_oneof![
-        1 => (0u8..=b',').prop_map(char::from),
-        2 => prop::sample::select(BOUNDARY_DELIMITERS).prop_map(char::from),
-        1 => (0u8..0x80).prop_map(char::from),
-    ]
+    support::unless_delimiter_refused(built)
 }
 
 fn rows_of(
@@ -253,7 +186,10 @@ fn rows_of(
 fn layout_and_rows(
     rows: std::ops::Range<usize>,
 ) -> impl Strategy<Value = (Layout, Vec<FieldGen>, Vec<Vec<Value>>)> {
-    (prop::collection::vec(field_gen(), 1..5), delimiter_gen())
+    (
+        prop::collection::vec(field_gen(), 1..5),
+        support::delimiter_gen(),
+    )
         .prop_filter_map("the rulebook refuses the layout", |(fields, delimiter)| {
             layout_of(&fields, delimiter).map(|layout| (layout, fields, delimiter))
         })

@@ -1,4 +1,5 @@
-//! What the tests share: how many cases a property runs, damaged keys, the `pk` binary.
+//! What the tests share: how many cases a property runs, damaged keys, the `pk` binary, the
+//! pieces of random layouts (delimiters, integer widths and limits, the rulebook's refusals).
 
 /// The cases a property runs: `default`, or `default` times `PK_SOAK` when the environment sets
 /// it, for a soak run (`PK_SOAK=100 cargo test --release --workspace`; README, "Tests"). An
@@ -157,4 +158,118 @@ pub(crate) fn cpu_timed<T>(f: impl FnOnce() -> T) -> (T, std::time::Duration) {
         _ => wall.elapsed(),
     };
     (out, took)
+}
+
+/// The bytes next to the floors of the forms (`-` `0` `=` `a`) and the ends of ASCII, where a
+/// delimiter stops keeping some field's order.
+#[allow(dead_code)] // Only the files with random layouts draw delimiters.
+pub(crate) const BOUNDARY_DELIMITERS: &[u8] = b"\0\x01 +,-./:<=>?@[\\]^_`{|}~\x7f";
+
+/// Every ASCII delimiter: the low ones (which every field accepts), the ones at the floors of the
+/// forms, and any other (a layout the rulebook refuses for it: [`unless_delimiter_refused`]).
+#[allow(dead_code)]
+pub(crate) fn delimiter_gen() -> impl proptest::strategy::Strategy<Value = char> {
+    use proptest::prelude::*;
+    prop_oneof![
+        1 => (0u8..=b',').prop_map(char::from),
+        2 => prop::sample::select(BOUNDARY_DELIMITERS).prop_map(char::from),
+        1 => (0u8..0x80).prop_map(char::from),
+    ]
+}
+
+/// Every size of integer a field may have.
+#[allow(dead_code)]
+pub(crate) const INT_BITS: [pk_codec::IntBits; 5] = {
+    use pk_codec::IntBits::{B8, B16, B32, B64, B128};
+    [B8, B16, B32, B64, B128]
+};
+
+/// A random field's spec: `kind` at `width` (declared when given), descending when `desc`,
+/// escaped when `escaped` and a string, optional when `optional`.
+#[allow(dead_code)]
+pub(crate) fn field_spec(
+    kind: pk_codec::Kind,
+    width: Option<u8>,
+    desc: bool,
+    escaped: bool,
+    optional: bool,
+) -> pk_codec::FieldSpec {
+    let mut spec = pk_codec::FieldSpec::new(kind);
+    if let Some(width) = width {
+        spec = spec.with_width(width);
+    }
+    if desc {
+        spec = spec.descending();
+    }
+    if escaped && kind == pk_codec::Kind::Str {
+        spec = spec.escaped();
+    }
+    if optional {
+        spec = spec.optional();
+    }
+    spec
+}
+
+/// A width for an integer field of `kind` made from `w`: `w` within the narrowest (1 digit; a
+/// sign and a digit for signed kinds) and the kind's default width. `None` for other kinds.
+#[allow(dead_code)]
+pub(crate) fn narrowed_width(kind: pk_codec::Kind, w: u8) -> Option<u8> {
+    let narrowest = if matches!(kind, pk_codec::Kind::Int { .. }) {
+        2
+    } else {
+        1
+    };
+    kind.default_width()
+        .map(|default| narrowest.max(w.min(default)))
+}
+
+/// The largest value an unsigned integer field holds: its type's, within its width.
+#[allow(dead_code)]
+pub(crate) fn uint_max(spec: &pk_codec::FieldSpec) -> u128 {
+    let pk_codec::Kind::Uint { bits } = spec.kind() else {
+        panic!("not an unsigned integer field: {spec:?}")
+    };
+    let type_max = u128::MAX >> (128 - u32::from(bits.get()));
+    pow10(spec.width()).map_or(type_max, |p| type_max.min(p - 1))
+}
+
+/// The smallest and largest values a signed integer field holds: its type's, within its width
+/// (a sign and `width - 1` digits).
+#[allow(dead_code)]
+pub(crate) fn int_range(spec: &pk_codec::FieldSpec) -> (i128, i128) {
+    let pk_codec::Kind::Int { bits } = spec.kind() else {
+        panic!("not a signed integer field: {spec:?}")
+    };
+    let shift = 128 - u32::from(bits.get());
+    let (type_min, type_max) = (i128::MIN >> shift, i128::MAX >> shift);
+    match pow10(spec.width() - 1).and_then(|p| i128::try_from(p).ok()) {
+        Some(p) => (type_min.max(-p), type_max.min(p - 1)),
+        None => (type_min, type_max),
+    }
+}
+
+/// `10^n`, if a `u128` holds it.
+fn pow10(n: u8) -> Option<u128> {
+    10u128.checked_pow(u32::from(n))
+}
+
+/// A random layout as the builder answered it: the layout, or `None` when the rulebook refused
+/// it for its delimiter (the only rules the generated fields can break). Any other refusal
+/// fails the test.
+#[allow(dead_code)]
+pub(crate) fn unless_delimiter_refused(
+    built: pk_codec::Result<pk_codec::Layout>,
+) -> Option<pk_codec::Layout> {
+    use pk_codec::{Error, Rule};
+    match built {
+        Ok(layout) => Some(layout),
+        Err(Error::BrokenRule {
+            rule:
+                Rule::DelimiterFloor { .. }
+                | Rule::DelimiterAlphanumeric { .. }
+                | Rule::DelimiterTooHigh { .. },
+            ..
+        }) => None,
+        Err(other) => panic!("a generated layout was refused for another reason: {other}"),
+    }
 }
