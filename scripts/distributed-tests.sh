@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distributed tests: a 3-node etcd cluster on loopback, the etcd tests against it
-# (tests/etcd_store.rs), and the cluster always stopped afterwards.
+# (tests/it/etcd_store.rs), and the cluster always stopped afterwards.
 #
 # Installs etcd from Debian's packages (etcd-server, etcd-client) when it is missing. A cluster
 # that does not come up, or a test that cannot reach it, fails this script: nothing is skipped.
@@ -50,10 +50,10 @@ if [ "$healthy" != yes ]; then
     exit 1
 fi
 
-echo "== cargo test --features etcd --test etcd_store (against the cluster)"
+echo "== cargo test --features etcd --test it etcd_store:: (against the cluster)"
 # The tests stop one node (PK_ETCD_NODE_PIDS) to check that work survives it.
 PK_ETCD_ENDPOINTS="$endpoints" PK_ETCD_NODE_PIDS="${pids[*]}" \
-    cargo test --features etcd --test etcd_store -- --ignored --test-threads=1
+    cargo test --features etcd --test it etcd_store:: -- --ignored --test-threads=1
 
 echo "== cargo run --features etcd --example real_store (against the cluster, one node stopped)"
 PK_ETCD_ENDPOINTS="$endpoints" cargo run --features etcd --example real_store

@@ -5,7 +5,7 @@
 //! so a key written today decodes the same way in every later version.
 //!
 //! Changing the file is changing the key format. To add cases, add them to [`cases`] and run
-//! `PK_CODEC_BLESS=1 cargo test --test golden`, which rewrites the file; review the diff: existing
+//! `PK_CODEC_BLESS=1 cargo test --test it golden`, which rewrites the file; review the diff: existing
 //! lines must not change unless the format change is deliberate and documented.
 
 use std::fmt::Write as _;
@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use pk_codec::{Layout, Value};
 use serde_json::json;
 
-const GOLDEN: &str = include_str!("golden/keys.jsonl");
+const GOLDEN: &str = include_str!("../golden/keys.jsonl");
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/keys.jsonl");
 
 fn v(x: impl Into<Value>) -> Value {
@@ -398,7 +398,7 @@ fn golden_file_covers_every_case() {
     assert_eq!(
         GOLDEN,
         render(),
-        "tests/golden/keys.jsonl differs from the cases in tests/golden.rs: a case was added or the format changed; \
+        "tests/golden/keys.jsonl differs from the cases in tests/it/golden.rs: a case was added or the format changed; \
          run with PK_CODEC_BLESS=1 and review the diff"
     );
 }

@@ -8,7 +8,7 @@ use std::ops::Bound;
 use pk_codec::{DecodeKey, KeyRange, PartitionKey, Value};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 struct Plain {

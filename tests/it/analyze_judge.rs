@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
-use support::{pk, stderr, stdout, temp_dir};
+use crate::support::{pk, stderr, stdout, temp_dir};
 
 /// The designs judged: time first (a tail), card first (spread by an entity), hashed.
 const TIME_FIRST: &str = "ts: u64 width=13; order_no: u64 width=8";

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-mod support;
-
-use support::{pk, stderr, stdout};
+use crate::support::{pk, stderr, stdout};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,7 +4,7 @@
 
 #[test]
 fn the_readmes_rust_blocks_have_no_doctest_only_lines() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     let mut in_rust = false;
     let mut blocks = 0;
     for (i, line) in readme.lines().enumerate() {

@@ -9,7 +9,7 @@ use pk_codec::table::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// How a dump's partition-key values are drawn.
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,7 @@
 use pk_codec::{Error, Layout};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// Checks the outcome of parsing `text`: a layout that prints back to text parsing to itself, or
 /// an `InvalidSpec` pointing inside the text, or another refusal (a rule, a bad layout).

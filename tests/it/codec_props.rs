@@ -12,7 +12,7 @@ use pk_codec::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// One field of a random layout: its spec and how to make its values.
 #[derive(Debug, Clone)]

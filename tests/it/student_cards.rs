@@ -2,10 +2,10 @@
 //! must come out of the table model, not out of the example's text.
 
 #[allow(dead_code)]
-#[path = "../examples/student_cards.rs"]
-mod student_cards;
+#[path = "../../examples/student_cards.rs"]
+mod example;
 
-use student_cards::{Outcome, designs, generate_day, run_design};
+use example::{Outcome, designs, generate_day, run_design};
 
 fn outcomes() -> Vec<Outcome> {
     let day = generate_day(100_000, 7);

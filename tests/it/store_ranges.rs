@@ -1,7 +1,7 @@
 //! Typed range reads in a real embedded store: random layouts (every kind, descending fields,
 //! bucket prefixes, hashes over leading fields) written into redb, then every range read returns
 //! exactly the matching rows, in typed order, across pages of any size, and resumes where it
-//! stopped. `tests/etcd_store.rs` runs the same reads against an etcd cluster.
+//! stopped. `etcd_store.rs` runs the same reads against an etcd cluster.
 
 use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
@@ -11,7 +11,7 @@ use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads, RedbStore, Typed, 
 use pk_codec::{Layout, Value};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.

@@ -9,7 +9,7 @@ use pk_codec::table::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// A bound column value, ordered like the store's: INF_MIN < values < INF_MAX.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

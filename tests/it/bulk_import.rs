@@ -14,7 +14,7 @@ use pk_codec::store::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// A store that fails on a seeded schedule: per row, busy (retryable) with probability
 /// `busy_pct`, refused for good when the key ends in `bad_suffix`; per batch, refused as a whole

@@ -4,7 +4,7 @@
 
 use pk_codec::{DecodeKey, PartitionKey};
 
-const GOLDEN: &str = include_str!("golden/keys.jsonl");
+const GOLDEN: &str = include_str!("../golden/keys.jsonl");
 
 fn check<T: DecodeKey>(spec: &str) {
     let golden: pk_codec::Layout = spec.parse().unwrap();

@@ -3,7 +3,7 @@
 
 use pk_codec::{DecodeKey, Error, Layout, PartitionKey, Value};
 
-mod support;
+use crate::support;
 
 /// The values of a derived key in `Layout` order (nested keys flattened).
 trait Values {

@@ -16,7 +16,7 @@ use pk_codec::store::{
 };
 use pk_codec::{Layout, Value};
 
-mod support;
+use crate::support;
 
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(

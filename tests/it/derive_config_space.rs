@@ -7,7 +7,7 @@
 use pk_codec::{DecodeKey, KeyField, Layout, PartitionKey, Value};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// The derived key and its runtime layout agree byte for byte, and the layout decodes the key to
 /// `values`.

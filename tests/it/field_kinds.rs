@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use pk_codec::{DecodeKey, Error, PartitionKey, Value};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 struct Measure {

@@ -6,7 +6,7 @@ use pk_codec::store::{Direction, MemoryStore, RangeQuery, RangeStore, RedbStore,
 use pk_codec::table::{Table, TableOptions};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 fn key() -> impl Strategy<Value = String> {
     "[a-c]{0,3}"

@@ -5,7 +5,7 @@
 use pk_codec::table::{PkValue, PrimaryKey};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// Any value, weighted towards the edges: the bounds, extreme integers, empty strings and
 /// binaries, and `00` / `FF` bytes (in a String, `00` and the UTF-8 of U+00FF and U+10FFFF).

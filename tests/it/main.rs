@@ -1,0 +1,43 @@
+//! The integration tests of pk-codec, as one test binary: every binary is one more link of
+//! pk-codec and its dependencies, so the tests are modules here, each named for the behaviour or
+//! the module it pins. Only tests that need a process of their own have a file beside `it/`:
+//! `derive_ui.rs` (trybuild compiles each case) and `no_alloc.rs` (a counting global allocator).
+//!
+//! Run one module with a filter: `cargo test --test it table_versions::`. Proptest keeps the
+//! seeds of failed cases in `tests/proptest-regressions/<module>.txt`, and runs them first.
+
+// Shared with any test binary beside `it/` (`mod support;` there).
+#[path = "../support/mod.rs"]
+mod support;
+
+mod analyze_judge;
+mod bulk_import;
+mod cli;
+mod codec_errors;
+mod codec_props;
+mod derive_config_space;
+mod derive_golden;
+mod derive_layout;
+mod derive_props;
+// EtcdStore: `--features etcd` (scripts/distributed-tests.sh, .ci/run).
+#[cfg(feature = "etcd")]
+mod etcd_store;
+mod facts_vectors;
+mod field_kinds;
+mod golden;
+mod judge;
+mod layout_forms;
+mod layout_text;
+mod overflow_props;
+mod peer_regressions;
+mod readme;
+mod store_model;
+mod store_ranges;
+mod student_cards;
+mod table_concurrency;
+mod table_keys;
+mod table_ops;
+mod table_partitions;
+mod table_props;
+mod table_schema;
+mod table_versions;
