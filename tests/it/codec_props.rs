@@ -1,6 +1,9 @@
 //! Property tests of the codec's guarantees over random layouts and values: order preservation,
 //! round trip, injectivity (with prefixes too), exact ranges, the bucket merge, and decoding of
 //! arbitrary text (never a panic; whatever decodes re-encodes to the same key).
+//!
+//! `accepted_space.rs` runs the same guarantees over the whole configuration space the crate
+//! accepts; here also `Layout` ranges and encodings at the extremes of every type.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
@@ -787,3 +790,79 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn layout_values_at_type_extremes() {
+    // Every kind against values out of its range or of another kind: an error or a key that
+    // decodes; ranges with such bounds: no panic.
+    let values = [
+        Value::Uint(u128::MAX),
+        Value::Int(i128::MIN),
+        Value::Int(i128::MAX),
+        Value::Int(-1),
+        Value::F32(f32::NAN),
+        Value::F64(f64::NAN),
+        Value::F64(-0.0),
+        Value::F64(f64::NEG_INFINITY),
+        Value::Timestamp(i128::MIN),
+        Value::Timestamp(i128::MAX),
+        Value::Timestamp(i128::from(i64::MAX) * 1000),
+        Value::Null,
+        Value::Char('\u{10FFFF}'),
+        Value::Uuid(u128::MAX),
+        Value::Bytes(vec![0xff; 100]),
+    ];
+    for spec in [
+        "a: u8",
+        "a: i8 desc",
+        "a: u64 width=3",
+        "a: f32",
+        "a: f64 desc",
+        "a: timestamp",
+        "a: timestamp precision=s",
+        "a: timestamp precision=ns desc",
+        "a: char",
+        "a: u128",
+        "a: i128 desc",
+        "a: uuid",
+        "a: u8 optional",
+        "a: bytes",
+        "a: str escaped",
+    ] {
+        let l: Layout = spec.parse().unwrap();
+        for v in &values {
+            if let Ok(k) = l.encode(std::slice::from_ref(v)) {
+                assert!(l.decode(&k).is_ok(), "{spec} {v:?} -> {k:?}");
+            }
+            let _ = l.ranges(&[], Bound::Included(v), Bound::Excluded(v));
+            let _ = l.range(&[], Bound::Excluded(v), Bound::Unbounded);
+        }
+    }
+    // Bounds of the wrong type, out of range, too many prefix values.
+    let l: Layout = "a: u32; b: i64 desc; c: str optional; buckets=7:hash(a)"
+        .parse()
+        .unwrap();
+    let p = [Value::Uint(1)];
+    let r = l.ranges(
+        &p,
+        Bound::Included(&Value::Str("x".into())),
+        Bound::Unbounded,
+    );
+    assert!(matches!(r, Err(Error::TypeMismatch { .. })), "{r:?}");
+    let r = l.ranges(
+        &p,
+        Bound::Included(&Value::Int(i128::MAX)),
+        Bound::Unbounded,
+    );
+    assert!(matches!(r, Err(Error::ValueOutOfRange { .. })), "{r:?}");
+    let many = vec![Value::Uint(1); 100_000];
+    assert!(matches!(
+        l.prefix_ranges(&many),
+        Err(Error::FieldCount { .. })
+    ));
+    // A huge value is refused by the key length limit (after encoding it: bounded by the input).
+    let l: Layout = "a: bytes".parse().unwrap();
+    assert!(l.encode(&[Value::Bytes(vec![0xff; 4 << 20])]).is_err());
+}
+
+mod accepted_space;

@@ -1,7 +1,11 @@
 //! Derived keys and the runtime `Layout` that `PartitionKey::layout()` returns agree byte for byte,
 //! for every field kind, attribute and prefix; plus the student-card vectors of the key-design facts.
+//!
+//! Also: a nested key's own delimiter does not stop the outer layout (a fault found and fixed
+//! with that test), and errors in nested keys name the field as the layout does.
 
 use pk_codec::{DecodeKey, Error, Layout, PartitionKey, Value};
+use proptest::prelude::*;
 
 use crate::support;
 
@@ -876,5 +880,84 @@ mod damaged_keys {
             let derived = Mixed::decode(&text).map(|m| values(&m));
             prop_assert_eq!(layout.decode(&text), derived, "text {:?}", text);
         }
+    }
+}
+
+/// A generic key whose own delimiter its instance could not use on its own (`.` does not sort
+/// below the `-` of an optional signed field), spliced into a key whose delimiter it can: the
+/// nested key's own delimiter is not used when nested, so the outer key and its layout are valid.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '.')]
+struct DottedInner<V: pk_codec::KeyField> {
+    #[pk(width = 2)]
+    v: V,
+    #[pk(width = 1)]
+    w: u8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct DottedOuter {
+    i: DottedInner<Option<i8>>,
+    #[pk(width = 1)]
+    n: u8,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(100)))]
+    #[test]
+    fn a_nested_key_s_own_delimiter_does_not_stop_the_outer_layout(v in prop::option::of(-10i8..10), w in 0u8..10, n in 0u8..10) {
+        let o = DottedOuter { i: DottedInner { v, w }, n };
+        let key = o.encode().unwrap();
+        prop_assert_eq!(DottedOuter::decode(&key).unwrap(), o);
+        let layout = DottedOuter::layout();
+        prop_assert_eq!(layout.to_string(), "i.v: i8 width=2 optional; i.w: u8 width=1; n: u8 width=1");
+        let values = layout.decode(&key).unwrap();
+        prop_assert_eq!(layout.encode(&values).unwrap(), key);
+    }
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Addr {
+    city: String,
+    #[pk(width = 2)]
+    zip: u8,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+struct Trip {
+    from: Addr,
+    to: Addr,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(300)))]
+    /// An error in a field of a nested key names that field as the layout does (`to.city`), so
+    /// that it says which of two nested keys of one type is wrong (an encode error has no
+    /// position to tell them apart).
+    #[test]
+    fn errors_in_nested_keys_name_the_field_as_the_layout_does(
+        cities in prop::array::uniform2("[a,]{0,2}"), zips in prop::array::uniform2(any::<u8>()),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(b",0x".to_vec()), 0u8..3), 0..3),
+    ) {
+        let trip = Trip {
+            from: Addr { city: cities[0].clone(), zip: zips[0] },
+            to: Addr { city: cities[1].clone(), zip: zips[1] },
+        };
+        let layout = Trip::layout();
+        let values = [cities[0].as_str().into(), zips[0].into(), cities[1].as_str().into(), zips[1].into()];
+        prop_assert_eq!(trip.encode(), layout.encode(&values));
+        let of_from = Trip::ranges_from_eq(&trip.from);
+        prop_assert_eq!(of_from.is_ok(), trip.from.encode().is_ok());
+        if let Err(e) = of_from {
+            prop_assert_eq!(Err::<String, _>(e), layout.encode(&values[..2].iter().cloned().chain([Value::from(""), Value::from(0u8)]).collect::<Vec<_>>()));
+        }
+        let fixed = Trip {
+            from: Addr { city: cities[0].replace(',', "a"), zip: zips[0] % 100 },
+            to: Addr { city: cities[1].replace(',', "a"), zip: zips[1] % 100 },
+        };
+        let mut bytes = fixed.encode().unwrap().into_bytes();
+        support::damage(&mut bytes, &edits);
+        let text = String::from_utf8(bytes).unwrap();
+        prop_assert_eq!(Trip::decode(&text).map(|_| ()), layout.decode(&text).map(|_| ()));
     }
 }

@@ -1,6 +1,10 @@
 //! Properties of derived keys: key order equals field-by-field value order (descending fields
 //! reversed), keys round-trip, typed ranges hold exactly the matching keys, and decoding any
 //! text returns a value or an error.
+//!
+//! Typed ranges of every optional and descending form, under prefixes, and where the byte after
+//! the delimiter is a field byte; `edges.rs` takes the same properties to the edges of every
+//! value space.
 
 use std::cmp::Reverse;
 use std::ops::Bound;
@@ -357,3 +361,202 @@ proptest! {
         prop_assert!(ranges[0].contains(&ka));
     }
 }
+
+macro_rules! range_case {
+    ($test:ident, $name:ident, [$($attr:tt)*], $ty:ty, $strat:expr) => {
+        range_case!($test, $name, [$($attr)*], $ty, $strat, |x| &x, |x| x);
+    };
+    ($test:ident, $name:ident, [$($attr:tt)*], $ty:ty, $strat:expr, |$x:ident| $eqe:expr, |$y:ident| $bde:expr) => {
+        #[derive(PartitionKey, Debug, Clone, PartialEq)]
+        struct $name {
+            #[pk(width = 1)]
+            a: u8,
+            $($attr)*
+            b: $ty,
+            #[pk(width = 1)]
+            c: u8,
+        }
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
+            #[test]
+            fn $test(rows in prop::collection::vec((0u8..2, $strat, 0u8..2), 1..10), a in 0u8..2, lo in bound($strat), hi in bound($strat)) {
+                let lo2 = lo.as_ref().map(|$y| $bde);
+                let hi2 = hi.as_ref().map(|$y| $bde);
+                let ranges = $name::ranges_b(a, (lo2, hi2)).unwrap();
+                for (ra, rb, rc) in rows {
+                    let k = $name { a: ra, b: rb.clone(), c: rc };
+                    let key = k.encode().unwrap();
+                    prop_assert_eq!($name::decode(&key).unwrap(), k.clone());
+                    let inside = ranges.iter().any(|r| r.contains(&key));
+                    prop_assert_eq!(inside, ra == a && within(&rb, &lo, &hi), "{:?} {:?} {:?} {:?}", k, key, ranges, (&lo, &hi));
+                    let eq = { let $x = rb.clone(); $name::ranges_b_eq(ra, $eqe).unwrap() };
+                    prop_assert!(eq.iter().any(|r| r.contains(&key)));
+                }
+            }
+        }
+    };
+}
+
+range_case!(r_desc_opt_str, RDescOptStr, [#[pk(desc)]], Option<String>, prop::option::of("[a-c\u{0}-\u{2f}]{0,2}"), |x| &x, |x| x.clone());
+
+range_case!(
+    r_opt_bytes,
+    ROptBytes,
+    [],
+    Option<Vec<u8>>,
+    prop::option::of(prop::collection::vec(0u8..3, 0..3)),
+    |x| &x,
+    |x| x.clone()
+);
+
+range_case!(r_esc, REsc, [#[pk(escaped)]], String, "[a-c,\u{0}-]{0,3}", |x| &x, |x| x.as_str());
+
+range_case!(r_desc_esc, RDescEsc, [#[pk(desc, escaped)]], String, "[a-c,\u{0}-]{0,3}", |x| &x, |x| x.as_str());
+
+range_case!(r_desc_char, RDescChar, [#[pk(desc)]], char, any::<char>(), |x| x, |x| *x);
+
+range_case!(
+    r_opt_char,
+    ROptChar,
+    [],
+    Option<char>,
+    prop::option::of(prop_oneof![
+        Just(','),
+        Just('-'),
+        Just('a'),
+        Just('\u{0}'),
+        Just('é')
+    ]),
+    |x| &x,
+    |x| *x
+);
+
+range_case!(r_desc_opt_char, RDescOptChar, [#[pk(desc)]], Option<char>, prop::option::of(prop_oneof![Just(','), Just('-'), Just('a'), Just('\u{0}'), Just('é')]), |x| &x, |x| *x);
+
+range_case!(r_desc_opt_i8, RDescOptI8, [#[pk(desc, width = 2)]], Option<i8>, prop::option::of(-10i8..10), |x| &x, |x| *x);
+
+range_case!(r_opt_i8, ROptI8, [#[pk(width = 2)]], Option<i8>, prop::option::of(-10i8..10), |x| &x, |x| *x);
+
+range_case!(r_desc_bool, RDescBool, [#[pk(desc)]], Option<bool>, any::<Option<bool>>(), |x| &x, |x| *x);
+
+range_case!(r_desc_u8, RDescU8, [#[pk(desc, width = 1)]], u8, 0u8..10, |x| x, |x| *x);
+
+range_case!(r_desc_bytes, RDescBytes, [#[pk(desc)]], Vec<u8>, prop::collection::vec(0u8..3, 0..3), |x| &x, |x| x.as_slice());
+
+range_case!(r_opt_esc, ROptEsc, [#[pk(escaped)]], Option<String>, prop::option::of("[a,\u{0}-]{0,2}"), |x| &x, |x| x.clone());
+
+range_case!(
+    r_opt_str,
+    ROptStr,
+    [],
+    Option<String>,
+    prop::option::of("[a-c.=]{0,2}"),
+    |x| &x,
+    |x| x.clone()
+);
+
+range_case!(r_desc_opt_esc, RDescOptEsc, [#[pk(desc, escaped)]], Option<String>, prop::option::of("[a,\u{0}-]{0,2}"), |x| &x, |x| x.clone());
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(hash(xxh32, len = 8, fields(dev, tag)))]
+struct LeadRanges {
+    #[pk(width = 1)]
+    dev: u8,
+    tag: Option<String>,
+    #[pk(desc, width = 2)]
+    ts: i8,
+    #[pk(escaped)]
+    name: String,
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 3, hash(tag, name), separator))]
+struct HashBucketRanges {
+    #[pk(width = 1)]
+    dev: u8,
+    tag: Option<String>,
+    #[pk(desc, width = 2)]
+    ts: i8,
+    #[pk(escaped)]
+    name: String,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
+    #[test]
+    fn prefixed_typed_ranges_hold_exactly_their_keys(
+        rows in prop::collection::vec((0u8..2, prop::option::of("[ab]{0,1}"), -3i8..3, "[a,]{0,2}"), 1..10),
+        dev in 0u8..2, tag in prop::option::of("[ab]{0,1}"), lo in bound(-3i8..3), hi in bound(-3i8..3),
+        nlo in bound("[a,]{0,2}"), nhi in bound("[a,]{0,2}"),
+    ) {
+        let lead = LeadRanges::ranges_ts(dev, &tag, (lo, hi)).unwrap();
+        prop_assert_eq!(lead.len(), 1);
+        let buckets = HashBucketRanges::ranges_ts(dev, &tag, (lo, hi)).unwrap();
+        prop_assert_eq!(buckets.len(), 3);
+        let nb = (nlo.as_ref().map(String::as_str), nhi.as_ref().map(String::as_str));
+        let lead_names = LeadRanges::ranges_name(dev, &tag, 0, nb).unwrap();
+        let bucket_names = HashBucketRanges::ranges_name(dev, &tag, 0, nb).unwrap();
+        for (d, t, ts, name) in rows {
+            let want = d == dev && t == tag && within(&ts, &lo, &hi);
+            let want_name = d == dev && t == tag && ts == 0 && within(&name, &nlo, &nhi);
+            let l = LeadRanges { dev: d, tag: t.clone(), ts, name: name.clone() }.encode().unwrap();
+            prop_assert_eq!(lead.iter().any(|r| r.contains(&l)), want, "{}", l);
+            prop_assert_eq!(lead_names.iter().any(|r| r.contains(&l)), want_name, "{}", l);
+            let b = HashBucketRanges { dev: d, tag: t, ts, name }.encode().unwrap();
+            prop_assert_eq!(buckets.iter().any(|r| r.contains(&b)), want, "{}", b);
+            prop_assert_eq!(bucket_names.iter().any(|r| r.contains(&b)), want_name, "{}", b);
+        }
+    }
+}
+
+/// The delimiter just below the `=` of `Some`: the byte after the delimiter, where ranges end,
+/// is the marker itself.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '<')]
+struct BelowMarker {
+    #[pk(width = 1)]
+    a: u8,
+    b: Option<String>,
+    #[pk(width = 1)]
+    c: u8,
+}
+
+/// The delimiter just below `0`: the byte after it is the first digit.
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(delimiter = '/')]
+struct BelowDigits {
+    #[pk(width = 1)]
+    a: u8,
+    #[pk(width = 1)]
+    b: Option<u8>,
+    d: Option<Vec<u8>>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(200)))]
+    #[test]
+    fn ranges_where_the_byte_after_the_delimiter_is_a_field_byte(
+        rows in prop::collection::vec((0u8..2, prop::option::of("[=>a]{0,2}"), 0u8..2, prop::option::of(0u8..3), prop::option::of(prop::collection::vec(0u8..2, 0..2))), 1..10),
+        a in 0u8..2,
+        lo in bound(prop::option::of("[=>a]{0,2}")), hi in bound(prop::option::of("[=>a]{0,2}")),
+        dlo in bound(prop::option::of(0u8..3)), dhi in bound(prop::option::of(0u8..3)),
+        b in prop::option::of(0u8..3),
+    ) {
+        let ranges = BelowMarker::ranges_b(a, (lo.clone(), hi.clone())).unwrap();
+        let digits = BelowDigits::ranges_b(a, (dlo, dhi)).unwrap();
+        let eq = BelowDigits::ranges_b_eq(a, &b).unwrap();
+        for (ra, rb, rc, db, dd) in rows {
+            let k = BelowMarker { a: ra, b: rb.clone(), c: rc };
+            let key = k.encode().unwrap();
+            prop_assert_eq!(BelowMarker::decode(&key).unwrap(), k);
+            prop_assert_eq!(ranges.iter().any(|r| r.contains(&key)), ra == a && within(&rb, &lo, &hi), "{}", key);
+            let k = BelowDigits { a: ra, b: db, d: dd };
+            let key = k.encode().unwrap();
+            prop_assert_eq!(BelowDigits::decode(&key).unwrap(), k);
+            prop_assert_eq!(digits.iter().any(|r| r.contains(&key)), ra == a && within(&db, &dlo, &dhi), "{}", key);
+            prop_assert_eq!(eq.iter().any(|r| r.contains(&key)), ra == a && db == b, "{}", key);
+        }
+    }
+}
+
+mod edges;

@@ -1,6 +1,9 @@
 //! The float, UUID and timestamp kinds through the derive (std, `uuid`, `time` and `chrono`
 //! types), and hash prefixes over leading fields with their typed range reads. The runtime
 //! `Layout` side of every kind is covered by `codec_props.rs`, its refusals by `codec_errors.rs`.
+//!
+//! Also: the feature kinds agree with their layout, and floats of every bit pattern (NaNs
+//! included) round-trip and keep total order.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -187,5 +190,78 @@ proptest! {
         prop_assert!(kb < ka);
         prop_assert_eq!(Moment::decode(&kb).unwrap().at, before);
         prop_assert_eq!(Moment::decode(&ka).unwrap().at, after);
+    }
+}
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 10000, modulo = m, separator), delimiter = '#')]
+struct Kinds {
+    #[pk(desc)]
+    u: Option<uuid::Uuid>,
+    #[pk(precision = us)]
+    t: Option<time::OffsetDateTime>,
+    #[pk(desc, precision = s)]
+    c: chrono::DateTime<chrono::Utc>,
+    #[pk(width = 39)]
+    m: u128,
+    #[pk(desc)]
+    f: Option<f64>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(support::cases(300)))]
+    #[test]
+    fn feature_kinds_agree_with_their_layout(u in any::<Option<u128>>(), t in prop::option::of(-62_167_219_200_000_000i64..253_402_300_799_000_000), c in -62_167_219_200i64..253_402_300_799, m in any::<u128>(), f in any::<Option<u64>>()) {
+        let k = Kinds {
+            u: u.map(uuid::Uuid::from_u128),
+            t: t.map(|t| time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(t) * 1000).unwrap()),
+            c: chrono::DateTime::from_timestamp(c, 0).unwrap(),
+            m,
+            f: f.map(f64::from_bits),
+        };
+        let key = k.encode().unwrap();
+        let back = Kinds::decode(&key).unwrap();
+        prop_assert_eq!(back.encode().unwrap(), key.clone());
+        let layout = Kinds::layout();
+        let values = layout.decode(&key).unwrap();
+        prop_assert_eq!(layout.encode(&values).unwrap(), key.clone());
+        let text: pk_codec::Layout = layout.to_string().parse().unwrap();
+        prop_assert_eq!(text.encode(&values).unwrap(), key);
+    }
+}
+
+// ---- Floats: every bit pattern, NaNs included ---------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone)]
+struct Floats {
+    a: f32,
+    #[pk(desc)]
+    b: f64,
+    c: Option<f32>,
+    #[pk(desc)]
+    d: Option<f64>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(512), ..ProptestConfig::default() })]
+
+    #[test]
+    fn floats_of_every_bit_pattern_round_trip_and_keep_total_order(
+        a in any::<u32>(), b in any::<u64>(), c in prop::option::of(any::<u32>()), d in prop::option::of(any::<u64>()),
+        a2 in any::<u32>(), b2 in any::<u64>(),
+    ) {
+        let x = Floats { a: f32::from_bits(a), b: f64::from_bits(b), c: c.map(f32::from_bits), d: d.map(f64::from_bits) };
+        let key = x.encode().unwrap();
+        let back = Floats::decode(&key).unwrap();
+        prop_assert_eq!(back.a.to_bits(), a);
+        prop_assert_eq!(back.b.to_bits(), b);
+        prop_assert_eq!(back.c.map(f32::to_bits), c);
+        prop_assert_eq!(back.d.map(f64::to_bits), d);
+        let values = vec![Value::from(x.a), Value::from(x.b), Value::from(x.c), Value::from(x.d)];
+        prop_assert_eq!(&Floats::layout().encode(&values).unwrap(), &key);
+        let y = Floats { a: f32::from_bits(a2), b: f64::from_bits(b2), ..x.clone() };
+        let ky = y.encode().unwrap();
+        let typed = x.a.total_cmp(&y.a).then(y.b.total_cmp(&x.b));
+        prop_assert_eq!(typed, key.cmp(&ky));
     }
 }

@@ -10,6 +10,7 @@ use pk_codec::table::{
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::mix;
 
 /// How a dump's partition-key values are drawn.
 #[derive(Debug, Clone, Copy)]
@@ -191,14 +192,6 @@ proptest! {
         prop_assert_eq!((a.splits, a.writes, a.hottest_share), (b.splits, b.writes, b.hottest_share));
         prop_assert_eq!(judge.hotspot(), meter.report());
     }
-}
-
-/// SplitMix64: well-mixed draws from a counter.
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A coarse judge still finds size splits: a dump of 20,000 random keys into 2 KB partitions

@@ -11,12 +11,16 @@
 mod support;
 
 mod analyze_judge;
+mod buckets;
 mod bulk_import;
 mod cli;
 mod codec_errors;
 mod codec_props;
+mod decode_bad_input;
 mod derive_config_space;
+mod derive_decode;
 mod derive_golden;
+mod derive_hygiene;
 mod derive_layout;
 mod derive_props;
 // EtcdStore: `--features etcd` (scripts/distributed-tests.sh, .ci/run).

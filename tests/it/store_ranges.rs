@@ -2,16 +2,26 @@
 //! bucket prefixes, hashes over leading fields) written into redb, then every range read returns
 //! exactly the matching rows, in typed order, across pages of any size, and resumes where it
 //! stopped. `etcd_store.rs` runs the same reads against an etcd cluster.
+//!
+//! Also: `scan_ranges` stopped by its visitor returns its cursor, a store with a `max_page` of 0
+//! is an error, a backward read resumed above its end stays in its range, typed scans read
+//! exactly the range in key order across pages and name the key of a value they cannot read.
 
 use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::SeqCst;
 
-use pk_codec::KeyRange;
-use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads, RedbStore, Typed, scan_ranges};
-use pk_codec::{Layout, Value};
+use pk_codec::store::{
+    Direction, MemoryStore, RangePage, RangeQuery, RangeStore, ReaderThreads, RedbStore,
+    StoreError, StoreErrorKind, Typed, scan_ranges,
+};
+use pk_codec::table::{Table, TableOptions};
+use pk_codec::{KeyRange, Layout, PartitionKey, Prefix, Value};
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::mix;
 
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.
@@ -225,4 +235,295 @@ fn a_bounded_range_over_buckets_in_redb_is_exact() {
         })
         .unwrap();
     assert_eq!(seen, (250..750).collect::<Vec<_>>());
+}
+
+// ---- Typed range reads --------------------------------------------------------------------------
+
+#[derive(PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 5, modulo = ts, separator))]
+struct Reading {
+    #[pk(width = 2)]
+    device: u8,
+    #[pk(desc, width = 4)]
+    ts: u16,
+    tag: Option<String>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn typed_scans_read_exactly_the_range_in_key_order_across_pages(
+        rows in prop::collection::vec((0u8..3, 0u16..40, prop::option::of("[a-c]{0,2}")), 0..40),
+        device in 0u8..3, lo in 0u16..45, hi in 0u16..45, page in 1usize..7, stop in 1usize..9,
+    ) {
+        use pk_codec::store::{MemoryStore, Typed};
+        use std::ops::ControlFlow;
+        let store = MemoryStore::default();
+        let typed = Typed::new(&store);
+        let mut all = Vec::new();
+        for (d, ts, tag) in &rows {
+            let key = Reading { device: *d, ts: *ts, tag: tag.clone() };
+            typed.put(&key, &u32::from(*ts)).unwrap();
+            all.push(key);
+        }
+        let mut expected: Vec<Reading> = all.into_iter().filter(|r| r.device == device && (lo..hi).contains(&r.ts)).collect();
+        expected.sort_by_key(|r| r.encode().unwrap()[2..].to_owned());
+        expected.dedup();
+        let ranges = Reading::ranges_ts(device, lo..hi).unwrap();
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let mut n = 0;
+            let next = typed.scan(&ranges, page, cursor.as_ref(), |k: Reading, v: u32| {
+                assert_eq!(v, u32::from(k.ts));
+                seen.push(k);
+                n += 1;
+                if n == stop { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            }).unwrap();
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        prop_assert_eq!(seen, expected);
+    }
+}
+
+/// A backward read resumed at or above its end (exclusive) returned keys outside `[start, end)`:
+/// `RangeQuery::remaining` turned the resume key into an inclusive top without bounding it by
+/// the end, so `[a, c)` backward resumed at `c` gave `c, b, a` and resumed at `z` gave `d, c, b,
+/// a` from every store (the forward read bounds its resume key by the start). Now the range's
+/// end bounds the resumed read too, in every store.
+#[test]
+fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
+    let mem = MemoryStore::default();
+    let redb = RedbStore::in_memory().unwrap();
+    let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
+    let stores: [(&str, &dyn RangeStore); 3] =
+        [("memory", &mem), ("redb", &redb), ("table", &table)];
+    for (name, store) in stores {
+        for k in ["a", "b", "c", "d"] {
+            store.put(k, b"v").unwrap();
+        }
+        for (resume, want) in [
+            ("z", &["b", "a"][..]),
+            ("d", &["b", "a"]),
+            ("c", &["b", "a"]),
+            ("bb", &["b", "a"]),
+            ("b", &["b", "a"]),
+            ("a", &["a"]),
+            ("0", &[]),
+        ] {
+            let query = RangeQuery::new("a", Some("c"))
+                .direction(Direction::Backward)
+                .resume(Some(resume));
+            assert!(
+                query.remaining().1.is_some_and(|top| top <= "c"),
+                "{resume}: {:?}",
+                query.remaining()
+            );
+            let page = store.range(&query).unwrap();
+            let keys: Vec<&str> = page.rows.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(keys, want, "{name}: [a, c) backward, resumed at {resume:?}");
+            assert_eq!(page.next, None, "{name}: {resume:?}");
+        }
+        // Paged backward read of the whole range, one row a page: each key of [a, c) once.
+        let mut keys = Vec::new();
+        let mut resume: Option<String> = None;
+        loop {
+            let query = RangeQuery::new("a", Some("c"))
+                .direction(Direction::Backward)
+                .limit(1)
+                .resume(resume.as_deref());
+            let page = store.range(&query).unwrap();
+            keys.extend(page.rows.into_iter().map(|(k, _)| k));
+            match page.next {
+                Some(n) => resume = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(keys, ["b", "a"], "{name}");
+    }
+}
+
+/// A memory store whose range reads fail as busy on a seeded schedule (`fail_pct` in 100).
+struct Flaky {
+    inner: MemoryStore,
+    draws: AtomicU64,
+    fail_pct: u64,
+}
+
+impl RangeStore for Flaky {
+    fn reads_wait_on_io(&self) -> bool {
+        false
+    }
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.put(key, value)
+    }
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key)
+    }
+    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        self.inner.delete(key)
+    }
+    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        if mix(self.draws.fetch_add(1, SeqCst)) % 100 < self.fail_pct {
+            return Err(StoreError::new(StoreErrorKind::Busy, "flaky"));
+        }
+        self.inner.range(query)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: support::cases(96), ..ProptestConfig::default() })]
+
+    /// `scan_ranges` documents that a `visit` returning `Break` makes the read return a cursor
+    /// resuming right after the last row visited. It read the next page of the range whose row
+    /// was just visited before looking at the `Break`: when that row ended its page and the
+    /// read failed, the scan answered the store's error instead, the rows it had visited could
+    /// only be read again, and a caller resuming from its last cursor saw them twice. Now a
+    /// `Break` reads nothing more. The property: buckets holding the same natural keys (rows
+    /// that tie across buckets), any page size, a visitor that stops every `stop` rows, reads
+    /// that fail at random, inline or on reader threads; a caller that resumes from each
+    /// cursor and restarts a failed call from its last cursor sees every row once, in order,
+    /// and never an error after it stopped the read.
+    #[test]
+    fn a_scan_stopped_by_its_visitor_returns_its_cursor(
+        rows in prop::collection::btree_set((0u8..4, 0u16..40), 0..60),
+        buckets in 1u8..5,
+        page in 1usize..6,
+        stop in 1usize..8,
+        fail_pct in 0u64..40,
+        seed in any::<u64>(),
+        threads in any::<bool>(),
+    ) {
+        let store = Flaky { inner: MemoryStore::default(), draws: AtomicU64::new(seed), fail_pct };
+        let mut want: Vec<(u16, u8)> = Vec::new();
+        for &(b, n) in &rows {
+            if b < buckets {
+                store.inner.put(&format!("{b},{n:03}"), &[b]).unwrap();
+                want.push((n, b));
+            }
+        }
+        // Natural key first, ties in range order.
+        want.sort_unstable();
+        let ranges: Vec<KeyRange> = (0..buckets)
+            .map(|b| KeyRange { start: format!("{b},"), end: Some(format!("{b}-")) })
+            .collect();
+        let layout: Layout = "n: u16 width=3; buckets=4:mod(n):sep".parse().unwrap();
+        let prefix = layout.shape().prefix();
+        prop_assert_eq!(prefix.len(), 2);
+        let threaded = ReaderThreads(&store);
+        let mut seen: Vec<(u16, u8)> = Vec::new();
+        let mut cursor = None;
+        let mut finished = false;
+        for _ in 0..10_000 {
+            let mut call = Vec::new();
+            let mut stopped = false;
+            let visit = |key: &str, value: &[u8]| {
+                call.push((key[2..].parse::<u16>().unwrap(), value[0]));
+                if call.len() == stop {
+                    stopped = true;
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            let result = if threads {
+                scan_ranges(&threaded, prefix, &ranges, page, cursor.as_ref(), visit)
+            } else {
+                scan_ranges(&store, prefix, &ranges, page, cursor.as_ref(), visit)
+            };
+            match result {
+                Err(e) => prop_assert!(!stopped, "the visitor stopped the read, which answered {e}"),
+                Ok(next) => {
+                    seen.extend(call);
+                    match next {
+                        Some(c) => cursor = Some(c),
+                        None => {
+                            finished = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        prop_assert!(finished);
+        prop_assert_eq!(seen, want);
+    }
+}
+
+/// `Typed::scan` and `scan_values` reported a stored value that does not deserialize as
+/// `TypedError::Value` with serde's message only ("expected value at line 1 column 1"), not
+/// the key of the row that holds it, though a scan reads many rows across buckets (a stored
+/// key that does not decode names its key: `TypedError::StoredKey`). Now such a value is
+/// `TypedError::StoredValue { key, error }`.
+#[test]
+fn a_typed_scan_names_the_key_of_a_value_it_cannot_read() {
+    use pk_codec::store::{Typed, TypedError};
+    let layout: Layout = "n: u16 width=3; buckets=4:mod(n):sep".parse().unwrap();
+    let store = MemoryStore::default();
+    let typed = Typed::new(&store);
+    for n in 0..20u16 {
+        typed
+            .put_values(&layout, &[n.into()], &format!("row {n}"))
+            .unwrap();
+    }
+    let bad = layout.encode(&[13u16.into()]).unwrap();
+    store.put(&bad, b"not json").unwrap();
+    let ranges = layout.prefix_ranges(&[]).unwrap();
+    let e = typed
+        .scan_values(&layout, &ranges, 5, None, |_, _: String| {
+            ControlFlow::Continue(())
+        })
+        .unwrap_err();
+    match &e {
+        TypedError::StoredValue { key, .. } => assert_eq!(key, &bad),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains(&bad), "{e}");
+}
+
+struct ZeroPage(MemoryStore);
+
+impl RangeStore for ZeroPage {
+    fn max_page(&self) -> usize {
+        0
+    }
+    fn reads_wait_on_io(&self) -> bool {
+        false
+    }
+    fn put(&self, k: &str, v: &[u8]) -> Result<(), StoreError> {
+        self.0.put(k, v)
+    }
+    fn get(&self, k: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(k)
+    }
+    fn delete(&self, k: &str) -> Result<bool, StoreError> {
+        self.0.delete(k)
+    }
+    fn range(&self, q: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
+        self.0.range(q)
+    }
+}
+
+#[test]
+fn scan_ranges_on_a_store_with_max_page_zero_is_an_error() {
+    // A `StoreError` of kind `Invalid` naming the store's max_page of 0.
+    let s = ZeroPage(MemoryStore::default());
+    let r = scan_ranges(
+        &s,
+        Prefix::None,
+        &[KeyRange {
+            start: String::new(),
+            end: None,
+        }],
+        10,
+        None,
+        |_, _| ControlFlow::Continue(()),
+    );
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), StoreErrorKind::Invalid);
+    assert!(e.to_string().contains("max_page() is 0"), "{e}");
 }

@@ -1,9 +1,16 @@
 //! Put, get, update, delete, batch writes and range reads.
+//!
+//! A batch that writes a key twice ends as it does in memory, in order.
 
+use crate::support;
+
+use pk_codec::store::{MemoryStore, RangeQuery, RangeStore, WriteOp};
 use pk_codec::table::{
     Attribute, AttributeValue, MAX_RANGE_ROWS, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest,
     ReadOptions, RowWrite, Schema, Table, TableError, TableOptions, UpdateOp,
 };
+
+use crate::support::batches_writing_keys_twice;
 
 fn strings() -> Table {
     Table::single_string_key("pk", TableOptions::default()).unwrap()
@@ -404,4 +411,89 @@ fn a_response_holds_at_most_4_mb_cut_at_a_row() {
     let r = t.get_range(&RangeRequest::forward("big", "c")).unwrap();
     assert_eq!(keys(&r.rows), ["big"]);
     assert_eq!(r.next_start, None);
+}
+
+/// A store's batch applies its writes in order, so a key written twice ends as its last write
+/// left it. The table model refuses a batch naming a row twice (as Tablestore does), so through
+/// its `RangeStore` bridge such a batch failed as a whole, for good (`Invalid`): a bulk import
+/// updating a key twice within one batch lost the batch. Now the runs without a repeated key go
+/// one after another: the same results and end state as the in-memory store.
+#[test]
+fn a_table_batch_that_writes_a_key_twice_ends_as_in_memory() {
+    let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
+    let memory = MemoryStore::default();
+    let mut batches = batches_writing_keys_twice("");
+    // And a batch without a repeated key, the usual one.
+    batches.push(vec![
+        WriteOp::Put {
+            key: "f".into(),
+            value: b"1".to_vec(),
+        },
+        WriteOp::Put {
+            key: "g".into(),
+            value: b"1".to_vec(),
+        },
+    ]);
+    for batch in &batches {
+        let t = RangeStore::batch_write(&table, batch).expect("a batch writing a key twice");
+        let m = memory.batch_write(batch).unwrap();
+        assert_eq!(t.len(), batch.len());
+        assert_eq!(
+            t.iter().map(Result::is_ok).collect::<Vec<_>>(),
+            m.iter().map(Result::is_ok).collect::<Vec<_>>()
+        );
+    }
+    let all = RangeQuery::new("", None);
+    assert_eq!(
+        table.range(&all).unwrap().rows,
+        memory.range(&all).unwrap().rows
+    );
+    let keys: Vec<String> = memory
+        .range(&all)
+        .unwrap()
+        .rows
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["c", "d", "e", "f", "g"]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: support::cases(128),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any batches of puts and deletes over a few keys (so that keys repeat within a batch, or
+    /// not), up to the table's batch size: through the table model's `RangeStore` bridge, each
+    /// batch answers as the in-memory store does and leaves the same rows.
+    #[test]
+    fn table_batches_apply_in_order_as_in_memory(
+        batches in proptest::collection::vec(
+            proptest::collection::vec((0u8..6, proptest::option::of(0u8..4)), 1..=200),
+            1..6,
+        ),
+    ) {
+        let table = Table::single_string_key("pk", TableOptions::default()).unwrap();
+        let memory = MemoryStore::default();
+        for batch in &batches {
+            let ops: Vec<WriteOp> = batch
+                .iter()
+                .map(|&(k, v)| match v {
+                    Some(v) => WriteOp::Put { key: format!("k{k}"), value: vec![v] },
+                    None => WriteOp::Delete { key: format!("k{k}") },
+                })
+                .collect();
+            let t = RangeStore::batch_write(&table, &ops);
+            let m = memory.batch_write(&ops).unwrap();
+            proptest::prop_assert!(t.is_ok(), "{ops:?}: {t:?}");
+            let t = t.unwrap();
+            proptest::prop_assert_eq!(
+                t.iter().map(Result::is_ok).collect::<Vec<_>>(),
+                m.iter().map(Result::is_ok).collect::<Vec<_>>()
+            );
+        }
+        let all = RangeQuery::new("", None);
+        proptest::prop_assert_eq!(table.range(&all).unwrap().rows, memory.range(&all).unwrap().rows);
+    }
 }

@@ -273,3 +273,23 @@ pub(crate) fn unless_delimiter_refused(
         Err(other) => panic!("a generated layout was refused for another reason: {other}"),
     }
 }
+
+/// SplitMix64: well-mixed draws from a counter (the seeded schedules of the stores that fail on
+/// purpose, and of generated dumps).
+#[allow(dead_code)] // Only the files with seeded schedules draw.
+pub(crate) fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A table with one String key column, `options`, on `clock`.
+#[allow(dead_code)] // Only the table tests build tables.
+pub(crate) fn string_table(
+    options: pk_codec::table::TableOptions,
+    clock: &pk_codec::table::ManualClock,
+) -> pk_codec::table::Table {
+    use pk_codec::table::{Schema, Table};
+    Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap()
+}

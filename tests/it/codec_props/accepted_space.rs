@@ -1,16 +1,15 @@
-//! Audit of the runtime codec: the guarantees over the whole configuration space the crate
-//! accepts (every width of every integer kind, above the default too; every ASCII delimiter;
-//! optional fields side by side; prefixes; tight length limits), the three layout forms, and
-//! targeted cases at the edges.
+//! The runtime codec's guarantees over the whole configuration space the crate accepts (every
+//! width of every integer kind, above the default too; every ASCII delimiter; optional fields side
+//! by side; prefixes; tight length limits): order, round trip and damaged keys, the three layout
+//! forms, and exact ranges.
 
+use crate::support;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Bound;
 
 use pk_codec::{Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
 use proptest::prelude::*;
-
-mod support;
 
 const INT_BITS: [IntBits; 5] = [
     IntBits::B8,
@@ -493,134 +492,6 @@ proptest! {
             let want = row[..k] == base[..k] && in_bounds(&row[k]);
             let got = ranges.iter().filter(|r| r.contains(&key)).count();
             prop_assert_eq!(got, usize::from(want), "`{}` {:?} row {:?} key {:?}", layout, ranges, row, key);
-        }
-    }
-}
-
-/// `KeyShape`'s public prefix helpers on a shape built by hand that breaks a rule (a delimiter
-/// that is the lead byte of a UTF-8 character): an error naming the rule, as `decode_with` and
-/// `encode_with` answer, never a panic slicing inside the character.
-#[test]
-fn prefix_helpers_of_an_unchecked_shape_refuse_it_without_panicking() {
-    use pk_codec::{BucketBy, KeyShape, Prefix, Rule, Separator};
-    let shape = KeyShape::new(0xC3).with_prefix(Prefix::Bucket {
-        count: 2,
-        by: BucketBy::Hash,
-        separator: Separator::After,
-    });
-    let rule = Rule::DelimiterNotAscii {
-        delimiter: '\u{c3}',
-    };
-    let split = std::panic::catch_unwind(|| shape.split_prefix("0é").map(|_| ()));
-    assert!(
-        matches!(split, Ok(Err(Error::BrokenRule { rule: r, .. })) if r == rule),
-        "split_prefix: {split:?}"
-    );
-    let bucket = std::panic::catch_unwind(|| shape.bucket_of_key("0é"));
-    assert!(
-        matches!(bucket, Ok(Err(Error::BrokenRule { rule: r, .. })) if r == rule),
-        "bucket_of_key: {bucket:?}"
-    );
-}
-
-/// A prefix that names many fields loads in linear time, as a layout of many fields does
-/// (tests/adversarial2.rs): each name is looked up by a map, not by a scan of the fields, and each
-/// field's part in the prefix is a flag, not a search of the named list.
-#[test]
-fn prefixes_naming_many_fields_load_in_linear_time() {
-    use std::time::Duration;
-    let n = 40_000;
-    let fields: Vec<String> = (0..n)
-        .map(|i| format!(r#"{{"name":"f{i}","type":"u8"}}"#))
-        .collect();
-    let names: Vec<String> = (0..n).map(|i| format!(r#""f{i}""#)).collect();
-    for prefix in [
-        format!(
-            r#"{{"kind":"hash","algorithm":"md5","len":4,"fields":[{}]}}"#,
-            names.join(",")
-        ),
-        format!(
-            r#"{{"kind":"buckets","count":8,"by":"hash","fields":[{}]}}"#,
-            names.join(",")
-        ),
-    ] {
-        let json = format!(
-            r#"{{"fields":[{}],"max_len":1000000,"prefix":{prefix}}}"#,
-            fields.join(",")
-        );
-        // No speed claim: a guard against quadratic time, many times what linear time takes,
-        // in CPU time (a busy machine does not slow this thread's own work).
-        let (layout, took) = support::cpu_timed(|| serde_json::from_str::<Layout>(&json).unwrap());
-        assert_eq!(layout.fields().len(), n);
-        assert!(
-            took < Duration::from_secs(5),
-            "{n} fields named by the prefix loaded in {took:?} of CPU time"
-        );
-        let values = vec![Value::Uint(7); n];
-        let key = layout.encode(&values).unwrap();
-        assert_eq!(layout.decode(&key).unwrap(), values);
-    }
-}
-
-/// Only integer fields take a width (rule `width-on-integers`), whatever the width and the form:
-/// `width=0` on a string was accepted and dropped by the text, JSON and TOML forms (where
-/// `width=1` was refused), and the builder dropped any width of a non-integer spec.
-#[test]
-fn a_width_on_a_non_integer_field_is_refused_at_every_width() {
-    use pk_codec::Rule;
-    for ty in [
-        "str",
-        "bytes",
-        "bool",
-        "char",
-        "f32",
-        "f64",
-        "uuid",
-        "timestamp",
-    ] {
-        for width in [0u8, 1, 40] {
-            let from_text = format!("a: {ty} width={width}").parse::<Layout>();
-            let from_json = serde_json::from_str::<Layout>(&format!(
-                r#"{{"fields":[{{"name":"a","type":"{ty}","width":{width}}}]}}"#
-            ));
-            let from_toml = toml::from_str::<Layout>(&format!(
-                "[[fields]]\nname = \"a\"\ntype = \"{ty}\"\nwidth = {width}\n"
-            ));
-            assert!(
-                matches!(
-                    from_text,
-                    Err(Error::BrokenRule {
-                        rule: Rule::WidthOnNonInteger,
-                        ..
-                    })
-                ),
-                "{ty} width={width}: {from_text:?}"
-            );
-            let kind = Kind::from_name(ty).unwrap();
-            let from_code = Layout::builder()
-                .field("a", FieldSpec::new(kind).with_width(width))
-                .build();
-            if width > 0 {
-                // A spec made in code holds 0 for "no width": only a real width is one.
-                assert!(
-                    matches!(
-                        from_code,
-                        Err(Error::BrokenRule {
-                            rule: Rule::WidthOnNonInteger,
-                            ..
-                        })
-                    ),
-                    "builder, {ty} width={width}: {from_code:?}"
-                );
-            }
-            let json_err = from_json.map(|l| l.to_string()).unwrap_err().to_string();
-            let toml_err = from_toml.map(|l| l.to_string()).unwrap_err().to_string();
-            for err in [json_err, toml_err] {
-                assert!(
-                    err.contains("width-on-integers"),
-                    "{ty} width={width}: {err}"
-                );
-            }
         }
     }
 }
