@@ -4,10 +4,10 @@
 //! `bucket_prefix` answering only buckets that exist. Refusals of bucket shapes and spans are in
 //! `codec_errors.rs`; bucketed ranges in `derive_props/edges.rs` and `codec_props.rs`.
 
-use crate::support;
-
 use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
 use proptest::prelude::*;
+
+use crate::support;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 #[pk(buckets(count = 10000, modulo = ts))]

@@ -5,7 +5,6 @@
 //! `accepted_space.rs` runs the same guarantees over the whole configuration space the crate
 //! accepts; here also `Layout` ranges and encodings at the extremes of every type.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
@@ -16,6 +15,7 @@ use pk_codec::{
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::typed_cmp;
 
 /// One field of a random layout: its spec and how to make its values.
 #[derive(Debug, Clone)]
@@ -203,22 +203,6 @@ fn layout_and_rows(
                 rows_of(&fields, delimiter, rows.clone()),
             )
         })
-}
-
-/// The typed order of two rows: field by field, descending fields reversed.
-fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
-    for ((def, x), y) in layout.fields().iter().zip(a).zip(b) {
-        let ord = x.cmp(y);
-        let ord = if def.spec().is_descending() {
-            ord.reverse()
-        } else {
-            ord
-        };
-        if ord != Ordering::Equal {
-            return ord;
-        }
-    }
-    Ordering::Equal
 }
 
 /// Bucket counts from 1 to the rulebook's maximum, small ones more often.

@@ -4,11 +4,11 @@
 //! sortable bytes. Every case here once panicked, hung or allocated without bound, or was
 //! suspicious and turned out fine; each comment says which.
 
-use crate::support;
-
 use pk_codec::table::PrimaryKey;
 use pk_codec::{FieldSpec, IntBits, KeyShape, Kind, Layout, Value};
 use proptest::prelude::*;
+
+use crate::support;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(support::cases(2000)))]

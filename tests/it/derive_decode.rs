@@ -4,12 +4,13 @@
 //! `Cow<str>` fields decode the same texts as their owned twins, to the same values, under every
 //! prefix; `'static` borrowed fields encode as owned ones.
 
-use crate::support;
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pk_codec::{BorrowDecodeKey, DecodeKey, PartitionKey};
 use proptest::prelude::*;
+
+use crate::support;
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 struct Wide {

@@ -7,7 +7,6 @@
 //! these run in the default run of `cargo test --features etcd --test it etcd_store::`.
 #![cfg(feature = "etcd")]
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -22,6 +21,7 @@ use pk_codec::store::{
 use pk_codec::{Layout, Value};
 
 use crate::support;
+use crate::support::typed_cmp;
 
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
@@ -52,21 +52,6 @@ fn clear(store: &EtcdStore, prefix: &str) {
             store.delete(&k).unwrap();
         }
     }
-}
-
-fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
-    for ((def, x), y) in layout.fields().iter().zip(a).zip(b) {
-        let o = x.cmp(y);
-        let o = if def.spec().is_descending() {
-            o.reverse()
-        } else {
-            o
-        };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
 }
 
 #[test]

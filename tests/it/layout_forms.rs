@@ -4,10 +4,11 @@
 //! Config files at their limits: extreme numbers are refused, and many fields, or a prefix that
 //! names many fields, load in linear time.
 
-use crate::support;
 use std::time::Duration;
 
 use pk_codec::{FieldSpec, HashAlg, IntBits, Kind, Layout, Separator, Value};
+
+use crate::support;
 
 fn layout(spec: &str) -> Layout {
     spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"))

@@ -7,7 +7,6 @@
 //! is an error, a backward read resumed above its end stays in its range, typed scans read
 //! exactly the range in key order across pages and name the key of a value they cannot read.
 
-use std::cmp::Ordering;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::SeqCst;
@@ -22,6 +21,7 @@ use proptest::prelude::*;
 
 use crate::support;
 use crate::support::mix;
+use crate::support::typed_cmp;
 
 /// Layouts with the forms that matter for ranges, and a prefix: none, buckets by modulo or hash,
 /// or a hash over the leading field.
@@ -79,21 +79,6 @@ fn rows(layout: &Layout) -> BoxedStrategy<Vec<Vec<Value>>> {
     )
         .prop_map(|(a, b, c)| vec![a, b, c]);
     prop::collection::vec(row, 0..60).boxed()
-}
-
-fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
-    for ((def, x), y) in layout.fields().iter().zip(a).zip(b) {
-        let o = x.cmp(y);
-        let o = if def.spec().is_descending() {
-            o.reverse()
-        } else {
-            o
-        };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
 }
 
 proptest! {

@@ -2,14 +2,13 @@
 //!
 //! A batch that writes a key twice ends as it does in memory, in order.
 
-use crate::support;
-
 use pk_codec::store::{MemoryStore, RangeQuery, RangeStore, WriteOp};
 use pk_codec::table::{
     Attribute, AttributeValue, MAX_RANGE_ROWS, PkColumn, PkType, PkValue, PrimaryKey, RangeRequest,
     ReadOptions, RowWrite, Schema, Table, TableError, TableOptions, UpdateOp,
 };
 
+use crate::support;
 use crate::support::batches_writing_keys_twice;
 
 fn strings() -> Table {

@@ -5,9 +5,6 @@
 //! their SVGs, throttled partitions under range reads, refused pre-split points, and a replay
 //! given a clock that is not the table's.
 
-use crate::support;
-use crate::support::string_table;
-
 use pk_codec::Layout;
 use pk_codec::table::{
     Attribute, Clock, Heatmap, HeatmapOptions, ManualClock, Metric, PkColumn, PkType, PkValue,
@@ -16,6 +13,8 @@ use pk_codec::table::{
 };
 use proptest::prelude::*;
 
+use crate::support;
+
 const T0: i64 = 1_700_000_000_000;
 
 fn table(options: TableOptions) -> (Table, ManualClock) {
@@ -23,6 +22,11 @@ fn table(options: TableOptions) -> (Table, ManualClock) {
     let t =
         Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap();
     (t, clock)
+}
+
+/// A table with one String key column, `options`, on `clock`.
+fn string_table(options: TableOptions, clock: &ManualClock) -> Table {
+    Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap()
 }
 
 fn all_keys(t: &Table, columns: usize) -> Vec<PrimaryKey> {

@@ -13,14 +13,14 @@ use crate::support;
 
 /// A bound column value, ordered like the store's: INF_MIN < values < INF_MAX.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Ext<T> {
+pub(super) enum Ext<T> {
     Min,
     Val(T),
     Max,
 }
 
-type Key = (String, i64);
-type ModelKey = (Ext<String>, Ext<i64>);
+pub(super) type Key = (String, i64);
+pub(super) type ModelKey = (Ext<String>, Ext<i64>);
 type Model = BTreeMap<Key, BTreeMap<String, i64>>;
 type ModelRow = (Key, BTreeMap<String, i64>);
 
@@ -73,11 +73,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn pk(k: &Key) -> PrimaryKey {
+pub(super) fn pk(k: &Key) -> PrimaryKey {
     PrimaryKey::new(vec![k.0.as_str().into(), k.1.into()])
 }
 
-fn pk_bound(k: &ModelKey) -> PrimaryKey {
+pub(super) fn pk_bound(k: &ModelKey) -> PrimaryKey {
     let a = match &k.0 {
         Ext::Min => PkValue::InfMin,
         Ext::Val(s) => s.as_str().into(),

@@ -4,7 +4,6 @@
 //! deletes, batches, reads with version options, range reads paged both ways) with the clock
 //! moving (TTL and the max version offset at their edges); the manual clock at the ends of time.
 
-use crate::support;
 use std::collections::BTreeMap;
 
 use pk_codec::table::{
@@ -12,6 +11,9 @@ use pk_codec::table::{
     RangeRequest, ReadOptions, Row, RowWrite, Schema, Table, TableError, TableOptions, UpdateOp,
 };
 use proptest::prelude::*;
+
+use crate::support;
+use crate::table_props::{Ext, Key, ModelKey, pk, pk_bound};
 
 const NOW: i64 = 1_700_000_000_000; // ms, a whole second
 const NOW_S: i64 = NOW / 1000;
@@ -274,17 +276,6 @@ fn any_clock_can_be_injected() {
     assert_eq!(manual.now_ms(), 7);
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Ext<T> {
-    Min,
-    Val(T),
-    Max,
-}
-
-type Key = (String, i64);
-
-type ModelKey = (Ext<String>, Ext<i64>);
-
 /// Cells of a row: (name, version, value), ordered by name, newest first.
 type Cells = Vec<(String, i64, i64)>;
 
@@ -542,24 +533,6 @@ impl Model {
         }
         Ok(())
     }
-}
-
-fn pk(k: &Key) -> PrimaryKey {
-    PrimaryKey::new(vec![k.0.as_str().into(), k.1.into()])
-}
-
-fn pk_bound(k: &ModelKey) -> PrimaryKey {
-    let a = match &k.0 {
-        Ext::Min => PkValue::InfMin,
-        Ext::Val(s) => s.as_str().into(),
-        Ext::Max => PkValue::InfMax,
-    };
-    let b = match k.1 {
-        Ext::Min => PkValue::InfMin,
-        Ext::Val(i) => i.into(),
-        Ext::Max => PkValue::InfMax,
-    };
-    PrimaryKey::new(vec![a, b])
 }
 
 fn key_of(k: &PrimaryKey) -> Key {

@@ -284,12 +284,25 @@ pub(crate) fn mix(i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A table with one String key column, `options`, on `clock`.
-#[allow(dead_code)] // Only the table tests build tables.
-pub(crate) fn string_table(
-    options: pk_codec::table::TableOptions,
-    clock: &pk_codec::table::ManualClock,
-) -> pk_codec::table::Table {
-    use pk_codec::table::{Schema, Table};
-    Table::with_clock(Schema::single_string("pk").unwrap(), options, clock.clone()).unwrap()
+/// The typed order of two rows of `layout`: field by field, descending fields reversed (the
+/// order the keys of an order-preserving layout must have).
+#[allow(dead_code)] // Only the files that check the order of a runtime layout's keys use it.
+pub(crate) fn typed_cmp(
+    layout: &pk_codec::Layout,
+    a: &[pk_codec::Value],
+    b: &[pk_codec::Value],
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    for ((def, x), y) in layout.fields().iter().zip(a).zip(b) {
+        let ord = x.cmp(y);
+        let ord = if def.spec().is_descending() {
+            ord.reverse()
+        } else {
+            ord
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    Ordering::Equal
 }

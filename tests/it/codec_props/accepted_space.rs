@@ -3,21 +3,16 @@
 //! by side; prefixes; tight length limits): order, round trip and damaged keys, the three layout
 //! forms, and exact ranges.
 
-use crate::support;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Bound;
 
 use pk_codec::{Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
 use proptest::prelude::*;
 
-const INT_BITS: [IntBits; 5] = [
-    IntBits::B8,
-    IntBits::B16,
-    IntBits::B32,
-    IntBits::B64,
-    IntBits::B128,
-];
+use super::INT_BITS;
+
+use crate::support;
+use crate::support::typed_cmp;
 
 /// Any field spec, including ones the rulebook refuses (the layout build must then name a rule).
 fn any_spec() -> impl Strategy<Value = FieldSpec> {
@@ -322,21 +317,6 @@ fn any_layout_and_rows(
             let row: Vec<BoxedStrategy<Value>> = specs.iter().map(|s| any_value(*s)).collect();
             (Just(layout), prop::collection::vec(row, rows.clone()))
         })
-}
-
-fn typed_cmp(layout: &Layout, a: &[Value], b: &[Value]) -> Ordering {
-    for ((def, x), y) in layout.fields().iter().zip(a).zip(b) {
-        let ord = x.cmp(y);
-        let ord = if def.spec().is_descending() {
-            ord.reverse()
-        } else {
-            ord
-        };
-        if ord != Ordering::Equal {
-            return ord;
-        }
-    }
-    Ordering::Equal
 }
 
 /// The natural part of a key (without its prefix).

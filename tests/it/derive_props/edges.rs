@@ -4,11 +4,12 @@
 //! floats and nesting; `encode_into` appends, or leaves the buffer as it was on error; string
 //! ranges over the whole alphabet.
 
-use crate::support;
 use std::ops::Bound;
 
 use pk_codec::{DecodeKey, PartitionKey, Value};
 use proptest::prelude::*;
+
+use crate::support;
 
 // ---- Range constructors over every kind, at the bounds of the value space ----------------------
 
@@ -41,17 +42,7 @@ fn in_ranges(ranges: &[pk_codec::KeyRange], key: &str) -> bool {
 }
 
 fn within<T: PartialOrd>(v: &T, (lo, hi): &(Bound<T>, Bound<T>)) -> bool {
-    let above = match lo {
-        Bound::Included(l) => v >= l,
-        Bound::Excluded(l) => v > l,
-        Bound::Unbounded => true,
-    };
-    let below = match hi {
-        Bound::Included(h) => v <= h,
-        Bound::Excluded(h) => v < h,
-        Bound::Unbounded => true,
-    };
-    above && below
+    super::within(v, lo, hi)
 }
 
 fn bounds<S: Strategy + Clone>(s: S) -> impl Strategy<Value = (Bound<S::Value>, Bound<S::Value>)>
