@@ -23,7 +23,7 @@ struct FieldGen {
     spec: FieldSpec,
 }
 
-use support::INT_BITS;
+use crate::support::INT_BITS;
 
 fn field_gen() -> impl Strategy<Value = FieldGen> {
     let kind = prop_oneof![
@@ -373,7 +373,7 @@ proptest! {
             per_bucket[bucketed.shape().bucket_of_key(&key).unwrap() as usize].insert(key);
         }
         // One range per bucket that can hold a key: every bucket, or fewer when the modulo
-        // field's type and width hold fewer values than there are buckets (tests/bucket_pruning.rs).
+        // field's type and width hold fewer values than there are buckets (`bucket_pruning.rs`).
         let ranges = bucketed.prefix_ranges(&[]).unwrap();
         prop_assert!(ranges.len() <= count as usize);
         for keys in &per_bucket {

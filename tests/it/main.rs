@@ -11,6 +11,8 @@
 mod support;
 
 mod analyze_judge;
+mod analyze_practices;
+mod bucket_pruning;
 mod buckets;
 mod bulk_import;
 mod cli;

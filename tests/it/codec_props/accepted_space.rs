@@ -9,7 +9,7 @@ use std::ops::Bound;
 use pk_codec::{Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
 use proptest::prelude::*;
 
-use super::INT_BITS;
+use crate::support::INT_BITS;
 
 use crate::support;
 use crate::support::typed_cmp;

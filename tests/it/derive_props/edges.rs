@@ -208,7 +208,7 @@ proptest! {
         prop_assert_eq!(WideBucket::decode(&key).unwrap(), k.clone());
         prop_assert_eq!(&WideBucket::layout().encode(&[a.clone().into(), (b as i64).into(), (c as u64).into()]).unwrap(), &key);
         let r = WideBucket::ranges_b(&a, bb).unwrap();
-        // One range per bucket the bounds reach (tests/bucket_pruning.rs pins which).
+        // One range per bucket the bounds reach (`bucket_pruning.rs` pins which).
         prop_assert!((1..=3).contains(&r.len()));
         prop_assert_eq!(in_ranges(&r, &key), within(&b, &bb));
         let r = WideBucket::ranges_c(&a, b, bc).unwrap();

@@ -5,9 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-mod support;
-
-use support::{pk, stderr, stdout, temp_dir};
+use crate::support::{pk, stderr, stdout, temp_dir};
 
 fn write(dir: &Path, name: &str, body: &str) -> String {
     let file = dir.join(name);

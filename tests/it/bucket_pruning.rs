@@ -16,9 +16,8 @@ use pk_codec::store::{MemoryStore, RangeStore, scan_ranges};
 use pk_codec::{FieldSpec, KeyRange, Kind, Layout, PartitionKey, Separator, Value};
 use proptest::prelude::*;
 
-mod support;
-
-use support::{INT_BITS, cases, pk, stderr, stdout};
+use crate::support;
+use crate::support::{INT_BITS, cases, pk, stderr, stdout};
 
 /// The values an integer field can hold (its type's, within its width), in a key space where
 /// they are consecutive `u128`s in value order: the oracle's own arithmetic, independent of the
