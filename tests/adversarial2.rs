@@ -48,8 +48,8 @@ fn bulk_writer_with_a_huge_max_batch_rows_does_not_panic() {
         BulkWriter::new(
             Arc::new(MemoryStore::default()),
             BulkOptions {
-                workers: 1,
-                max_batch_rows: usize::MAX,
+                workers: Some(1),
+                max_batch_rows: Some(usize::MAX),
                 ..BulkOptions::default()
             },
         )

@@ -70,8 +70,8 @@ fn bulk_writer_backpressure_holds_when_the_store_takes_smaller_batches() {
         let writer = BulkWriter::new(
             Arc::clone(&store),
             BulkOptions {
-                workers: 1,
-                max_batch_rows,
+                workers: Some(1),
+                max_batch_rows: Some(max_batch_rows),
                 queue_rows: 2,
                 flush_interval: Duration::from_millis(200),
                 ..BulkOptions::default()
@@ -161,8 +161,8 @@ proptest! {
             BulkWriter::with_callback(
                 Arc::clone(&store),
                 BulkOptions {
-                    workers,
-                    max_batch_rows,
+                    workers: Some(workers),
+                    max_batch_rows: Some(max_batch_rows),
                     flush_interval: Duration::from_millis(1),
                     backoff: pk_codec::store::Backoff::Jittered {
                         base: Duration::from_micros(1),

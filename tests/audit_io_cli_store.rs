@@ -206,9 +206,9 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
         let writer = BulkWriter::new(
             Arc::clone(&store),
             BulkOptions {
-                workers: 2,
+                workers: Some(2),
                 dispatch: Dispatch::RoundRobin,
-                max_batch_rows: 1,
+                max_batch_rows: Some(1),
                 flush_interval: Duration::from_millis(5),
                 ..BulkOptions::default()
             },
@@ -244,8 +244,8 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
         let writer = BulkWriter::new(
             store,
             BulkOptions {
-                workers: 1,
-                max_batch_rows: 1,
+                workers: Some(1),
+                max_batch_rows: Some(1),
                 ..BulkOptions::default()
             },
         )
@@ -555,8 +555,8 @@ fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
         let writer = BulkWriter::new(
             store,
             BulkOptions {
-                workers: 1,
-                max_batch_rows: 10,
+                workers: Some(1),
+                max_batch_rows: Some(10),
                 ..BulkOptions::default()
             },
         )
@@ -595,9 +595,9 @@ fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
     let writer = BulkWriter::new(
         Arc::new(MemoryStore::default()),
         BulkOptions {
-            workers: 64,
+            workers: Some(64),
             queue_rows: pk_codec::store::MAX_QUEUE_ROWS,
-            max_batch_rows: 1,
+            max_batch_rows: Some(1),
             ..BulkOptions::default()
         },
     )
@@ -639,8 +639,8 @@ fn a_flush_returns_when_rows_are_added_while_it_waits() {
             BulkWriter::new(
                 Arc::clone(&store),
                 BulkOptions {
-                    workers: 1,
-                    max_batch_rows: 1000,
+                    workers: Some(1),
+                    max_batch_rows: Some(1000),
                     flush_interval: Duration::from_secs(3600),
                     ..BulkOptions::default()
                 },

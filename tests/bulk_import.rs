@@ -114,9 +114,9 @@ impl RangeStore for Flaky {
 
 fn options(workers: usize, seed: u64) -> BulkOptions {
     BulkOptions {
-        workers,
+        workers: Some(workers),
         dispatch: Dispatch::Random,
-        max_batch_rows: 200,
+        max_batch_rows: Some(200),
         flush_interval: Duration::from_millis(2),
         backoff: Backoff::Jittered {
             base: Duration::from_micros(200),
@@ -213,7 +213,7 @@ fn rows_that_stay_busy_fail_at_their_deadline_with_the_busy_error() {
     }
     let rows = (0..10u32).map(|i| (format!("{i}"), vec![]));
     let options = BulkOptions {
-        workers: 1,
+        workers: Some(1),
         deadline: Duration::from_secs(5),
         ..BulkOptions::default()
     };
@@ -263,7 +263,7 @@ fn a_backoff_longer_than_the_deadline_waits_until_the_deadline() {
         (Duration::MAX, Duration::MAX),
     ] {
         let options = BulkOptions {
-            workers: 2,
+            workers: Some(2),
             backoff: Backoff::Jittered { base, cap },
             deadline: Duration::from_millis(500),
             seed: 7,
@@ -293,11 +293,11 @@ fn bad_options_are_refused() {
     let store = Arc::new(MemoryStore::default());
     for bad in [
         BulkOptions {
-            workers: 0,
+            workers: Some(0),
             ..BulkOptions::default()
         },
         BulkOptions {
-            max_batch_rows: 0,
+            max_batch_rows: Some(0),
             ..BulkOptions::default()
         },
         BulkOptions {

@@ -58,6 +58,10 @@ impl<S: RangeStore + ?Sized> RangeStore for ReaderThreads<'_, S> {
         self.0.max_batch()
     }
 
+    fn write_profile(&self) -> super::WriteProfile {
+        self.0.write_profile()
+    }
+
     fn reads_wait_on_io(&self) -> bool {
         true
     }
