@@ -41,7 +41,7 @@ mod typed;
 use std::fmt;
 
 #[cfg(feature = "redb")]
-pub use self::redb::RedbStore;
+pub use self::redb::{RedbDatabase, RedbStore};
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, MAX_QUEUE_ROWS, MAX_WORKERS, RowOutcome,
     Simulation, simulate_import,
