@@ -122,8 +122,8 @@ fn the_defaults_follow_each_store_s_write_profile() {
         defaults.profile_for(&redb),
         WriteProfile::default()
             .workers(1)
-            .max_batch_rows(50_000)
-            .max_batch_bytes(16 << 20)
+            .max_batch_rows(200_000)
+            .max_batch_bytes(32 << 20)
     );
 }
 

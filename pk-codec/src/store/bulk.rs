@@ -352,6 +352,11 @@ fn lane_seed(seed: u64, lane: usize) -> u64 {
 struct Lane {
     queue: VecDeque<Pending>,
     rng: Rng,
+    /// The request being written and its rows' retry counts and first tries: kept from batch
+    /// to batch, so that a lane allocates (and the kernel zeroes) their room once, not once a
+    /// batch.
+    ops: Vec<WriteOp>,
+    meta: Vec<(u32, Option<Duration>)>,
 }
 
 impl Lane {
@@ -359,6 +364,8 @@ impl Lane {
         Self {
             queue: VecDeque::new(),
             rng: Rng(seed),
+            ops: Vec::new(),
+            meta: Vec::new(),
         }
     }
 
@@ -379,43 +386,46 @@ impl Lane {
     }
 
     /// Writes one batch from the front of the queue at time `now`: reports what is done through
-    /// `report`, puts the rows to retry back, and returns how long to wait before the next
-    /// request (the backoff when rows are to be retried).
+    /// `report` (when someone listens), puts the rows to retry back, and returns how long to
+    /// wait before the next request (the backoff when rows are to be retried) and how many rows
+    /// it is done with (written, or failed for good).
     fn step<S: RangeStore + ?Sized>(
         &mut self,
         store: &S,
         plan: &Plan,
         now: Duration,
         stats: &Counters,
-        report: &mut dyn FnMut(RowOutcome),
-    ) -> Duration {
+        mut report: Option<&mut dyn FnMut(RowOutcome)>,
+    ) -> (Duration, u64) {
         let (options, limit) = (&plan.options, plan.profile.max_batch_rows);
-        let mut batch: Vec<Pending> = Vec::new();
+        // The rows move from the queue into the request and back out of it: no copy of a key
+        // or value.
+        let (mut ops, mut meta) = (
+            std::mem::take(&mut self.ops),
+            std::mem::take(&mut self.meta),
+        );
+        let take = limit.min(self.queue.len());
+        ops.reserve(take);
+        meta.reserve(take);
         let mut bytes = 0;
         while let Some(next) = self.queue.front() {
-            if batch.len() == limit
-                || (!batch.is_empty() && bytes + next.size() > plan.profile.max_batch_bytes)
+            if ops.len() == limit
+                || (!ops.is_empty() && bytes + next.size() > plan.profile.max_batch_bytes)
             {
                 break;
             }
             bytes += next.size();
-            let mut row = self.queue.pop_front().expect("front exists");
-            row.first_try.get_or_insert(now);
-            batch.push(row);
+            let row = self.queue.pop_front().expect("front exists");
+            meta.push((row.retries, Some(row.first_try.unwrap_or(now))));
+            ops.push(WriteOp::Put {
+                key: row.key,
+                value: row.value,
+            });
         }
-        if batch.is_empty() {
-            return Duration::ZERO;
+        if ops.is_empty() {
+            (self.ops, self.meta) = (ops, meta);
+            return (Duration::ZERO, 0);
         }
-        // The rows move into the request and back out of it: no copy of a key or value.
-        let meta: Vec<(u32, Option<Duration>)> =
-            batch.iter().map(|r| (r.retries, r.first_try)).collect();
-        let ops: Vec<WriteOp> = batch
-            .into_iter()
-            .map(|r| WriteOp::Put {
-                key: r.key,
-                value: r.value,
-            })
-            .collect();
         stats.requests.fetch_add(1, Relaxed);
         let results = match store.batch_write(&ops) {
             Ok(results) if results.len() == ops.len() => results,
@@ -455,6 +465,8 @@ impl Lane {
         // a report tells `flush` the row is done, and `flush(); stats()` must then see it
         // counted. Counted once a batch: the producer bumps `added` for every row, and a counter
         // the worker bumped per row too would bounce their shared cache line between the cores.
+        // Nothing is built for a report no one reads (a writer without a callback, a simulation).
+        let listening = report.is_some();
         let mut done: Vec<RowOutcome> = Vec::new();
         let (mut written, mut failed) = (0u64, 0u64);
         // The keys of the rows put back for a retry, and the rows put back. A later row of the
@@ -462,7 +474,7 @@ impl Lane {
         // retry would overwrite it): one key's writes land in the order they were added.
         let mut retried: HashSet<String> = HashSet::new();
         let mut again: Vec<Pending> = Vec::new();
-        for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
+        for ((op, (retries, first_try)), result) in ops.drain(..).zip(meta.drain(..)).zip(results) {
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
             };
@@ -481,11 +493,13 @@ impl Lane {
                 }
                 Ok(()) => {
                     written += 1;
-                    done.push(RowOutcome {
-                        key: row.key,
-                        result: Ok(()),
-                        retries: row.retries,
-                    });
+                    if listening {
+                        done.push(RowOutcome {
+                            key: row.key,
+                            result: Ok(()),
+                            retries: row.retries,
+                        });
+                    }
                 }
                 Err(e) => {
                     if e.kind() == StoreErrorKind::Busy {
@@ -507,15 +521,19 @@ impl Lane {
                         again.push(row);
                     } else {
                         failed += 1;
-                        done.push(RowOutcome {
-                            key: row.key,
-                            result: Err(e),
-                            retries: row.retries,
-                        });
+                        if listening {
+                            done.push(RowOutcome {
+                                key: row.key,
+                                result: Err(e),
+                                retries: row.retries,
+                            });
+                        }
                     }
                 }
             }
         }
+        // Emptied, with their room kept for the next batch.
+        (self.ops, self.meta) = (ops, meta);
         // Back at the end of the queue, before the queued rows of their keys (added after
         // them): the other rows keep their places.
         if !retried.is_empty() && self.queue.iter().any(|r| retried.contains(&r.key)) {
@@ -536,10 +554,12 @@ impl Lane {
         stats
             .max_backoff_us
             .fetch_max(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX), Relaxed);
-        for outcome in done {
-            report(outcome);
+        if let Some(report) = report.as_mut() {
+            for outcome in done {
+                report(outcome);
+            }
         }
-        wait
+        (wait, written + failed)
     }
 }
 
@@ -777,7 +797,7 @@ impl BulkWriter {
         store: Arc<S>,
         options: BulkOptions,
     ) -> Result<Self, StoreError> {
-        Self::with_callback(store, options, |_| {})
+        Self::start(store, options, None)
     }
 
     /// A writer that reports each row's outcome to `on_row`, from the worker that wrote it.
@@ -790,11 +810,19 @@ impl BulkWriter {
         options: BulkOptions,
         on_row: impl Fn(RowOutcome) + Send + Sync + 'static,
     ) -> Result<Self, StoreError> {
+        Self::start(store, options, Some(Arc::new(Box::new(on_row))))
+    }
+
+    /// A writer whose workers report to `on_row`, if anyone listens.
+    fn start<S: RangeStore + 'static>(
+        store: Arc<S>,
+        options: BulkOptions,
+        on_row: Option<Arc<Callback>>,
+    ) -> Result<Self, StoreError> {
         let plan = options.plan(&*store)?;
         let lanes = plan.profile.workers;
         let counters = Arc::new(Counters::default());
         let outstanding = Arc::new(Outstanding::new(lanes));
-        let on_row: Arc<Callback> = Arc::new(Box::new(on_row));
         let mut senders = Vec::with_capacity(lanes);
         let mut staged_lanes = Vec::with_capacity(lanes);
         let mut workers = Vec::with_capacity(lanes);
@@ -816,7 +844,7 @@ impl BulkWriter {
                 plan.clone(),
                 Arc::clone(&counters),
                 Arc::clone(&outstanding),
-                Arc::clone(&on_row),
+                on_row.clone(),
             );
             let seed = lane_seed(plan.options.seed, w);
             workers.push(std::thread::spawn(move || {
@@ -830,7 +858,7 @@ impl BulkWriter {
                     start,
                     &counters,
                     &outstanding,
-                    &**on_row,
+                    on_row.as_deref().map(|f| &**f),
                 );
             }));
         }
@@ -936,28 +964,31 @@ impl BulkWriter {
         self.counters.snapshot()
     }
 
-    /// Flushes, stops the workers and returns the final statistics.
+    /// Writes everything added, stops the workers and returns the final statistics: every row
+    /// is written or failed for good by then, but for the rows of a worker that panicked
+    /// ([`BulkStats::rows_lost`]).
     #[must_use = "the statistics say whether rows failed"]
     pub fn close(mut self) -> BulkStats {
-        self.flush();
+        self.stop();
+        self.counters.snapshot()
+    }
+
+    /// Hands the workers what is staged and stops them: a worker whose channel is closed writes
+    /// what it was sent and then ends, so joining it waits for every row as `flush` would,
+    /// without the round trip of a flush's signal and wait.
+    fn stop(&mut self) {
+        self.send_staged(false);
         self.senders.clear();
         for w in self.workers.drain(..) {
             // A worker that panicked is reported by the rows it left unreported (rows_lost).
             let _ = w.join();
         }
-        self.counters.snapshot()
     }
 }
 
 impl Drop for BulkWriter {
     fn drop(&mut self) {
-        if !self.workers.is_empty() {
-            self.flush();
-            self.senders.clear();
-            for w in self.workers.drain(..) {
-                let _ = w.join();
-            }
-        }
+        self.stop();
     }
 }
 
@@ -976,7 +1007,7 @@ fn run_worker<S: RangeStore + ?Sized>(
     start: Instant,
     counters: &Counters,
     outstanding: &Outstanding,
-    on_row: &(dyn Fn(RowOutcome) + Send + Sync),
+    on_row: Option<&(dyn Fn(RowOutcome) + Send + Sync)>,
 ) {
     let mut lane = Lane::new(seed);
     // A batch is as large as the options and the store both allow: waiting for more rows
@@ -990,6 +1021,7 @@ fn run_worker<S: RangeStore + ?Sized>(
         if open && !flushing && lane.queue.len() < batch_rows {
             match rx.recv_timeout(plan.options.flush_interval) {
                 // Full, or `flush` follows: written now.
+                Ok(Msg::Rows(rows)) if lane.queue.is_empty() => lane.queue = rows.into(),
                 Ok(Msg::Rows(rows)) => lane.queue.extend(rows),
                 Ok(Msg::Flush) => flushing = true,
                 // The interval passed: write what is queued and what `add` staged meanwhile.
@@ -1001,13 +1033,16 @@ fn run_worker<S: RangeStore + ?Sized>(
             flushing = false;
             continue;
         }
+        let mut report = on_row;
+        let (backoff, done) = lane.step(
+            store,
+            plan,
+            start.elapsed(),
+            counters,
+            report.as_mut().map(|f| f as &mut dyn FnMut(RowOutcome)),
+        );
         // `flush` learns the step's rows are done once they all are (the callback saw each).
-        let mut reported = 0u64;
-        let backoff = lane.step(store, plan, start.elapsed(), counters, &mut |o| {
-            on_row(o);
-            reported += 1;
-        });
-        outstanding.remove(lane_index, reported);
+        outstanding.remove(lane_index, done);
         if !backoff.is_zero() {
             std::thread::sleep(backoff);
         }
@@ -1087,7 +1122,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
     {
         let now = *free_at;
         set_clock(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
-        let backoff = lane.step(store, &plan, now, &counters, &mut |_| {});
+        let (backoff, _) = lane.step(store, &plan, now, &counters, None);
         let done = now.checked_add(service_time);
         let Some((done, next)) = done.and_then(|d| Some((d, d.checked_add(backoff)?))) else {
             return Err(StoreError::new(
@@ -1167,7 +1202,7 @@ mod tests {
             });
         }
         let mut reported = (0u64, 0u64);
-        lane.step(&store, &plan, Duration::ZERO, &counters, &mut |o| {
+        let mut report = |o: RowOutcome| {
             match o.result {
                 Ok(()) => reported.0 += 1,
                 Err(_) => reported.1 += 1,
@@ -1178,8 +1213,9 @@ mod tests {
                 "row {} reported before it was counted: {seen:?}, reported {reported:?}",
                 o.key
             );
-        });
-        assert_eq!(reported, (5, 5));
+        };
+        let (_, done) = lane.step(&store, &plan, Duration::ZERO, &counters, Some(&mut report));
+        assert_eq!((reported, done), ((5, 5), 10));
     }
 
     #[test]
