@@ -163,7 +163,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Input::Shuffled => &shuffled,
         };
         let bulk = BulkOptions {
-            workers: s.workers,
+            workers: Some(s.workers),
             dispatch: s.dispatch,
             backoff: s.backoff,
             deadline: Duration::from_secs(600),

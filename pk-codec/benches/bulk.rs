@@ -42,7 +42,7 @@ fn table(pre_split: bool) -> Arc<Table> {
 
 fn options(workers: usize) -> BulkOptions {
     BulkOptions {
-        workers,
+        workers: Some(workers),
         dispatch: Dispatch::HashOfKey,
         flush_interval: Duration::from_millis(1),
         ..BulkOptions::default()

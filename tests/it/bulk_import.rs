@@ -120,9 +120,9 @@ impl RangeStore for Flaky {
 
 fn options(workers: usize, seed: u64) -> BulkOptions {
     BulkOptions {
-        workers,
+        workers: Some(workers),
         dispatch: Dispatch::Random,
-        max_batch_rows: 200,
+        max_batch_rows: Some(200),
         flush_interval: Duration::from_millis(2),
         backoff: Backoff::Jittered {
             base: Duration::from_micros(200),
@@ -219,7 +219,7 @@ fn rows_that_stay_busy_fail_at_their_deadline_with_the_busy_error() {
     }
     let rows = (0..10u32).map(|i| (format!("{i}"), vec![]));
     let options = BulkOptions {
-        workers: 1,
+        workers: Some(1),
         deadline: Duration::from_secs(5),
         ..BulkOptions::default()
     };
@@ -269,7 +269,7 @@ fn a_backoff_longer_than_the_deadline_waits_until_the_deadline() {
         (Duration::MAX, Duration::MAX),
     ] {
         let options = BulkOptions {
-            workers: 2,
+            workers: Some(2),
             backoff: Backoff::Jittered { base, cap },
             deadline: Duration::from_millis(500),
             seed: 7,
@@ -299,11 +299,11 @@ fn bad_options_are_refused() {
     let store = Arc::new(MemoryStore::default());
     for bad in [
         BulkOptions {
-            workers: 0,
+            workers: Some(0),
             ..BulkOptions::default()
         },
         BulkOptions {
-            max_batch_rows: 0,
+            max_batch_rows: Some(0),
             ..BulkOptions::default()
         },
         BulkOptions {
@@ -383,9 +383,9 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
         let writer = BulkWriter::new(
             Arc::clone(&store),
             BulkOptions {
-                workers: 2,
+                workers: Some(2),
                 dispatch: Dispatch::RoundRobin,
-                max_batch_rows: 1,
+                max_batch_rows: Some(1),
                 flush_interval: Duration::from_millis(5),
                 ..BulkOptions::default()
             },
@@ -421,8 +421,8 @@ fn a_bulk_writer_whose_worker_panicked_still_flushes_and_closes() {
         let writer = BulkWriter::new(
             store,
             BulkOptions {
-                workers: 1,
-                max_batch_rows: 1,
+                workers: Some(1),
+                max_batch_rows: Some(1),
                 ..BulkOptions::default()
             },
         )
@@ -445,8 +445,8 @@ fn bulk_writer_add_refuses_rows_for_a_worker_that_stopped() {
         let writer = BulkWriter::new(
             store,
             BulkOptions {
-                workers: 1,
-                max_batch_rows: 10,
+                workers: Some(1),
+                max_batch_rows: Some(10),
                 ..BulkOptions::default()
             },
         )
@@ -485,9 +485,9 @@ fn bulk_writer_queues_are_bounded_whatever_the_batch_size() {
     let writer = BulkWriter::new(
         Arc::new(MemoryStore::default()),
         BulkOptions {
-            workers: 64,
+            workers: Some(64),
             queue_rows: pk_codec::store::MAX_QUEUE_ROWS,
-            max_batch_rows: 1,
+            max_batch_rows: Some(1),
             ..BulkOptions::default()
         },
     )
@@ -529,8 +529,8 @@ fn a_flush_returns_when_rows_are_added_while_it_waits() {
             BulkWriter::new(
                 Arc::clone(&store),
                 BulkOptions {
-                    workers: 1,
-                    max_batch_rows: 1000,
+                    workers: Some(1),
+                    max_batch_rows: Some(1000),
                     flush_interval: Duration::from_secs(3600),
                     ..BulkOptions::default()
                 },
@@ -634,8 +634,8 @@ fn bulk_writer_backpressure_holds_when_the_store_takes_smaller_batches() {
         let writer = BulkWriter::new(
             Arc::clone(&store),
             BulkOptions {
-                workers: 1,
-                max_batch_rows,
+                workers: Some(1),
+                max_batch_rows: Some(max_batch_rows),
                 queue_rows: 2,
                 flush_interval: Duration::from_millis(200),
                 ..BulkOptions::default()
@@ -725,8 +725,8 @@ proptest! {
             BulkWriter::with_callback(
                 Arc::clone(&store),
                 BulkOptions {
-                    workers,
-                    max_batch_rows,
+                    workers: Some(workers),
+                    max_batch_rows: Some(max_batch_rows),
                     flush_interval: Duration::from_millis(1),
                     backoff: pk_codec::store::Backoff::Jittered {
                         base: Duration::from_micros(1),
@@ -770,8 +770,8 @@ fn bulk_writer_with_a_huge_max_batch_rows_does_not_panic() {
         BulkWriter::new(
             Arc::new(MemoryStore::default()),
             BulkOptions {
-                workers: 1,
-                max_batch_rows: usize::MAX,
+                workers: Some(1),
+                max_batch_rows: Some(usize::MAX),
                 ..BulkOptions::default()
             },
         )

@@ -137,7 +137,7 @@ fn z_an_import_survives_a_node_stop_and_loses_nothing() {
     let writer = BulkWriter::with_callback(
         Arc::clone(&store),
         BulkOptions {
-            workers: 4,
+            workers: Some(4),
             dispatch: Dispatch::Random,
             backoff: Backoff::Jittered {
                 base: Duration::from_millis(50),

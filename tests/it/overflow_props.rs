@@ -350,8 +350,8 @@ fn simulate_import_with_a_huge_service_time_does_not_panic() {
     // The second request would start at Duration::MAX and end past it: `StoreError` Invalid.
     let s = MemoryStore::default();
     let opts = BulkOptions {
-        workers: 1,
-        max_batch_rows: 1,
+        workers: Some(1),
+        max_batch_rows: Some(1),
         ..BulkOptions::default()
     };
     let rows = vec![("a".to_owned(), vec![]), ("b".to_owned(), vec![])];

@@ -25,7 +25,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{RangeStore, StoreError, StoreErrorKind, WriteOp};
+use super::{RangeStore, StoreError, StoreErrorKind, WriteOp, WriteProfile};
 
 /// The most workers a [`BulkWriter`] starts (each is a thread).
 pub const MAX_WORKERS: usize = 1024;
@@ -84,17 +84,42 @@ impl Default for Backoff {
 }
 
 /// How a [`BulkWriter`] batches, spreads and retries.
+///
+/// The workers and the batch size are the store's to suggest: each of [`BulkOptions::workers`],
+/// [`BulkOptions::max_batch_rows`] and [`BulkOptions::max_batch_bytes`] left `None` (as
+/// [`BulkOptions::default`] leaves them) is taken from the store's
+/// [`write_profile`](RangeStore::write_profile) when the writer starts, and one set wins over
+/// it. So the defaults write a network store (Tablestore, etcd, the table model) with 4 workers
+/// and 200-row batches, and redb with one worker and large batches;
+/// [`BulkOptions::profile_for`] tells what a writer into a given store will use.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::store::{BulkOptions, MemoryStore};
+///
+/// let store = MemoryStore::default();
+/// // Unset: the store's write profile (here the default one).
+/// let profile = BulkOptions::default().profile_for(&store);
+/// assert_eq!((profile.workers, profile.max_batch_rows), (4, 200));
+/// // Set: the option wins.
+/// let two = BulkOptions { workers: Some(2), ..BulkOptions::default() };
+/// assert_eq!(two.profile_for(&store).workers, 2);
+/// ```
 #[derive(Debug, Clone)]
 pub struct BulkOptions {
     /// Worker threads (lanes), the concurrency limit: at most this many requests in flight (1 to
-    /// [`MAX_WORKERS`]).
-    pub workers: usize,
+    /// [`MAX_WORKERS`]). `None`: the store's [`WriteProfile::workers`].
+    pub workers: Option<usize>,
     /// How rows are handed to the workers.
     pub dispatch: Dispatch,
-    /// The most rows in one batch (Tablestore: 200).
-    pub max_batch_rows: usize,
-    /// The most bytes (keys and values) in one batch (Tablestore: 4 MB).
-    pub max_batch_bytes: usize,
+    /// The most rows in one batch, capped by the store's
+    /// [`max_batch`](RangeStore::max_batch) (Tablestore: 200). `None`: the store's
+    /// [`WriteProfile::max_batch_rows`].
+    pub max_batch_rows: Option<usize>,
+    /// The most bytes (keys and values) in one batch (Tablestore: 4 MB). `None`: the store's
+    /// [`WriteProfile::max_batch_bytes`].
+    pub max_batch_bytes: Option<usize>,
     /// A worker writes a partial batch after waiting this long for more rows (above 0).
     pub flush_interval: Duration,
     /// How retries wait.
@@ -111,12 +136,15 @@ pub struct BulkOptions {
 }
 
 impl Default for BulkOptions {
+    /// The workers and batch size the store's write profile says; a flush interval of 50 ms,
+    /// jittered backoff from 10 ms to 2 s, a deadline of 60 s, dispatch by key hash, 10,000 rows
+    /// queued per worker.
     fn default() -> Self {
         Self {
-            workers: 4,
+            workers: None,
             dispatch: Dispatch::HashOfKey,
-            max_batch_rows: 200,
-            max_batch_bytes: 4 << 20,
+            max_batch_rows: None,
+            max_batch_bytes: None,
             flush_interval: Duration::from_millis(50),
             backoff: Backoff::default(),
             deadline: Duration::from_secs(60),
@@ -127,19 +155,78 @@ impl Default for BulkOptions {
 }
 
 impl BulkOptions {
-    /// The rows of one batch into `store`: as many as both the options and the store allow.
-    fn batch_rows<S: RangeStore + ?Sized>(&self, store: &S) -> usize {
-        self.max_batch_rows.min(store.max_batch()).max(1)
+    /// What a writer with these options into `store` uses: each of the workers, batch rows and
+    /// batch bytes these options set, else the store's
+    /// [`write_profile`](RangeStore::write_profile); batch rows capped by the store's
+    /// [`max_batch`](RangeStore::max_batch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{BulkOptions, RangeStore, WriteProfile};
+    /// use pk_codec::table::{Table, TableOptions};
+    ///
+    /// let table = Table::single_string_key("pk", TableOptions::default())?;
+    /// assert_eq!(BulkOptions::default().profile_for(&table), WriteProfile::default());
+    /// // The table, as Tablestore, takes at most 200 rows a batch.
+    /// let big = BulkOptions { max_batch_rows: Some(5_000), ..BulkOptions::default() };
+    /// assert_eq!(big.profile_for(&table).max_batch_rows, 200);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn profile_for<S: RangeStore + ?Sized>(&self, store: &S) -> WriteProfile {
+        let liked = store.write_profile();
+        WriteProfile {
+            workers: self.workers.unwrap_or(liked.workers),
+            max_batch_rows: self
+                .max_batch_rows
+                .unwrap_or(liked.max_batch_rows)
+                .min(store.max_batch().max(1)),
+            max_batch_bytes: self.max_batch_bytes.unwrap_or(liked.max_batch_bytes),
+        }
     }
 
+    /// These options into `store`: the profile filled in and everything checked.
+    fn plan<S: RangeStore + ?Sized>(&self, store: &S) -> Result<Plan, StoreError> {
+        let bad = |what: String| Err(StoreError::new(StoreErrorKind::Invalid, what));
+        // A value these options set is theirs to fix; one they left unset is the store's.
+        let whose = |set: bool| {
+            if set {
+                "the options"
+            } else {
+                "the store's write profile"
+            }
+        };
+        let profile = self.profile_for(store);
+        if profile.workers == 0 || profile.workers > MAX_WORKERS {
+            return bad(format!(
+                "a bulk writer takes 1 to 1024 workers, not {} (from {})",
+                profile.workers,
+                whose(self.workers.is_some())
+            ));
+        }
+        if profile.max_batch_rows == 0 {
+            return bad(format!(
+                "a batch needs room for at least one row, not 0 (from {})",
+                whose(self.max_batch_rows.is_some())
+            ));
+        }
+        if profile.max_batch_bytes == 0 {
+            return bad(format!(
+                "a batch needs room for at least one byte, not 0 (from {})",
+                whose(self.max_batch_bytes.is_some())
+            ));
+        }
+        self.check()?;
+        Ok(Plan {
+            options: self.clone(),
+            profile,
+        })
+    }
+
+    /// The checks of the options the store has no say in.
     fn check(&self) -> Result<(), StoreError> {
         let bad = |what: &str| Err(StoreError::new(StoreErrorKind::Invalid, what));
-        if self.workers == 0 || self.workers > MAX_WORKERS {
-            return bad("a bulk writer takes 1 to 1024 workers");
-        }
-        if self.max_batch_rows == 0 || self.max_batch_bytes == 0 {
-            return bad("a batch needs room for at least one row and one byte");
-        }
         if self.queue_rows == 0 || self.queue_rows > MAX_QUEUE_ROWS {
             return bad("each worker's queue holds 1 to 1,048,576 rows");
         }
@@ -154,6 +241,14 @@ impl BulkOptions {
         }
         Ok(())
     }
+}
+
+/// What the lanes run by: the options, with the workers and batch size resolved against the
+/// store ([`BulkOptions::profile_for`]).
+#[derive(Debug, Clone)]
+struct Plan {
+    options: BulkOptions,
+    profile: WriteProfile,
 }
 
 /// What became of one row.
@@ -247,11 +342,21 @@ impl Rng {
     }
 }
 
+/// The seed of lane `lane`'s jitter: the options' seed, mixed with the lane's number.
+fn lane_seed(seed: u64, lane: usize) -> u64 {
+    seed ^ (lane as u64).wrapping_mul(0xa076_1d64_78bd_642f)
+}
+
 /// One worker's queue and its batching and retry logic, independent of how time passes.
 #[derive(Debug)]
 struct Lane {
     queue: VecDeque<Pending>,
     rng: Rng,
+    /// The request being written and its rows' retry counts and first tries: kept from batch
+    /// to batch, so that a lane allocates (and the kernel zeroes) their room once, not once a
+    /// batch.
+    ops: Vec<WriteOp>,
+    meta: Vec<(u32, Option<Duration>)>,
 }
 
 impl Lane {
@@ -259,6 +364,8 @@ impl Lane {
         Self {
             queue: VecDeque::new(),
             rng: Rng(seed),
+            ops: Vec::new(),
+            meta: Vec::new(),
         }
     }
 
@@ -279,43 +386,46 @@ impl Lane {
     }
 
     /// Writes one batch from the front of the queue at time `now`: reports what is done through
-    /// `report`, puts the rows to retry back, and returns how long to wait before the next
-    /// request (the backoff when rows are to be retried).
+    /// `report` (when someone listens), puts the rows to retry back, and returns how long to
+    /// wait before the next request (the backoff when rows are to be retried) and how many rows
+    /// it is done with (written, or failed for good).
     fn step<S: RangeStore + ?Sized>(
         &mut self,
         store: &S,
-        options: &BulkOptions,
+        plan: &Plan,
         now: Duration,
         stats: &Counters,
-        report: &mut dyn FnMut(RowOutcome),
-    ) -> Duration {
-        let limit = options.batch_rows(store);
-        let mut batch: Vec<Pending> = Vec::new();
+        mut report: Option<&mut dyn FnMut(RowOutcome)>,
+    ) -> (Duration, u64) {
+        let (options, limit) = (&plan.options, plan.profile.max_batch_rows);
+        // The rows move from the queue into the request and back out of it: no copy of a key
+        // or value.
+        let (mut ops, mut meta) = (
+            std::mem::take(&mut self.ops),
+            std::mem::take(&mut self.meta),
+        );
+        let take = limit.min(self.queue.len());
+        ops.reserve(take);
+        meta.reserve(take);
         let mut bytes = 0;
         while let Some(next) = self.queue.front() {
-            if batch.len() == limit
-                || (!batch.is_empty() && bytes + next.size() > options.max_batch_bytes)
+            if ops.len() == limit
+                || (!ops.is_empty() && bytes + next.size() > plan.profile.max_batch_bytes)
             {
                 break;
             }
             bytes += next.size();
-            let mut row = self.queue.pop_front().expect("front exists");
-            row.first_try.get_or_insert(now);
-            batch.push(row);
+            let row = self.queue.pop_front().expect("front exists");
+            meta.push((row.retries, Some(row.first_try.unwrap_or(now))));
+            ops.push(WriteOp::Put {
+                key: row.key,
+                value: row.value,
+            });
         }
-        if batch.is_empty() {
-            return Duration::ZERO;
+        if ops.is_empty() {
+            (self.ops, self.meta) = (ops, meta);
+            return (Duration::ZERO, 0);
         }
-        // The rows move into the request and back out of it: no copy of a key or value.
-        let meta: Vec<(u32, Option<Duration>)> =
-            batch.iter().map(|r| (r.retries, r.first_try)).collect();
-        let ops: Vec<WriteOp> = batch
-            .into_iter()
-            .map(|r| WriteOp::Put {
-                key: r.key,
-                value: r.value,
-            })
-            .collect();
         stats.requests.fetch_add(1, Relaxed);
         let results = match store.batch_write(&ops) {
             Ok(results) if results.len() == ops.len() => results,
@@ -355,6 +465,8 @@ impl Lane {
         // a report tells `flush` the row is done, and `flush(); stats()` must then see it
         // counted. Counted once a batch: the producer bumps `added` for every row, and a counter
         // the worker bumped per row too would bounce their shared cache line between the cores.
+        // Nothing is built for a report no one reads (a writer without a callback, a simulation).
+        let listening = report.is_some();
         let mut done: Vec<RowOutcome> = Vec::new();
         let (mut written, mut failed) = (0u64, 0u64);
         // The keys of the rows put back for a retry, and the rows put back. A later row of the
@@ -362,7 +474,7 @@ impl Lane {
         // retry would overwrite it): one key's writes land in the order they were added.
         let mut retried: HashSet<String> = HashSet::new();
         let mut again: Vec<Pending> = Vec::new();
-        for ((op, (retries, first_try)), result) in ops.into_iter().zip(meta).zip(results) {
+        for ((op, (retries, first_try)), result) in ops.drain(..).zip(meta.drain(..)).zip(results) {
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
             };
@@ -381,11 +493,13 @@ impl Lane {
                 }
                 Ok(()) => {
                     written += 1;
-                    done.push(RowOutcome {
-                        key: row.key,
-                        result: Ok(()),
-                        retries: row.retries,
-                    });
+                    if listening {
+                        done.push(RowOutcome {
+                            key: row.key,
+                            result: Ok(()),
+                            retries: row.retries,
+                        });
+                    }
                 }
                 Err(e) => {
                     if e.kind() == StoreErrorKind::Busy {
@@ -407,15 +521,19 @@ impl Lane {
                         again.push(row);
                     } else {
                         failed += 1;
-                        done.push(RowOutcome {
-                            key: row.key,
-                            result: Err(e),
-                            retries: row.retries,
-                        });
+                        if listening {
+                            done.push(RowOutcome {
+                                key: row.key,
+                                result: Err(e),
+                                retries: row.retries,
+                            });
+                        }
                     }
                 }
             }
         }
+        // Emptied, with their room kept for the next batch.
+        (self.ops, self.meta) = (ops, meta);
         // Back at the end of the queue, before the queued rows of their keys (added after
         // them): the other rows keep their places.
         if !retried.is_empty() && self.queue.iter().any(|r| retried.contains(&r.key)) {
@@ -436,10 +554,12 @@ impl Lane {
         stats
             .max_backoff_us
             .fetch_max(u64::try_from(wait.as_micros()).unwrap_or(u64::MAX), Relaxed);
-        for outcome in done {
-            report(outcome);
+        if let Some(report) = report.as_mut() {
+            for outcome in done {
+                report(outcome);
+            }
         }
-        wait
+        (wait, written + failed)
     }
 }
 
@@ -489,16 +609,19 @@ struct Dispatcher {
 }
 
 impl Dispatcher {
-    fn new(options: &BulkOptions) -> Self {
+    fn new(plan: &Plan) -> Self {
         Self {
-            how: options.dispatch,
-            lanes: options.workers,
+            how: plan.options.dispatch,
+            lanes: plan.profile.workers,
             turn: AtomicU64::new(0),
-            seed: options.seed,
+            seed: plan.options.seed,
         }
     }
 
     fn lane_of(&self, key: &str) -> usize {
+        if self.lanes == 1 {
+            return 0;
+        }
         let n = self.lanes as u64;
         if let Dispatch::HashOfKey = self.how {
             return (xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % n) as usize;
@@ -517,7 +640,8 @@ type Callback = Box<dyn Fn(RowOutcome) + Send + Sync>;
 /// Messages to a worker.
 enum Msg {
     /// A batch of rows staged by `add` (one message per batch, so a producer that outruns its
-    /// worker waits once per batch, not once per row).
+    /// worker waits once per batch, not once per row): written when it comes, as it is full (of
+    /// rows or bytes), or `flush` follows it.
     Rows(Vec<Pending>),
     /// Write everything queued, then signal.
     Flush,
@@ -525,7 +649,35 @@ enum Msg {
 
 /// Rows added to one lane but not yet sent to its worker: `add` sends them when a batch is full,
 /// the worker takes them itself when its flush interval passes, `flush` sends what is left.
-type Staged = Arc<Mutex<Vec<Pending>>>;
+type Staged = Arc<Mutex<StagedRows>>;
+
+/// One lane's staged rows and their bytes: a batch is full at the plan's rows or bytes, so that
+/// what waits in memory is bounded by the batch's bytes too (large rows in batches of many rows
+/// would otherwise queue many times the bytes a batch holds).
+#[derive(Debug, Default)]
+struct StagedRows {
+    rows: Vec<Pending>,
+    bytes: usize,
+}
+
+impl StagedRows {
+    fn push(&mut self, row: Pending) {
+        self.bytes += row.size();
+        self.rows.push(row);
+    }
+
+    /// The rows staged, leaving room for `reserve` more.
+    fn take(&mut self, reserve: usize) -> Vec<Pending> {
+        self.bytes = 0;
+        std::mem::replace(&mut self.rows, Vec::with_capacity(reserve))
+    }
+
+    /// Moves the rows staged to the back of `queue`, keeping the room they took.
+    fn drain_into(&mut self, queue: &mut VecDeque<Pending>) {
+        self.bytes = 0;
+        queue.extend(self.rows.drain(..));
+    }
+}
 
 /// What `flush` waits on: per lane, rows added but not yet reported (counted without a lock;
 /// the lock and condition variable only wake a waiting `flush`). Counted per lane so that
@@ -551,8 +703,12 @@ impl Outstanding {
         self.rows[lane].fetch_add(1, Relaxed);
     }
 
-    fn remove(&self, lane: usize) {
-        if self.rows[lane].fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+    /// `rows` rows of lane `lane` are reported. Called once a batch, not once a row: `add`
+    /// bumps the same counter once a row, and a worker that lowered it once a row too would
+    /// bounce its cache line between the two cores on every row.
+    fn remove(&self, lane: usize, rows: u64) {
+        if rows > 0 && self.rows[lane].fetch_sub(rows, std::sync::atomic::Ordering::AcqRel) == rows
+        {
             let _guard = lock(&self.lock);
             self.done.notify_all();
         }
@@ -599,7 +755,7 @@ fn reserve(batch_rows: usize) -> usize {
 /// use pk_codec::store::{BulkOptions, BulkWriter, MemoryStore, RangeStore};
 ///
 /// let store = Arc::new(MemoryStore::default());
-/// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions { workers: 2, ..BulkOptions::default() })?;
+/// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions { workers: Some(2), ..BulkOptions::default() })?;
 /// for i in 0..1_000u32 {
 ///     writer.add(format!("{i:06}"), b"v".to_vec())?;
 /// }
@@ -611,8 +767,10 @@ fn reserve(batch_rows: usize) -> usize {
 pub struct BulkWriter {
     senders: Vec<SyncSender<Msg>>,
     staged: Vec<Staged>,
-    /// Rows staged per lane before they go to the worker as one message.
+    /// Rows staged per lane before they go to the worker as one message...
     batch_rows: usize,
+    /// ... or bytes.
+    batch_bytes: usize,
     workers: Vec<JoinHandle<()>>,
     dispatcher: Dispatcher,
     counters: Arc<Counters>,
@@ -639,7 +797,7 @@ impl BulkWriter {
         store: Arc<S>,
         options: BulkOptions,
     ) -> Result<Self, StoreError> {
-        Self::with_callback(store, options, |_| {})
+        Self::start(store, options, None)
     }
 
     /// A writer that reports each row's outcome to `on_row`, from the worker that wrote it.
@@ -652,35 +810,47 @@ impl BulkWriter {
         options: BulkOptions,
         on_row: impl Fn(RowOutcome) + Send + Sync + 'static,
     ) -> Result<Self, StoreError> {
-        options.check()?;
+        Self::start(store, options, Some(Arc::new(Box::new(on_row))))
+    }
+
+    /// A writer whose workers report to `on_row`, if anyone listens.
+    fn start<S: RangeStore + 'static>(
+        store: Arc<S>,
+        options: BulkOptions,
+        on_row: Option<Arc<Callback>>,
+    ) -> Result<Self, StoreError> {
+        let plan = options.plan(&*store)?;
+        let lanes = plan.profile.workers;
         let counters = Arc::new(Counters::default());
-        let outstanding = Arc::new(Outstanding::new(options.workers));
-        let on_row: Arc<Callback> = Arc::new(Box::new(on_row));
-        let mut senders = Vec::with_capacity(options.workers);
-        let mut staged_lanes = Vec::with_capacity(options.workers);
-        let mut workers = Vec::with_capacity(options.workers);
+        let outstanding = Arc::new(Outstanding::new(lanes));
+        let mut senders = Vec::with_capacity(lanes);
+        let mut staged_lanes = Vec::with_capacity(lanes);
+        let mut workers = Vec::with_capacity(lanes);
         let start = Instant::now();
-        let batch_rows = options.batch_rows(&*store);
-        for w in 0..options.workers {
+        let batch_rows = plan.profile.max_batch_rows;
+        for w in 0..lanes {
             // The queue holds `queue_rows` rows as batches (at least one batch, and few enough
             // that the slots allocated up front stay small).
             let batches = (options.queue_rows / batch_rows).clamp(1, MAX_QUEUED_BATCHES);
             let (tx, rx) = sync_channel::<Msg>(batches);
             senders.push(tx);
-            let staged: Staged = Arc::new(Mutex::new(Vec::with_capacity(reserve(batch_rows))));
+            let staged: Staged = Arc::new(Mutex::new(StagedRows {
+                rows: Vec::with_capacity(reserve(batch_rows)),
+                bytes: 0,
+            }));
             staged_lanes.push(Arc::clone(&staged));
-            let (store, options, counters, outstanding, on_row) = (
+            let (store, plan, counters, outstanding, on_row) = (
                 Arc::clone(&store),
-                options.clone(),
+                plan.clone(),
                 Arc::clone(&counters),
                 Arc::clone(&outstanding),
-                Arc::clone(&on_row),
+                on_row.clone(),
             );
-            let seed = options.seed ^ (w as u64).wrapping_mul(0xa076_1d64_78bd_642f);
+            let seed = lane_seed(plan.options.seed, w);
             workers.push(std::thread::spawn(move || {
                 run_worker(
                     &*store,
-                    &options,
+                    &plan,
                     w,
                     &rx,
                     &staged,
@@ -688,7 +858,7 @@ impl BulkWriter {
                     start,
                     &counters,
                     &outstanding,
-                    &**on_row,
+                    on_row.as_deref().map(|f| &**f),
                 );
             }));
         }
@@ -696,8 +866,9 @@ impl BulkWriter {
             senders,
             staged: staged_lanes,
             batch_rows,
+            batch_bytes: plan.profile.max_batch_bytes,
             workers,
-            dispatcher: Dispatcher::new(&options),
+            dispatcher: Dispatcher::new(&plan),
             counters,
             outstanding,
         })
@@ -722,21 +893,26 @@ impl BulkWriter {
             retries: 0,
             first_try: None,
         };
-        let full = {
+        let reserve = reserve(self.batch_rows);
+        let (before, full) = {
             let mut staged = lock(&self.staged[lane]);
+            // The row would take the batch past its bytes: the batch goes without it, as a
+            // worker would cut it (a row alone may be larger).
+            let before = (!staged.rows.is_empty() && staged.bytes + row.size() > self.batch_bytes)
+                .then(|| staged.take(reserve));
             staged.push(row);
-            (staged.len() >= self.batch_rows).then(|| {
-                std::mem::replace(&mut *staged, Vec::with_capacity(reserve(self.batch_rows)))
-            })
+            let full = (staged.rows.len() >= self.batch_rows || staged.bytes >= self.batch_bytes)
+                .then(|| staged.take(reserve));
+            (before, full)
         };
-        let Some(batch) = full else {
-            return Ok(());
-        };
-        self.senders[lane].send(Msg::Rows(batch)).map_err(|_| {
-            self.counters.added.fetch_sub(1, Relaxed);
-            self.outstanding.remove(lane);
-            Self::stopped()
-        })
+        for batch in [before, full].into_iter().flatten() {
+            if self.senders[lane].send(Msg::Rows(batch)).is_err() {
+                self.counters.added.fetch_sub(1, Relaxed);
+                self.outstanding.remove(lane, 1);
+                return Err(Self::stopped());
+            }
+        }
+        Ok(())
     }
 
     #[cold]
@@ -770,7 +946,7 @@ impl BulkWriter {
     /// worker when `all`, else those that had rows staged).
     fn send_staged(&self, all: bool) {
         for (tx, staged) in self.senders.iter().zip(&self.staged) {
-            let rows = std::mem::take(&mut *lock(staged));
+            let rows = std::mem::take(&mut *lock(staged)).rows;
             let any = !rows.is_empty();
             // A stopped worker has nothing left to flush (its rows count as lost).
             if any {
@@ -788,28 +964,31 @@ impl BulkWriter {
         self.counters.snapshot()
     }
 
-    /// Flushes, stops the workers and returns the final statistics.
+    /// Writes everything added, stops the workers and returns the final statistics: every row
+    /// is written or failed for good by then, but for the rows of a worker that panicked
+    /// ([`BulkStats::rows_lost`]).
     #[must_use = "the statistics say whether rows failed"]
     pub fn close(mut self) -> BulkStats {
-        self.flush();
+        self.stop();
+        self.counters.snapshot()
+    }
+
+    /// Hands the workers what is staged and stops them: a worker whose channel is closed writes
+    /// what it was sent and then ends, so joining it waits for every row as `flush` would,
+    /// without the round trip of a flush's signal and wait.
+    fn stop(&mut self) {
+        self.send_staged(false);
         self.senders.clear();
         for w in self.workers.drain(..) {
             // A worker that panicked is reported by the rows it left unreported (rows_lost).
             let _ = w.join();
         }
-        self.counters.snapshot()
     }
 }
 
 impl Drop for BulkWriter {
     fn drop(&mut self) {
-        if !self.workers.is_empty() {
-            self.flush();
-            self.senders.clear();
-            for w in self.workers.drain(..) {
-                let _ = w.join();
-            }
-        }
+        self.stop();
     }
 }
 
@@ -820,38 +999,33 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[allow(clippy::too_many_arguments)]
 fn run_worker<S: RangeStore + ?Sized>(
     store: &S,
-    options: &BulkOptions,
+    plan: &Plan,
     lane_index: usize,
     rx: &Receiver<Msg>,
-    staged: &Mutex<Vec<Pending>>,
+    staged: &Mutex<StagedRows>,
     seed: u64,
     start: Instant,
     counters: &Counters,
     outstanding: &Outstanding,
-    on_row: &(dyn Fn(RowOutcome) + Send + Sync),
+    on_row: Option<&(dyn Fn(RowOutcome) + Send + Sync)>,
 ) {
     let mut lane = Lane::new(seed);
-    let mut report = |o: RowOutcome| {
-        on_row(o);
-        outstanding.remove(lane_index);
-    };
     // A batch is as large as the options and the store both allow: waiting for more rows
     // than that (`max_batch_rows` above the store's `max_batch()`) would take rows off the
     // channel without writing them, and `add` would never wait.
-    let batch_rows = options.batch_rows(store);
+    let batch_rows = plan.profile.max_batch_rows;
     let mut flushing = false;
     let mut open = true;
     while open || !lane.queue.is_empty() {
         // Gather rows until a batch is full, the interval passes, or a flush is asked for.
         if open && !flushing && lane.queue.len() < batch_rows {
-            match rx.recv_timeout(options.flush_interval) {
-                Ok(Msg::Rows(rows)) => {
-                    lane.queue.extend(rows);
-                    continue;
-                }
+            match rx.recv_timeout(plan.options.flush_interval) {
+                // Full, or `flush` follows: written now.
+                Ok(Msg::Rows(rows)) if lane.queue.is_empty() => lane.queue = rows.into(),
+                Ok(Msg::Rows(rows)) => lane.queue.extend(rows),
                 Ok(Msg::Flush) => flushing = true,
                 // The interval passed: write what is queued and what `add` staged meanwhile.
-                Err(RecvTimeoutError::Timeout) => lane.queue.extend(lock(staged).drain(..)),
+                Err(RecvTimeoutError::Timeout) => lock(staged).drain_into(&mut lane.queue),
                 Err(RecvTimeoutError::Disconnected) => open = false,
             }
         }
@@ -859,7 +1033,16 @@ fn run_worker<S: RangeStore + ?Sized>(
             flushing = false;
             continue;
         }
-        let backoff = lane.step(store, options, start.elapsed(), counters, &mut report);
+        let mut report = on_row;
+        let (backoff, done) = lane.step(
+            store,
+            plan,
+            start.elapsed(),
+            counters,
+            report.as_mut().map(|f| f as &mut dyn FnMut(RowOutcome)),
+        );
+        // `flush` learns the step's rows are done once they all are (the callback saw each).
+        outstanding.remove(lane_index, done);
         if !backoff.is_zero() {
             std::thread::sleep(backoff);
         }
@@ -909,7 +1092,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
     service_time: Duration,
     mut set_clock: impl FnMut(i64),
 ) -> Result<Simulation, StoreError> {
-    options.check()?;
+    let plan = options.plan(store)?;
     if service_time.is_zero() {
         return Err(StoreError::new(
             StoreErrorKind::Invalid,
@@ -917,14 +1100,9 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
         ));
     }
     let counters = Counters::default();
-    let dispatcher = Dispatcher::new(options);
-    let mut lanes: Vec<(Lane, Duration)> = (0..options.workers)
-        .map(|w| {
-            (
-                Lane::new(options.seed ^ (w as u64).wrapping_mul(0xa076_1d64_78bd_642f)),
-                Duration::ZERO,
-            )
-        })
+    let dispatcher = Dispatcher::new(&plan);
+    let mut lanes: Vec<(Lane, Duration)> = (0..plan.profile.workers)
+        .map(|w| (Lane::new(lane_seed(options.seed, w)), Duration::ZERO))
         .collect();
     for (key, value) in rows {
         counters.added.fetch_add(1, Relaxed);
@@ -944,7 +1122,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
     {
         let now = *free_at;
         set_clock(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
-        let backoff = lane.step(store, options, now, &counters, &mut |_| {});
+        let (backoff, _) = lane.step(store, &plan, now, &counters, None);
         let done = now.checked_add(service_time);
         let Some((done, next)) = done.and_then(|d| Some((d, d.checked_add(backoff)?))) else {
             return Err(StoreError::new(
@@ -1011,7 +1189,7 @@ mod tests {
             }
         }
         let store = FailsOdd(crate::store::MemoryStore::default());
-        let options = BulkOptions::default();
+        let plan = BulkOptions::default().plan(&store).unwrap();
         let counters = Counters::default();
         let mut lane = Lane::new(3);
         for i in 0..10u32 {
@@ -1024,7 +1202,7 @@ mod tests {
             });
         }
         let mut reported = (0u64, 0u64);
-        lane.step(&store, &options, Duration::ZERO, &counters, &mut |o| {
+        let mut report = |o: RowOutcome| {
             match o.result {
                 Ok(()) => reported.0 += 1,
                 Err(_) => reported.1 += 1,
@@ -1035,8 +1213,9 @@ mod tests {
                 "row {} reported before it was counted: {seen:?}, reported {reported:?}",
                 o.key
             );
-        });
-        assert_eq!(reported, (5, 5));
+        };
+        let (_, done) = lane.step(&store, &plan, Duration::ZERO, &counters, Some(&mut report));
+        assert_eq!((reported, done), ((5, 5), 10));
     }
 
     #[test]

@@ -41,7 +41,7 @@ mod typed;
 use std::fmt;
 
 #[cfg(feature = "redb")]
-pub use self::redb::RedbStore;
+pub use self::redb::{RedbDatabase, RedbStore};
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, MAX_QUEUE_ROWS, MAX_WORKERS, RowOutcome,
     Simulation, simulate_import,
@@ -251,6 +251,72 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// How a store likes to be written ([`RangeStore::write_profile`]): what a [`BulkWriter`] uses
+/// for each of its [`BulkOptions`] left unset. [`BulkOptions::profile_for`] tells what a writer
+/// will use.
+///
+/// The default is tuned for a store served by many partitions over a network, where requests
+/// wait on round trips and writers in parallel overlap them (Tablestore, whose batches hold at
+/// most 200 rows and 4 MB; etcd; the table model): 4 workers, 200-row batches of at most 4 MB.
+/// An embedded store that takes one write transaction at a time, syncing each, is written
+/// fastest by one worker in large batches (redb: BENCHMARKS.md, "Bulk writes into redb").
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::store::WriteProfile;
+///
+/// // A store that takes one writer at a time and likes batches of 10,000 rows.
+/// let profile = WriteProfile::default().workers(1).max_batch_rows(10_000);
+/// assert_eq!((profile.workers, profile.max_batch_rows), (1, 10_000));
+/// assert_eq!(profile.max_batch_bytes, 4 << 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteProfile {
+    /// Writers at once that help: more overlap more requests (a network store's round trips);
+    /// 1 for a store that runs one write at a time, where a second writer only waits.
+    pub workers: usize,
+    /// Rows a batch holds (at most the store's [`max_batch`](RangeStore::max_batch)).
+    pub max_batch_rows: usize,
+    /// Bytes (keys and values) a batch holds.
+    pub max_batch_bytes: usize,
+}
+
+impl Default for WriteProfile {
+    /// A network store's: 4 workers, 200-row batches of at most 4 MB (Tablestore's limits).
+    fn default() -> Self {
+        Self {
+            workers: 4,
+            max_batch_rows: 200,
+            max_batch_bytes: 4 << 20,
+        }
+    }
+}
+
+impl WriteProfile {
+    /// The same profile with `workers` writers.
+    #[must_use]
+    pub const fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// The same profile with batches of `rows` rows.
+    #[must_use]
+    pub const fn max_batch_rows(mut self, rows: usize) -> Self {
+        self.max_batch_rows = rows;
+        self
+    }
+
+    /// The same profile with batches of at most `bytes` bytes.
+    #[must_use]
+    pub const fn max_batch_bytes(mut self, bytes: usize) -> Self {
+        self.max_batch_bytes = bytes;
+        self
+    }
+}
+
 /// A sorted key-value store that reads key ranges: what codec keys are written into.
 ///
 /// Keys are compared bytewise. Every method takes `&self` and the store is `Send + Sync`, so
@@ -264,9 +330,29 @@ pub trait RangeStore: Send + Sync {
         usize::MAX
     }
 
-    /// The most rows one batch may hold (Tablestore's 200).
+    /// The most rows one batch may hold (Tablestore's 200): a hard limit, past which the store
+    /// refuses a batch. How many rows it *likes* in a batch is its
+    /// [`write_profile`](RangeStore::write_profile).
     fn max_batch(&self) -> usize {
         usize::MAX
+    }
+
+    /// How the store likes to be written: the workers, batch rows and batch bytes a
+    /// [`BulkWriter`] uses when its [`BulkOptions`] leave them unset. The default,
+    /// [`WriteProfile::default`], suits a store served by many partitions over a network
+    /// (Tablestore, etcd, the table model): 4 workers, 200-row batches. A store that takes one
+    /// write transaction at a time and syncs each (redb) answers one worker and large batches.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{MemoryStore, RangeStore, WriteProfile};
+    ///
+    /// assert_eq!(MemoryStore::default().write_profile(), WriteProfile::default());
+    /// assert_eq!(WriteProfile::default().workers, 4);
+    /// ```
+    fn write_profile(&self) -> WriteProfile {
+        WriteProfile::default()
     }
 
     /// Whether a read waits on I/O (a network round trip, a disk), so that reading several

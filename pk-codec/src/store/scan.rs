@@ -12,6 +12,10 @@ use crate::prefix::Prefix;
 
 /// Where a [`scan_ranges`] stopped: for each range, the key to resume from, or `None` when that
 /// range is exhausted. Pass it back to resume; it is plain data (keys), so it can be stored.
+///
+/// A scan returns a cursor only while some range has rows left: a scan that is done returns
+/// `None` instead (see [`scan_ranges`], "When the scan is done"), so a cursor a scan returned has
+/// at least one position that is `Some`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScanCursor {
     /// Per range, in the order the ranges were given: the next key to read.
@@ -52,6 +56,10 @@ impl<S: RangeStore + ?Sized> RangeStore for ReaderThreads<'_, S> {
 
     fn max_batch(&self) -> usize {
         self.0.max_batch()
+    }
+
+    fn write_profile(&self) -> super::WriteProfile {
+        self.0.write_profile()
     }
 
     fn reads_wait_on_io(&self) -> bool {
@@ -277,7 +285,18 @@ impl Heads {
 /// (of those with rows left to read) are read by the calling thread, as an in-process store's.
 ///
 /// `visit` returns [`ControlFlow::Break`] to stop: the read then returns a [`ScanCursor`] that
-/// resumes right after the last row visited. `None` means every range was read to its end.
+/// resumes right after the last row visited.
+///
+/// # When the scan is done
+///
+/// `Ok(None)` means the scan is done: no range has a row left after the last row visited. That
+/// holds whether every range was read to its end or `visit` stopped on the very last row, so a
+/// pager loops `while let Some(cursor)` and never makes a call that can only read nothing. A
+/// `Some` cursor has at least one range to resume. The end is known without reading further: a
+/// range is over when its store said so ([`RangePage::next`] is `None`). Every store in this
+/// crate gives a resume key only when a row follows; a store that gives one past its last row
+/// makes a scan stopped there answer one more cursor, whose read visits nothing and returns
+/// `None`.
 ///
 /// # Errors
 ///
@@ -414,8 +433,12 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
             if flow.is_break() {
                 // Every range resumes at its head (the row not yet visited), or where its store
                 // read stopped. Nothing more is read: a read the caller did not ask for could
-                // only fail, and lose the cursor of the rows visited.
-                let positions = buckets.iter().map(Bucket::position).collect();
+                // only fail, and lose the cursor of the rows visited. A stop on the last row
+                // leaves nothing to resume: the scan is done, and says so as a full read does.
+                let positions: Vec<Option<String>> = buckets.iter().map(Bucket::position).collect();
+                if positions.iter().all(Option::is_none) {
+                    return Ok(None);
+                }
                 return Ok(Some(ScanCursor { positions }));
             }
             let has_head = buckets[b].fill(store, page)?;

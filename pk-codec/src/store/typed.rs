@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{RangeStore, ScanCursor, StoreError, scan_ranges};
+use super::{BulkWriter, RangeStore, ScanCursor, StoreError, scan_ranges};
 use crate::{DecodeKey, KeyRange, Layout, PartitionKey, Value};
 
 /// Why a typed operation failed.
@@ -87,9 +87,22 @@ impl From<serde_json::Error> for TypedError {
     }
 }
 
+/// The bytes typed access stores a value as: its JSON. Every typed write goes through here
+/// ([`Typed::put`], [`Typed::put_values`], [`BulkWriter::add_typed`],
+/// [`BulkWriter::add_values`]), and every typed read through [`read_value`], so a value written
+/// one way reads back the other.
+fn value_bytes<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>, TypedError> {
+    Ok(serde_json::to_vec(value)?)
+}
+
+/// A value typed access stored ([`value_bytes`]), read back.
+fn read_value<V: DeserializeOwned>(bytes: &[u8]) -> Result<V, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 /// The value a scan read at `key`, or an error naming the key.
 fn stored_value<V: DeserializeOwned>(key: &str, value: &[u8]) -> Result<V, TypedError> {
-    serde_json::from_slice(value).map_err(|error| TypedError::StoredValue {
+    read_value(value).map_err(|error| TypedError::StoredValue {
         key: key.to_owned(),
         error,
     })
@@ -150,8 +163,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         key: &K,
         value: &V,
     ) -> Result<(), TypedError> {
-        self.store
-            .put(&key.encode()?, &serde_json::to_vec(value)?)?;
+        self.store.put(&key.encode()?, &value_bytes(value)?)?;
         Ok(())
     }
 
@@ -165,7 +177,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         key: &K,
     ) -> Result<Option<V>, TypedError> {
         match self.store.get(&key.encode()?)? {
-            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            Some(bytes) => Ok(Some(read_value(&bytes)?)),
             None => Ok(None),
         }
     }
@@ -182,7 +194,8 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
     /// bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
     /// read in parallel ([`scan_ranges`]); `visit` gets each key and value, and may stop the
-    /// read, which then returns the cursor to resume from.
+    /// read, which then returns the cursor to resume from. `Ok(None)` means the scan is done:
+    /// every range was read to its end, or `visit` stopped on the last row there was.
     ///
     /// # Errors
     ///
@@ -234,7 +247,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         value: &V,
     ) -> Result<(), TypedError> {
         self.store
-            .put(&layout.encode(values)?, &serde_json::to_vec(value)?)?;
+            .put(&layout.encode(values)?, &value_bytes(value)?)?;
         Ok(())
     }
 
@@ -249,7 +262,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         values: &[Value],
     ) -> Result<Option<V>, TypedError> {
         match self.store.get(&layout.encode(values)?)? {
-            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            Some(bytes) => Ok(Some(read_value(&bytes)?)),
             None => Ok(None),
         }
     }
@@ -293,5 +306,89 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
             Some(e) => Err(e),
             None => Ok(cursor),
         }
+    }
+}
+
+/// Typed bulk writes: rows by key type or runtime layout, values stored exactly as [`Typed`]
+/// stores them, so [`Typed::get`] and [`Typed::scan`] read them back.
+impl BulkWriter {
+    /// Queues `value` at `key`, as [`Typed::put`] would write it (the key encoded, the value as
+    /// JSON); waits while the key's worker's queue is full. The row is reported and counted as
+    /// [`BulkWriter::add`]'s are.
+    ///
+    /// # Errors
+    ///
+    /// The key's encoding error ([`TypedError::Key`]) or the value's serialization error
+    /// ([`TypedError::Value`]), before anything is queued; [`BulkWriter::add`]'s error
+    /// ([`TypedError::Store`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::PartitionKey;
+    /// use pk_codec::store::{BulkOptions, BulkWriter, MemoryStore, Typed};
+    ///
+    /// #[derive(PartitionKey, Debug, PartialEq)]
+    /// #[pk(buckets(count = 16, hash(device_id), separator))]
+    /// struct Reading {
+    ///     #[pk(width = 6)]
+    ///     device_id: u32,
+    ///     #[pk(width = 13)]
+    ///     ts: u64,
+    /// }
+    ///
+    /// let store = Arc::new(MemoryStore::default());
+    /// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions::default())?;
+    /// for ts in 1_700_000_000_000..1_700_000_000_100u64 {
+    ///     let celsius = 20.0 + (ts % 10) as f64 / 10.0;
+    ///     writer.add_typed(&Reading { device_id: 54, ts }, &celsius)?;
+    /// }
+    /// assert_eq!(writer.close().rows_written, 100);
+    /// let typed = Typed::new(&*store);
+    /// let read: Option<f64> = typed.get(&Reading { device_id: 54, ts: 1_700_000_000_042 })?;
+    /// assert_eq!(read, Some(20.2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_typed<K: PartitionKey, V: Serialize + ?Sized>(
+        &self,
+        key: &K,
+        value: &V,
+    ) -> Result<(), TypedError> {
+        Ok(self.add(key.encode()?, value_bytes(value)?)?)
+    }
+
+    /// Queues `value` at the key `layout` makes of `values`, as [`Typed::put_values`] would
+    /// write it.
+    ///
+    /// # Errors
+    ///
+    /// As [`BulkWriter::add_typed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::Layout;
+    /// use pk_codec::store::{BulkOptions, BulkWriter, MemoryStore, Typed};
+    ///
+    /// let layout: Layout =
+    ///     "device_id: u32 width=6; ts: u64 width=13; buckets=16:hash(device_id):sep".parse()?;
+    /// let key = [54u32.into(), 1_700_000_000_000u64.into()];
+    /// let store = Arc::new(MemoryStore::default());
+    /// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions::default())?;
+    /// writer.add_values(&layout, &key, "21.5 C")?;
+    /// assert_eq!(writer.close().rows_written, 1);
+    /// let read: Option<String> = Typed::new(&*store).get_values(&layout, &key)?;
+    /// assert_eq!(read.as_deref(), Some("21.5 C"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_values<V: Serialize + ?Sized>(
+        &self,
+        layout: &Layout,
+        values: &[Value],
+        value: &V,
+    ) -> Result<(), TypedError> {
+        Ok(self.add(layout.encode(values)?, value_bytes(value)?)?)
     }
 }
