@@ -514,16 +514,22 @@ pub fn split_points_by_size(
     }
     let mut sample: Vec<(PkValue, u64)> = sample.into_iter().collect();
     sample.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let groups = group_by_value(sample.iter().map(|(v, s)| (v, *s)));
+    // Exact sums, in u128: a value's sizes may add up past u64::MAX (a sum saturated there
+    // read as exactly `max_bytes = u64::MAX`, and the next value was not cut off).
     let mut points = Vec::new();
-    let mut acc = 0u64;
-    for g in groups {
-        // A sum past u64::MAX is past `max_bytes` too.
-        if acc > 0 && acc.checked_add(g.1).is_none_or(|sum| sum > max_bytes) {
-            points.push(g.0.clone());
+    let mut acc = 0u128;
+    let mut i = 0;
+    while let Some((v, _)) = sample.get(i) {
+        let mut total = 0u128;
+        while let Some((_, size)) = sample.get(i).filter(|(w, _)| w == v) {
+            total = total.saturating_add(u128::from(*size));
+            i += 1;
+        }
+        if acc > 0 && acc.saturating_add(total) > u128::from(max_bytes) {
+            points.push(v.clone());
             acc = 0;
         }
-        acc = acc.saturating_add(g.1);
+        acc = acc.saturating_add(total);
     }
     Ok(points)
 }
