@@ -12,7 +12,7 @@ use pk_codec::store::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// A directory of its own for one test's files, removed when it ends.
 struct TempDir(std::path::PathBuf);

@@ -11,7 +11,7 @@ use pk_codec::table::{Table, TableOptions};
 use pk_codec::{KeyRange, Layout, PartitionKey};
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// The stores a scan reads: the reference map, the same through reader threads, redb and the
 /// table model.

@@ -13,7 +13,7 @@ use pk_codec::{Layout, PartitionKey, Value};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-mod support;
+use crate::support;
 
 /// The newcomer's key: a device and a time, spread over 16 buckets by a hash of the device.
 #[derive(PartitionKey, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
