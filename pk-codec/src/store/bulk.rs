@@ -321,6 +321,27 @@ impl Pending {
     const fn size(&self) -> usize {
         self.key.len() + self.value.len()
     }
+
+    /// A row not tried yet.
+    fn new(op: WriteOp) -> Self {
+        let WriteOp::Put { key, value } = op else {
+            unreachable!("the lanes write puts only")
+        };
+        Self {
+            key,
+            value,
+            retries: 0,
+            first_try: None,
+        }
+    }
+}
+
+/// The bytes a put holds (its key and value), as a batch counts them.
+fn put_size(op: &WriteOp) -> usize {
+    match op {
+        WriteOp::Put { key, value } => key.len() + value.len(),
+        WriteOp::Delete { key } => key.len(),
+    }
 }
 
 /// SplitMix64: a small, seedable, well-mixed generator for jitter and dispatch.
@@ -385,19 +406,16 @@ impl Lane {
         }
     }
 
-    /// Writes one batch from the front of the queue at time `now`: reports what is done through
-    /// `report` (when someone listens), puts the rows to retry back, and returns how long to
-    /// wait before the next request (the backoff when rows are to be retried) and how many rows
-    /// it is done with (written, or failed for good).
+    /// Writes one batch from the front of the queue at time `now`, as [`Lane::write`] does.
     fn step<S: RangeStore + ?Sized>(
         &mut self,
         store: &S,
         plan: &Plan,
         now: Duration,
         stats: &Counters,
-        mut report: Option<&mut dyn FnMut(RowOutcome)>,
+        report: Option<&mut dyn FnMut(RowOutcome)>,
     ) -> (Duration, u64) {
-        let (options, limit) = (&plan.options, plan.profile.max_batch_rows);
+        let limit = plan.profile.max_batch_rows;
         // The rows move from the queue into the request and back out of it: no copy of a key
         // or value.
         let (mut ops, mut meta) = (
@@ -426,8 +444,36 @@ impl Lane {
             (self.ops, self.meta) = (ops, meta);
             return (Duration::ZERO, 0);
         }
+        let (wait, done) = self.write(store, plan, &mut ops, &mut meta, now, stats, report);
+        // Emptied, with their room kept for the next batch.
+        (self.ops, self.meta) = (ops, meta);
+        (wait, done)
+    }
+
+    /// Writes the batch `ops` at time `now`, `meta` holding each row's retries and first try
+    /// (empty for a batch of new rows: no retry yet, first tried now): reports what is done
+    /// through `report` (when someone listens), puts the rows to retry back in the queue, and
+    /// returns how long to wait before the next request (the backoff when rows are to be
+    /// retried) and how many rows it is done with (written, or failed for good). `ops` and
+    /// `meta` are left empty, their room kept.
+    #[allow(clippy::too_many_arguments)]
+    fn write<S: RangeStore + ?Sized>(
+        &mut self,
+        store: &S,
+        plan: &Plan,
+        ops: &mut Vec<WriteOp>,
+        meta: &mut Vec<(u32, Option<Duration>)>,
+        now: Duration,
+        stats: &Counters,
+        mut report: Option<&mut dyn FnMut(RowOutcome)>,
+    ) -> (Duration, u64) {
+        let options = &plan.options;
+        debug_assert!(
+            meta.is_empty() || meta.len() == ops.len(),
+            "a retry count and first try a row, or none for new rows"
+        );
         stats.requests.fetch_add(1, Relaxed);
-        let results = match store.batch_write(&ops) {
+        let results = match store.batch_write(ops) {
             Ok(results) if results.len() == ops.len() => results,
             Ok(results) => {
                 let e = StoreError::new(
@@ -474,7 +520,10 @@ impl Lane {
         // retry would overwrite it): one key's writes land in the order they were added.
         let mut retried: HashSet<String> = HashSet::new();
         let mut again: Vec<Pending> = Vec::new();
-        for ((op, (retries, first_try)), result) in ops.drain(..).zip(meta.drain(..)).zip(results) {
+        // New rows have no retries and are tried now (no room is spent saying so).
+        let mut tries = meta.drain(..);
+        for (op, result) in ops.drain(..).zip(results) {
+            let (retries, first_try) = tries.next().unwrap_or((0, Some(now)));
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
             };
@@ -532,8 +581,6 @@ impl Lane {
                 }
             }
         }
-        // Emptied, with their room kept for the next batch.
-        (self.ops, self.meta) = (ops, meta);
         // Back at the end of the queue, before the queued rows of their keys (added after
         // them): the other rows keep their places.
         if !retried.is_empty() && self.queue.iter().any(|r| retried.contains(&r.key)) {
@@ -641,8 +688,9 @@ type Callback = Box<dyn Fn(RowOutcome) + Send + Sync>;
 enum Msg {
     /// A batch of rows staged by `add` (one message per batch, so a producer that outruns its
     /// worker waits once per batch, not once per row): written when it comes, as it is full (of
-    /// rows or bytes), or `flush` follows it.
-    Rows(Vec<Pending>),
+    /// rows or bytes), or `flush` follows it. New rows, as the request that writes them: a lane
+    /// with nothing queued sends it to the store as it is.
+    Rows(Vec<WriteOp>),
     /// Write everything queued, then signal.
     Flush,
 }
@@ -656,26 +704,33 @@ type Staged = Arc<Mutex<StagedRows>>;
 /// would otherwise queue many times the bytes a batch holds).
 #[derive(Debug, Default)]
 struct StagedRows {
-    rows: Vec<Pending>,
+    rows: Vec<WriteOp>,
     bytes: usize,
+    /// A batch's room the worker handed back once it wrote the batch: the next batch fills it
+    /// rather than fresh memory (which the kernel must zero, page by page).
+    spare: Option<Vec<WriteOp>>,
 }
 
 impl StagedRows {
-    fn push(&mut self, row: Pending) {
-        self.bytes += row.size();
+    fn push(&mut self, row: WriteOp) {
+        self.bytes += put_size(&row);
         self.rows.push(row);
     }
 
-    /// The rows staged, leaving room for `reserve` more.
-    fn take(&mut self, reserve: usize) -> Vec<Pending> {
+    /// The rows staged, leaving the spare room, or room for `reserve` more.
+    fn take(&mut self, reserve: usize) -> Vec<WriteOp> {
         self.bytes = 0;
-        std::mem::replace(&mut self.rows, Vec::with_capacity(reserve))
+        let room = self
+            .spare
+            .take()
+            .unwrap_or_else(|| Vec::with_capacity(reserve));
+        std::mem::replace(&mut self.rows, room)
     }
 
     /// Moves the rows staged to the back of `queue`, keeping the room they took.
     fn drain_into(&mut self, queue: &mut VecDeque<Pending>) {
         self.bytes = 0;
-        queue.extend(self.rows.drain(..));
+        queue.extend(self.rows.drain(..).map(Pending::new));
     }
 }
 
@@ -836,7 +891,7 @@ impl BulkWriter {
             senders.push(tx);
             let staged: Staged = Arc::new(Mutex::new(StagedRows {
                 rows: Vec::with_capacity(reserve(batch_rows)),
-                bytes: 0,
+                ..StagedRows::default()
             }));
             staged_lanes.push(Arc::clone(&staged));
             let (store, plan, counters, outstanding, on_row) = (
@@ -887,18 +942,14 @@ impl BulkWriter {
         }
         self.outstanding.add(lane);
         self.counters.added.fetch_add(1, Relaxed);
-        let row = Pending {
-            key,
-            value,
-            retries: 0,
-            first_try: None,
-        };
+        let row = WriteOp::Put { key, value };
         let reserve = reserve(self.batch_rows);
         let (before, full) = {
             let mut staged = lock(&self.staged[lane]);
             // The row would take the batch past its bytes: the batch goes without it, as a
             // worker would cut it (a row alone may be larger).
-            let before = (!staged.rows.is_empty() && staged.bytes + row.size() > self.batch_bytes)
+            let before = (!staged.rows.is_empty()
+                && staged.bytes + put_size(&row) > self.batch_bytes)
                 .then(|| staged.take(reserve));
             staged.push(row);
             let full = (staged.rows.len() >= self.batch_rows || staged.bytes >= self.batch_bytes)
@@ -946,7 +997,7 @@ impl BulkWriter {
     /// worker when `all`, else those that had rows staged).
     fn send_staged(&self, all: bool) {
         for (tx, staged) in self.senders.iter().zip(&self.staged) {
-            let rows = std::mem::take(&mut *lock(staged)).rows;
+            let rows = lock(staged).take(reserve(self.batch_rows));
             let any = !rows.is_empty();
             // A stopped worker has nothing left to flush (its rows count as lost).
             if any {
@@ -1017,30 +1068,43 @@ fn run_worker<S: RangeStore + ?Sized>(
     let mut flushing = false;
     let mut open = true;
     while open || !lane.queue.is_empty() {
+        // A batch from `add` (full, or `flush` follows it) for a lane with nothing queued: it
+        // is written as it came, the request it already is.
+        let mut arrived = None;
         // Gather rows until a batch is full, the interval passes, or a flush is asked for.
         if open && !flushing && lane.queue.len() < batch_rows {
             match rx.recv_timeout(plan.options.flush_interval) {
-                // Full, or `flush` follows: written now.
-                Ok(Msg::Rows(rows)) if lane.queue.is_empty() => lane.queue = rows.into(),
-                Ok(Msg::Rows(rows)) => lane.queue.extend(rows),
+                Ok(Msg::Rows(rows)) if lane.queue.is_empty() => arrived = Some(rows),
+                // Behind rows queued before it (retries): in its turn.
+                Ok(Msg::Rows(rows)) => lane.queue.extend(rows.into_iter().map(Pending::new)),
                 Ok(Msg::Flush) => flushing = true,
                 // The interval passed: write what is queued and what `add` staged meanwhile.
                 Err(RecvTimeoutError::Timeout) => lock(staged).drain_into(&mut lane.queue),
                 Err(RecvTimeoutError::Disconnected) => open = false,
             }
         }
-        if lane.queue.is_empty() {
+        let mut report = on_row;
+        let report = report.as_mut().map(|f| f as &mut dyn FnMut(RowOutcome));
+        let now = start.elapsed();
+        let (backoff, done) = if let Some(mut rows) = arrived {
+            let written = lane.write(
+                store,
+                plan,
+                &mut rows,
+                &mut Vec::new(),
+                now,
+                counters,
+                report,
+            );
+            // Its room goes back to `add`, for a later batch to fill.
+            lock(staged).spare.get_or_insert(rows);
+            written
+        } else if lane.queue.is_empty() {
             flushing = false;
             continue;
-        }
-        let mut report = on_row;
-        let (backoff, done) = lane.step(
-            store,
-            plan,
-            start.elapsed(),
-            counters,
-            report.as_mut().map(|f| f as &mut dyn FnMut(RowOutcome)),
-        );
+        } else {
+            lane.step(store, plan, now, counters, report)
+        };
         // `flush` learns the step's rows are done once they all are (the callback saw each).
         outstanding.remove(lane_index, done);
         if !backoff.is_zero() {
