@@ -1,19 +1,6 @@
-//! [`BulkWriter`]: imports rows the way the key-design practices say — spread over workers,
-//! batched within the store's limits, retried with growing, randomized intervals — and reports
-//! every row exactly once.
-//!
-//! The work is done by *lanes*, one per worker, each with its own queue: a lane takes a batch of
-//! at most [`BulkOptions::max_batch_rows`] rows and [`BulkOptions::max_batch_bytes`] bytes,
-//! writes it with [`RangeStore::batch_write`], reports the rows that succeeded or failed for good,
-//! and retries the rows that failed with a retryable error after an exponential backoff with full
-//! jitter (a uniform delay in `[0, min(cap, base * 2^attempt))`), until their deadline. A batch
-//! the store refuses as a whole for a reason that is not retryable is written again row by row, so
-//! that one bad row does not fail its neighbours.
-//!
-//! [`BulkWriter`] runs the lanes on threads in real time. [`simulate_import`] runs the same lanes
-//! in virtual time, one request at a time, against a store whose clock it sets (the table model's
-//! [`ManualClock`](crate::table::ManualClock)): deterministic, so imports under several strategies
-//! can be compared.
+//! [`BulkWriter`], [`BulkOptions`] and [`simulate_import`]: bulk imports into a
+//! [`RangeStore`]. The design is written in [`BulkWriter`]'s docs (rendered by rustdoc), where
+//! the writer's users read.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{
@@ -800,8 +787,9 @@ fn reserve(batch_rows: usize) -> usize {
 }
 
 /// Writes rows into a [`RangeStore`] from any number of threads, with workers that batch, spread
-/// and retry (the module docs of `pk_codec::store` describe the design). Every row added is reported exactly once, to the
-/// callback of [`BulkWriter::with_callback`], and counted in [`BulkStats`].
+/// and retry the way the key-design practices say, sized for the store it writes to. Every row
+/// added is reported exactly once, to the callback of [`BulkWriter::with_callback`], and counted
+/// in [`BulkStats`].
 ///
 /// # Examples
 ///
@@ -810,7 +798,7 @@ fn reserve(batch_rows: usize) -> usize {
 /// use pk_codec::store::{BulkOptions, BulkWriter, MemoryStore, RangeStore};
 ///
 /// let store = Arc::new(MemoryStore::default());
-/// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions { workers: Some(2), ..BulkOptions::default() })?;
+/// let writer = BulkWriter::new(Arc::clone(&store), BulkOptions::default())?;
 /// for i in 0..1_000u32 {
 ///     writer.add(format!("{i:06}"), b"v".to_vec())?;
 /// }
@@ -819,6 +807,48 @@ fn reserve(batch_rows: usize) -> usize {
 /// assert_eq!(store.len(), 1_000);
 /// # Ok::<(), pk_codec::store::StoreError>(())
 /// ```
+///
+/// Typed rows go in with [`BulkWriter::add_typed`] (feature `typed`), stored as
+/// [`Typed`](crate::store::Typed) stores them, so that it reads them back.
+///
+/// # How it fits its store
+///
+/// Stores like to be written differently, and a store says how
+/// ([`RangeStore::write_profile`]): a store served by many partitions over a network (Tablestore,
+/// etcd, the table model) overlaps its round trips when several workers write at once, in
+/// batches within its limits (Tablestore's 200 rows and 4 MB); redb runs one write transaction
+/// at a time and syncs the file at each commit, so a second worker only waits and every batch
+/// costs a sync: one worker and large batches write it fastest. The workers and batch size that
+/// [`BulkOptions`] leaves unset (as its default does) are the store's; those it sets win
+/// ([`BulkOptions::profile_for`] tells what a writer will use). Measured in BENCHMARKS.md ("Bulk
+/// writes into redb"): into redb, the defaults wrote at 0.93x to 0.94x the rate of the fastest
+/// plain loop of batched transactions, and 8 to 15 times the rate of a network store's profile
+/// (4 workers, 200-row batches).
+///
+/// # How it works
+///
+/// The work is done by *lanes*, one per worker, each with its own queue. [`BulkWriter::add`]
+/// hands a row to a lane ([`Dispatch`]: by key hash, so one key's rows land in the order they
+/// were added; in turn; at random; or in runs) and stages it there; a batch goes to the lane's
+/// worker once it is full of rows ([`BulkOptions::max_batch_rows`]) or bytes
+/// ([`BulkOptions::max_batch_bytes`]), and `add` waits while the lane's queue is full
+/// ([`BulkOptions::queue_rows`]: backpressure). A worker writes what it was handed at once,
+/// and a partial batch after [`BulkOptions::flush_interval`] without rows; [`BulkWriter::flush`]
+/// writes everything staged and waits for it.
+///
+/// A worker writes a batch with [`RangeStore::batch_write`], reports the rows that succeeded or
+/// failed for good, and retries the rows that failed with a retryable error
+/// ([`StoreError::is_retryable`]) after an exponential backoff with full jitter (a uniform delay
+/// in `[0, min(cap, base * 2^attempt))`, [`Backoff`]), until their
+/// [deadline](BulkOptions::deadline). A batch the store refuses as a whole for a reason that is
+/// not retryable is written again row by row, so that one bad row does not fail its neighbours.
+/// A row is counted written or failed before it is reported, and reported before `flush` can see
+/// it done, so `flush(); stats()` counts every row flushed.
+///
+/// [`BulkWriter`] runs the lanes on threads in real time. [`simulate_import`] runs the same lanes
+/// in virtual time, one request at a time, against a store whose clock it sets (the table model's
+/// [`ManualClock`](crate::table::ManualClock)): deterministic, so imports under several
+/// strategies can be compared.
 pub struct BulkWriter {
     senders: Vec<SyncSender<Msg>>,
     staged: Vec<Staged>,
