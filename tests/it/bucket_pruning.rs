@@ -10,14 +10,14 @@
 //! range for one device of a `hash(device_id)` design.
 
 use std::collections::BTreeSet;
-use std::ops::{Bound, ControlFlow, RangeBounds};
+use std::ops::{Bound, RangeBounds};
 
-use pk_codec::store::{MemoryStore, RangeStore, scan_ranges};
+use pk_codec::store::{MemoryStore, RangeStore};
 use pk_codec::{FieldSpec, KeyRange, Kind, Layout, PartitionKey, Separator, Value};
 use proptest::prelude::*;
 
 use crate::support;
-use crate::support::{INT_BITS, cases, pk, stderr, stdout};
+use crate::support::{INT_BITS, Reading, cases, pk, stderr, stdout};
 
 /// The values an integer field can hold (its type's, within its width), in a key space where
 /// they are consecutive `u128`s in value order: the oracle's own arithmetic, independent of the
@@ -427,19 +427,7 @@ fn read_keys(
     ranges: &[KeyRange],
     page: usize,
 ) -> Vec<String> {
-    let mut keys = Vec::new();
-    let end = scan_ranges(
-        store,
-        layout.shape().prefix(),
-        ranges,
-        page,
-        None,
-        |key, _| {
-            keys.push(key.to_owned());
-            ControlFlow::Continue(())
-        },
-    )
-    .unwrap();
+    let (keys, end) = support::scan_keys(store, layout, ranges, page, None, usize::MAX);
     assert_eq!(end, None);
     keys
 }
@@ -552,15 +540,6 @@ proptest! {
 
 // Derived keys: their range constructors prune as their runtime layouts do (the same rule, in
 // pk-codec), and give the one bucket of a fixed hash or the buckets of a modulo field's bounds.
-
-#[derive(PartitionKey, Debug, Clone, PartialEq)]
-#[pk(buckets(count = 16, hash(device_id), separator))]
-struct Reading {
-    #[pk(width = 6)]
-    device_id: u32,
-    #[pk(width = 13)]
-    ts: u64,
-}
 
 #[derive(PartitionKey, Debug, Clone, PartialEq)]
 #[pk(buckets(count = 16, modulo = ts, separator))]

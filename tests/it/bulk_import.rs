@@ -20,6 +20,7 @@ use pk_codec::store::{
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::forward_to;
 use crate::support::mix;
 
 /// A store that fails on a seeded schedule: per row, busy (retryable) with probability
@@ -67,17 +68,7 @@ impl RangeStore for Flaky {
         50
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.put(key, value)
-    }
-
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.inner.delete(key)
-    }
+    forward_to!(inner, range);
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.requests.fetch_add(1, Relaxed);
@@ -111,10 +102,6 @@ impl RangeStore for Flaky {
                 }
             })
             .collect())
-    }
-
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.inner.range(query)
     }
 }
 
@@ -334,21 +321,10 @@ fn bad_options_are_refused() {
 struct Hooked<H>(MemoryStore, H);
 
 impl<H: Fn(&[WriteOp]) + Send + Sync> RangeStore for Hooked<H> {
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.0.delete(key)
-    }
+    forward_to!(0, range);
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         (self.1)(ops);
         self.0.batch_write(ops)
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.0.range(query)
     }
 }
 
@@ -596,23 +572,12 @@ impl RangeStore for Gated {
     fn max_batch(&self) -> usize {
         self.max_batch
     }
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.inner.delete(key)
-    }
+    forward_to!(inner, range);
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         while self.closed.load(SeqCst) {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.inner.batch_write(ops)
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.inner.range(query)
     }
 }
 
@@ -673,15 +638,7 @@ struct BusyRows {
 }
 
 impl RangeStore for BusyRows {
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.inner.delete(key)
-    }
+    forward_to!(inner, range);
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         Ok(ops
             .iter()
@@ -693,9 +650,6 @@ impl RangeStore for BusyRows {
                 }
             })
             .collect())
-    }
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.inner.range(query)
     }
 }
 

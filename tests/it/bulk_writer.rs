@@ -11,10 +11,12 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use pk_codec::store::{
-    BulkOptions, BulkWriter, MemoryStore, RangePage, RangeQuery, RangeStore, RedbStore, StoreError,
+    BulkOptions, BulkWriter, MemoryStore, RangeQuery, RangeStore, RedbStore, StoreError,
     StoreErrorKind, WriteOp, WriteProfile, simulate_import,
 };
 use pk_codec::table::{Table, TableOptions};
+
+use crate::support::forward_to;
 
 /// Long enough that no test waits for it: a wait this long is a hang.
 const HANG: Duration = Duration::from_secs(120);
@@ -56,17 +58,7 @@ impl RangeStore for Profiled {
         self.profile
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.put(key, value)
-    }
-
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.inner.delete(key)
-    }
+    forward_to!(inner, range);
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let bytes = ops
@@ -87,10 +79,6 @@ impl RangeStore for Profiled {
             let _ = tx.send(seen);
         }
         results
-    }
-
-    fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.inner.range(query)
     }
 }
 

@@ -2,16 +2,13 @@
 //! row left, also when the visitor stopped on the very last row, and a cursor while rows are
 //! left, in every store and however the ranges are paged.
 
-use std::ops::ControlFlow;
-
-use pk_codec::store::{
-    MemoryStore, RangeStore, ReaderThreads, RedbStore, ScanCursor, Typed, scan_ranges,
-};
+use pk_codec::Layout;
+use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads, RedbStore, ScanCursor, Typed};
 use pk_codec::table::{Table, TableOptions};
-use pk_codec::{KeyRange, Layout, PartitionKey};
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::{Reading, stop_after};
 
 /// The stores a scan reads: the reference map, the same through reader threads, redb and the
 /// table model.
@@ -21,35 +18,6 @@ fn stores() -> Vec<Box<dyn RangeStore>> {
         Box::new(RedbStore::in_memory().unwrap()),
         Box::new(Table::single_string_key("pk", TableOptions::default()).unwrap()),
     ]
-}
-
-/// The scan of `ranges` that stops after `stop` rows: the rows visited and what it answered.
-fn scan_stopping(
-    store: &dyn RangeStore,
-    layout: &Layout,
-    ranges: &[KeyRange],
-    page: usize,
-    stop: usize,
-    cursor: Option<&ScanCursor>,
-) -> (Vec<String>, Option<ScanCursor>) {
-    let mut seen = Vec::new();
-    let next = scan_ranges(
-        store,
-        layout.shape().prefix(),
-        ranges,
-        page,
-        cursor,
-        |k, _| {
-            seen.push(k.to_owned());
-            if seen.len() == stop {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        },
-    )
-    .unwrap();
-    (seen, next)
 }
 
 #[test]
@@ -64,27 +32,18 @@ fn a_scan_stopped_on_the_last_row_is_done_and_one_stopped_before_it_is_not() {
         let ranges = layout.prefix_ranges(&[]).unwrap();
         for reader in [&*store, &ReaderThreads(&*store) as &dyn RangeStore] {
             // Stopped on the tenth and last row: done.
-            let (seen, next) = scan_stopping(reader, &layout, &ranges, 3, 10, None);
+            let (seen, next) = support::scan_keys(reader, &layout, &ranges, 3, None, 10);
             assert_eq!((seen.len(), next), (10, None));
             // Stopped on the ninth: a cursor, which reads the last row and is then done.
-            let (seen, next) = scan_stopping(reader, &layout, &ranges, 3, 9, None);
+            let (seen, next) = support::scan_keys(reader, &layout, &ranges, 3, None, 9);
             assert_eq!(seen.len(), 9);
             let cursor = next.expect("a row is left");
             assert!(cursor.positions.iter().any(Option::is_some));
-            let (rest, end) = scan_stopping(reader, &layout, &ranges, 3, 1, Some(&cursor));
+            let (rest, end) = support::scan_keys(reader, &layout, &ranges, 3, Some(&cursor), 1);
             assert_eq!(rest, [layout.encode(&[9u64.into()]).unwrap()]);
             assert_eq!(end, None);
         }
     }
-}
-
-#[derive(PartitionKey, Debug, Clone, PartialEq)]
-#[pk(buckets(count = 16, hash(device_id), separator))]
-struct Reading {
-    #[pk(width = 6)]
-    device_id: u32,
-    #[pk(width = 13)]
-    ts: u64,
 }
 
 #[test]
@@ -101,11 +60,7 @@ fn a_typed_scan_stopped_on_the_last_row_is_done() {
             .scan(&ranges, 2, cursor, |k: Reading, v: u64| {
                 assert_eq!(k.ts, v);
                 seen.push(v);
-                if seen.len() == stop {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
+                stop_after(seen.len(), stop)
             })
             .unwrap();
         (seen, next)
@@ -140,11 +95,11 @@ proptest! {
             }
             let threaded = ReaderThreads(&*store);
             let reader: &dyn RangeStore = if threads { &threaded } else { &*store };
-            let (mut seen, next) = scan_stopping(reader, &layout, &ranges, page, stop, None);
+            let (mut seen, next) = support::scan_keys(reader, &layout, &ranges, page, None, stop);
             prop_assert_eq!(next.is_none(), seen.len() == want.len(), "visited {} of {}", seen.len(), want.len());
             if let Some(cursor) = next {
                 prop_assert!(cursor.positions.iter().any(Option::is_some));
-                let (rest, end) = scan_stopping(reader, &layout, &ranges, page, usize::MAX, Some(&cursor));
+                let (rest, end) = support::scan_keys(reader, &layout, &ranges, page, Some(&cursor), usize::MAX);
                 prop_assert_eq!(end, None);
                 seen.extend(rest);
             }

@@ -20,6 +20,7 @@ use pk_codec::{KeyRange, Layout, PartitionKey, Prefix, Value};
 use proptest::prelude::*;
 
 use crate::support;
+use crate::support::forward_to;
 use crate::support::mix;
 use crate::support::typed_cmp;
 
@@ -343,15 +344,7 @@ impl RangeStore for Flaky {
     fn reads_wait_on_io(&self) -> bool {
         false
     }
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.put(key, value)
-    }
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        self.inner.delete(key)
-    }
+    forward_to!(inner);
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
         if mix(self.draws.fetch_add(1, SeqCst)) % 100 < self.fail_pct {
             return Err(StoreError::new(StoreErrorKind::Busy, "flaky"));
@@ -479,18 +472,7 @@ impl RangeStore for ZeroPage {
     fn reads_wait_on_io(&self) -> bool {
         false
     }
-    fn put(&self, k: &str, v: &[u8]) -> Result<(), StoreError> {
-        self.0.put(k, v)
-    }
-    fn get(&self, k: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(k)
-    }
-    fn delete(&self, k: &str) -> Result<bool, StoreError> {
-        self.0.delete(k)
-    }
-    fn range(&self, q: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        self.0.range(q)
-    }
+    forward_to!(0, range);
 }
 
 #[test]

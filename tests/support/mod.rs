@@ -306,3 +306,86 @@ pub(crate) fn typed_cmp(
     }
     Ordering::Equal
 }
+
+/// The `RangeStore` methods a test store passes on to the store it wraps (its field `$inner`),
+/// written once for the test stores that fail, gate or watch some requests and leave the rest to
+/// the reference store: `forward_to!(inner)` in an `impl RangeStore` writes `put`, `get` and
+/// `delete`; `forward_to!(inner, range)` writes `range` too.
+#[allow(unused_macros)] // Only the files with wrapping test stores use it.
+macro_rules! forward_to {
+    ($inner:tt) => {
+        fn put(&self, key: &str, value: &[u8]) -> Result<(), pk_codec::store::StoreError> {
+            self.$inner.put(key, value)
+        }
+
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, pk_codec::store::StoreError> {
+            self.$inner.get(key)
+        }
+
+        fn delete(&self, key: &str) -> Result<bool, pk_codec::store::StoreError> {
+            self.$inner.delete(key)
+        }
+    };
+    ($inner:tt, range) => {
+        $crate::support::forward_to!($inner);
+
+        fn range(
+            &self,
+            query: &pk_codec::store::RangeQuery<'_>,
+        ) -> Result<pk_codec::store::RangePage, pk_codec::store::StoreError> {
+            self.$inner.range(query)
+        }
+    };
+}
+#[allow(unused_imports)] // As the macro.
+pub(crate) use forward_to;
+
+/// What a scan's visitor answers once it has seen `seen` rows: stop at the `stop`-th.
+#[allow(dead_code)] // Only the files whose scans stop early use it.
+pub(crate) fn stop_after(seen: usize, stop: usize) -> std::ops::ControlFlow<()> {
+    if seen == stop {
+        std::ops::ControlFlow::Break(())
+    } else {
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// The keys a scatter-gather read of `ranges` visits (`page` rows per store read, from `cursor`),
+/// in the order it visits them, stopping after `stop` rows (`usize::MAX`: never), and what it
+/// answered: the cursor to resume from, or `None` when it is done.
+#[allow(dead_code)] // Only the files that read bucket ranges use it.
+pub(crate) fn scan_keys(
+    store: &dyn pk_codec::store::RangeStore,
+    layout: &pk_codec::Layout,
+    ranges: &[pk_codec::KeyRange],
+    page: usize,
+    cursor: Option<&pk_codec::store::ScanCursor>,
+    stop: usize,
+) -> (Vec<String>, Option<pk_codec::store::ScanCursor>) {
+    let mut keys = Vec::new();
+    let next = pk_codec::store::scan_ranges(
+        store,
+        layout.shape().prefix(),
+        ranges,
+        page,
+        cursor,
+        |key, _| {
+            keys.push(key.to_owned());
+            stop_after(keys.len(), stop)
+        },
+    )
+    .unwrap();
+    (keys, next)
+}
+
+/// The newcomer's key of issue 32: a device's readings in time order, spread over 16 buckets by
+/// a hash of the device (which one device fixes).
+#[derive(pk_codec::PartitionKey, Debug, Clone, PartialEq)]
+#[pk(buckets(count = 16, hash(device_id), separator))]
+#[allow(dead_code)] // Only the files that read one device's readings use it.
+pub(crate) struct Reading {
+    #[pk(width = 6)]
+    pub(crate) device_id: u32,
+    #[pk(width = 13)]
+    pub(crate) ts: u64,
+}
