@@ -55,6 +55,17 @@ pub enum Error {
         /// What was given.
         found: &'static str,
     },
+    /// A text is not a value of its field's kind ([`FieldSpec::parse_value`](crate::FieldSpec::parse_value)).
+    BadValueText {
+        /// The field the text is for.
+        field: String,
+        /// The text given.
+        text: String,
+        /// The field's type as written in a spec, e.g. `u32`.
+        ty: &'static str,
+        /// What the text should be.
+        why: &'static str,
+    },
     /// The number of values given to a runtime layout does not match its fields.
     FieldCount {
         /// How many fields the layout has (or the most that may be given).
@@ -147,6 +158,12 @@ impl fmt::Display for Error {
                 expected,
                 found,
             } => write!(f, "field `{field}`: expected {expected}, found {found}"),
+            Self::BadValueText {
+                field,
+                text,
+                ty,
+                why,
+            } => write!(f, "field `{field}`: {text:?} is not a {ty} ({why})"),
             Self::FieldCount { expected, found } => {
                 write!(
                     f,

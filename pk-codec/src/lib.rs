@@ -33,21 +33,11 @@
 //!
 //! # The key format
 //!
-//! A key is an optional prefix, then the fields joined by the delimiter (default `,`). Each field:
-//!
-//! | field | ascending | descending |
-//! |---|---|---|
-//! | `u8`..`u128` | decimal, zero-padded to the width (default: the type's widest value) | nines' complement: `10^w - 1 - v` |
-//! | `i8`..`i128` | `0` + digits for v ≥ 0; `-` + nines' complement of \|v\|-1 for v < 0 (`-1` is `-99…9`) | the ascending form of `-1 - v` |
-//! | `str` | as it is; every byte must sort above the delimiter | each byte as two inverted hex digits `a`..`p`, then `z` |
-//! | `str`, escaped | bytes ≤ `-` as `-` + two hex digits (`,` is `-2c`), the rest as it is | as above |
-//! | `bytes` (`Vec<u8>`) | lower-case hex | as above |
-//! | `bool` | `0` / `1` | `1` / `0` |
-//! | `char` | as a one-character escaped string | as above |
-//! | `f32`, `f64` | IEEE 754 total order: the bits, mapped, as 8 / 16 hex digits | the hex digits inverted |
-//! | `uuid` | 32 lower-case hex digits, in byte order (v7 UUIDs sort by time) | the hex digits inverted |
-//! | `timestamp` | UTC text at the field's [`Precision`]: `2026-11-22T10:26:00.123Z` | each digit `d` as `9 - d` |
-//! | `Option<T>` | `None` is empty; `Some` is T's form, after a `=` when T's form can be empty | `None` is `~`; `Some` is T's form |
+//! A key is an optional prefix, then the fields joined by the delimiter (default `,`). Each
+//! field is written in its kind's form: the table on [`Kind`] lists them all (integers
+//! zero-padded to a width, signed and descending numbers in complement forms, strings plain,
+//! escaped or descending, bytes in hex, floats in IEEE 754 total order, UUIDs in byte order,
+//! timestamps as UTC text, `Option` with a marker), and each kind's own module holds its form.
 //!
 //! Prefixes: a hash prefix is the first N lower-case hex characters of MD5, xxHash32, xxHash64 or
 //! XXH3 over the natural key (the key without prefix), or over its leading fields only
@@ -85,13 +75,13 @@
 #[cfg(feature = "derive")]
 pub mod _derive;
 mod error;
-mod external;
+mod field;
 mod field_spec;
-mod float;
 mod hash;
 mod io;
 mod key;
 mod key_range;
+mod kinds;
 mod layout;
 mod num;
 mod prefix;
@@ -101,7 +91,6 @@ mod scratch;
 mod shape;
 mod text;
 mod timestamp;
-mod value;
 
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.
 #[cfg(feature = "table")]
@@ -111,14 +100,13 @@ pub mod table;
 pub mod store;
 
 pub use error::{Error, Result};
-pub use field_spec::{FieldSpec, IntBits, Kind, Order};
+pub use field::{DecodeField, KeyField};
+pub use field_spec::FieldSpec;
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
-pub use key::{
-    BorrowDecodeKey, BorrowDecodePart, DecodeField, DecodeKey, DecodePart, KeyField, KeyPart,
-    PartitionKey,
-};
+pub use key::{BorrowDecodeKey, BorrowDecodePart, DecodeKey, DecodePart, KeyPart, PartitionKey};
 pub use key_range::KeyRange;
+pub use kinds::{IntBits, Kind, Order, Value};
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
     BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, Separator,
@@ -128,7 +116,6 @@ pub use range::RangeBuilder;
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use timestamp::Precision;
-pub use value::Value;
 
 /// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.
 #[cfg(feature = "derive")]

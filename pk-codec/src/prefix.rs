@@ -9,9 +9,10 @@ use std::ops::{Bound, Range};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::field_spec::{FieldSpec, Kind};
+use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
 use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::kinds::Kind;
 use crate::num;
 use crate::rules::{MAX_BUCKETS, Rule};
 

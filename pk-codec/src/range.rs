@@ -5,9 +5,10 @@
 use std::ops::Bound;
 
 use crate::error::Result;
-use crate::field_spec::{FieldSpec, Order};
+use crate::field_spec::FieldSpec;
 use crate::io::KeyWriter;
 use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::kinds::Order;
 use crate::prefix::{BucketValue, HashOver, Prefix, ReadSeed, ValueSpan};
 use crate::shape::KeyShape;
 

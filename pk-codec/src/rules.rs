@@ -20,7 +20,8 @@
 
 use std::fmt;
 
-use crate::field_spec::{FieldSpec, Kind};
+use crate::field_spec::FieldSpec;
+use crate::kinds::Kind;
 
 /// The narrowest unsigned integer field, in digits.
 pub const MIN_WIDTH_UNSIGNED: u8 = 1;
@@ -66,12 +67,25 @@ pub enum Rule {
         /// The widest width ([`MAX_WIDTH`]).
         max: u8,
     },
-    /// Only integer fields take a width.
+    /// Only fields whose kind is written as digits at a width take a width
+    /// ([`Kind::width_form`]).
     WidthOnNonInteger,
     /// Only string fields take the escaped form.
     EscapedOnNonString,
     /// Only timestamp fields take a precision.
     PrecisionOnNonTimestamp,
+    /// A parameter of a field's kind ([`Kind::params`]) must lie in the range the kind allows
+    /// for the field ([`Kind::param_fault`]).
+    ParamRange {
+        /// The parameter's name.
+        param: &'static str,
+        /// The value given.
+        value: u32,
+        /// The smallest value allowed.
+        min: u32,
+        /// The largest value allowed for this field.
+        max: u32,
+    },
     /// A `&str` field decodes as the key's own text, so it is a plain ascending string: an escaped
     /// or descending string has no such text (use `Cow<str>` or `String`).
     BorrowedStrForm,
@@ -146,6 +160,7 @@ impl Rule {
             Self::WidthOnNonInteger => "width-on-integers",
             Self::EscapedOnNonString => "escaped-on-strings",
             Self::PrecisionOnNonTimestamp => "precision-on-timestamps",
+            Self::ParamRange { .. } => "param-range",
             Self::BorrowedStrForm => "borrowed-str-form",
             Self::NestedOption => "no-nested-option",
             Self::DelimiterNotAscii { .. } => "delimiter-ascii",
@@ -173,7 +188,8 @@ impl Rule {
                  characters (a sign and at least one digit)"
             }
             Self::WidthOnNonInteger => {
-                "pk-codec rule width-on-integers: #[pk(width)] needs an integer field"
+                "pk-codec rule width-on-integers: #[pk(width)] needs a field whose kind is written as \
+                 digits at a width (an integer)"
             }
             Self::EscapedOnNonString => {
                 "pk-codec rule escaped-on-strings: #[pk(escaped)] needs a string field (char fields are \
@@ -181,6 +197,10 @@ impl Rule {
             }
             Self::PrecisionOnNonTimestamp => {
                 "pk-codec rule precision-on-timestamps: #[pk(precision)] needs a timestamp field"
+            }
+            Self::ParamRange { .. } => {
+                "pk-codec rule param-range: a parameter of the field's kind is outside the range the \
+                 kind allows for the field"
             }
             Self::BorrowedStrForm => {
                 "pk-codec rule borrowed-str-form: a &str field decodes by borrowing the key's text, so it \
@@ -268,7 +288,19 @@ impl fmt::Display for Rule {
                 f,
                 "width {width} is out of range: this field takes {min} to {max} characters (rule {name})"
             ),
-            Self::WidthOnNonInteger => write!(f, "width applies to integer fields (rule {name})"),
+            Self::WidthOnNonInteger => write!(
+                f,
+                "width applies to fields written as digits at a width (rule {name})"
+            ),
+            Self::ParamRange {
+                param,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "{param}={value} is out of range: this field takes {param} from {min} to {max} (rule {name})"
+            ),
             Self::EscapedOnNonString => write!(f, "escaped applies to str fields (rule {name})"),
             Self::PrecisionOnNonTimestamp => {
                 write!(f, "precision applies to timestamp fields (rule {name})")
@@ -390,7 +422,7 @@ pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
 /// assert_eq!(check_width_declared(Kind::Str), Err(Rule::WidthOnNonInteger));
 /// ```
 pub const fn check_width_declared(kind: Kind) -> Result<(), Rule> {
-    if kind.is_integer() {
+    if kind.width_form().is_some() {
         Ok(())
     } else {
         Err(Rule::WidthOnNonInteger)
@@ -495,12 +527,11 @@ pub const fn check_field_name(name: &str) -> Result<(), Rule> {
     }
 }
 
-/// The width range of an integer kind.
+/// The width range of a kind that takes a width.
 pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
-    match kind {
-        Kind::Uint { .. } => Some(int_width_range(false)),
-        Kind::Int { .. } => Some(int_width_range(true)),
-        _ => None,
+    match kind.width_form() {
+        Some(signed) => Some(int_width_range(signed)),
+        None => None,
     }
 }
 
@@ -585,11 +616,19 @@ impl FieldSpec {
                 }
             }
         }
-        if self.is_escaped() && !matches!(self.kind(), Kind::Str) {
+        if self.is_escaped() && !self.kind().takes_escaped() {
             return Err(Rule::EscapedOnNonString);
         }
-        if self.has_precision() && !matches!(self.kind(), Kind::Timestamp) {
+        if self.has_precision() && !self.kind().takes_precision() {
             return Err(Rule::PrecisionOnNonTimestamp);
+        }
+        if let Some((param, value, min, max)) = self.kind().param_fault(self.width()) {
+            return Err(Rule::ParamRange {
+                param,
+                value,
+                min,
+                max,
+            });
         }
         Ok(())
     }

@@ -263,7 +263,7 @@ fn bad_widths_names_and_prefixes_are_refused() {
     assert!(
         layout_err("a: str width=3")
             .1
-            .contains("width applies to integer fields")
+            .contains("width applies to fields written as digits at a width")
     );
     assert!(
         layout_err("a: u32 escaped")

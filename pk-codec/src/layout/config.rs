@@ -5,12 +5,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::field_spec::{FieldSpec, Kind, Order};
+use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
+use crate::kinds::{Kind, Order};
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
 use crate::rules;
 use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
+use std::collections::BTreeMap;
 
 use super::plan::Plan;
 use super::{BucketFields, FieldDef, Layout};
@@ -69,9 +71,10 @@ pub(super) enum PrefixConfig {
     },
 }
 
+// No `deny_unknown_fields`: every key a field does not name is a parameter of its kind
+// (`params`, flattened), and a key no kind takes is refused by `to_def`, naming it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
-#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub(super) struct FieldConfig {
     pub(super) name: String,
     #[cfg_attr(feature = "serde", serde(rename = "type"))]
@@ -92,6 +95,25 @@ pub(super) struct FieldConfig {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub(super) precision: Option<Precision>,
+    /// The kind's own parameters ([`Kind::params`]), e.g. a decimal's `scale`.
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub(super) params: BTreeMap<String, ParamValue>,
+}
+
+/// A kind parameter's value as a config holds it: a number, or what a config may hold by
+/// mistake under a key no field option names, so that the mistake is refused by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
+// Without serde only the text form makes these, and it makes numbers.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
+pub(super) enum ParamValue {
+    /// A number, what every kind parameter is.
+    Number(u32),
+    /// A boolean, under a key that is no parameter.
+    Flag(bool),
+    /// Text, under a key that is no parameter.
+    Text(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -131,6 +153,12 @@ impl From<FieldDef> for FieldConfig {
             escaped: spec.is_escaped(),
             optional: spec.is_optional(),
             precision: spec.has_precision().then(|| spec.precision()),
+            params: spec
+                .kind()
+                .params()
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), ParamValue::Number(value)))
+                .collect(),
             name: def.name,
         }
     }
@@ -138,15 +166,29 @@ impl From<FieldDef> for FieldConfig {
 
 impl FieldConfig {
     fn to_def(&self) -> Result<FieldDef> {
-        let kind = Kind::from_name(&self.ty).ok_or_else(|| {
+        let mut kind = Kind::from_name(&self.ty).ok_or_else(|| {
             Error::layout(
                 Some(&self.name),
                 format!(
-                    "unknown type {:?}; expected one of u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, str, bytes, bool, char, f32, f64, uuid, timestamp",
-                    self.ty
+                    "unknown type {:?}; expected one of {}",
+                    self.ty,
+                    Kind::names()
                 ),
             )
         })?;
+        for (param, value) in &self.params {
+            let refused = |why: String| {
+                Error::layout(Some(&self.name), format!("unknown field `{param}`: {why}"))
+            };
+            kind = match value {
+                ParamValue::Number(n) => kind.with_param(param, *n).map_err(refused)?,
+                _ => {
+                    return Err(refused(kind.with_param(param, 0).err().unwrap_or_else(
+                        || format!("{param} of type {} is a number", kind.name()),
+                    )));
+                }
+            };
+        }
         let mut spec = FieldSpec::new(kind);
         if let Some(width) = self.width {
             // A spec holds width 0 for "no width", so `FieldSpec::check` cannot see a declared

@@ -6,12 +6,12 @@ use std::ops::Bound;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::field_spec::{FieldSpec, Order};
+use crate::field_spec::FieldSpec;
 use crate::key_range::KeyRange;
+use crate::kinds::{Order, Value};
 use crate::prefix::{BucketValue, Prefix, bucket_bound};
 use crate::range::RangeBuilder;
 use crate::shape::KeyShape;
-use crate::value::Value;
 
 mod builder;
 mod config;

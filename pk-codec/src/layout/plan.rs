@@ -6,13 +6,13 @@
 use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, Result};
-use crate::field_spec::{FieldSpec, IntBits, Kind};
+use crate::field_spec::FieldSpec;
 use crate::io::{self, KeyReader, KeyWriter};
+use crate::kinds::{self, IntBits, Kind, Value, dispatch};
 use crate::num;
 use crate::prefix::BucketValue;
 use crate::shape::KeyShape;
 use crate::text;
-use crate::value::Value;
 
 use super::tail;
 use super::{BucketFields, FieldDef};
@@ -316,7 +316,7 @@ impl Step {
         }
         match spec.kind() {
             Kind::Uint { bits } if bits <= IntBits::B64 && (1..=20).contains(&spec.width()) => {
-                let read_max = uint_max(bits) as u64;
+                let read_max = kinds::uint::max(bits) as u64;
                 Self {
                     op: Op::new(2 * (spec.width() - 1) + u8::from(spec.is_descending())),
                     write_limit: read_max.min(num::u64_limit(spec.width())),
@@ -517,7 +517,7 @@ fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> bool {
     let (&Value::Int(v), Kind::Int { bits }) = (value, def.spec.kind()) else {
         return false;
     };
-    let (min, max) = int_bounds(bits);
+    let (min, max) = kinds::int::bounds(bits);
     // Too wide for the field's width: `int64` fails before it writes anything.
     v >= min && v <= max && w.int64(&def.spec, &def.name, v as i64).is_ok()
 }
@@ -527,7 +527,7 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> 
     let Kind::Int { bits } = def.spec.kind() else {
         return false;
     };
-    let (min, max) = int_bounds(bits);
+    let (min, max) = kinds::int::bounds(bits);
     let at = r.position();
     match r.int128(&def.spec, &def.name, min, max) {
         Ok(v) => {
@@ -645,45 +645,8 @@ pub(super) fn bucket_value(value: &Value) -> Option<BucketValue> {
 pub(super) fn mismatch(def: &FieldDef, found: &Value) -> Error {
     Error::TypeMismatch {
         field: def.name.clone(),
-        expected: match def.spec.kind() {
-            Kind::Uint { .. } | Kind::Int { .. } => "an integer",
-            Kind::Str => "a string",
-            Kind::Bytes => "bytes",
-            Kind::Bool => "a boolean",
-            Kind::Char => "a character",
-            Kind::F32 => "an f32",
-            Kind::F64 => "an f64",
-            Kind::Uuid => "a UUID",
-            Kind::Timestamp => "a timestamp",
-        },
+        expected: dispatch::expects(def.spec.kind()),
         found: found.kind_name(),
-    }
-}
-
-#[cold]
-pub(super) fn out_of_range(def: &FieldDef, value: impl ToString) -> Error {
-    Error::ValueOutOfRange {
-        field: def.name.clone(),
-        value: value.to_string(),
-        ty: def.spec.kind().name(),
-    }
-}
-
-pub(super) fn uint_max(bits: IntBits) -> u128 {
-    let bits = bits.get();
-    if bits >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << bits) - 1
-    }
-}
-
-pub(super) fn int_bounds(bits: IntBits) -> (i128, i128) {
-    let bits = bits.get();
-    if bits >= 128 {
-        (i128::MIN, i128::MAX)
-    } else {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     }
 }
 
@@ -697,63 +660,10 @@ pub(super) fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) 
         }
         w.some(spec, name);
     }
-    match (spec.kind(), value) {
-        (Kind::Uint { bits }, Value::Uint(_) | Value::Int(_)) => {
-            let v = match *value {
-                Value::Uint(v) => v,
-                Value::Int(v) => u128::try_from(v).map_err(|_| out_of_range(def, v))?,
-                _ => unreachable!("matched above"),
-            };
-            if v > uint_max(bits) {
-                return Err(out_of_range(def, v));
-            }
-            match u64::try_from(v) {
-                Ok(small) if bits <= IntBits::B64 => w.uint64(spec, name, small),
-                _ => w.uint128(spec, name, v),
-            }
-        }
-        (Kind::Int { bits }, Value::Uint(_) | Value::Int(_)) => {
-            let v = match *value {
-                Value::Int(v) => v,
-                Value::Uint(v) => i128::try_from(v).map_err(|_| out_of_range(def, v))?,
-                _ => unreachable!("matched above"),
-            };
-            let (min, max) = int_bounds(bits);
-            if v < min || v > max {
-                return Err(out_of_range(def, v));
-            }
-            match i64::try_from(v) {
-                Ok(small) if bits <= IntBits::B64 => w.int64(spec, name, small),
-                _ => w.int128(spec, name, v),
-            }
-        }
-        (Kind::Str, Value::Str(s)) => w.str(spec, name, s),
-        (Kind::Bytes, Value::Bytes(b)) => {
-            w.bytes(spec, name, b);
-            Ok(())
-        }
-        (Kind::Bool, Value::Bool(b)) => {
-            w.bool(spec, name, *b);
-            Ok(())
-        }
-        (Kind::Char, Value::Char(c)) => {
-            w.char(spec, name, *c);
-            Ok(())
-        }
-        (Kind::F32, Value::F32(v)) => {
-            w.f32(spec, name, *v);
-            Ok(())
-        }
-        (Kind::F64, Value::F64(v)) => {
-            w.f64(spec, name, *v);
-            Ok(())
-        }
-        (Kind::Uuid, Value::Uuid(v)) => {
-            w.uuid(spec, name, *v);
-            Ok(())
-        }
-        (Kind::Timestamp, Value::Timestamp(v)) => w.timestamp(spec, name, *v),
-        _ => Err(mismatch(def, value)),
+    if dispatch::write_value(w, spec, name, value)? {
+        Ok(())
+    } else {
+        Err(mismatch(def, value))
     }
 }
 
@@ -805,19 +715,5 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value>
         }
         r.some(spec, name)?;
     }
-    Ok(match spec.kind() {
-        Kind::Uint { bits } => Value::Uint(r.uint128(spec, name, uint_max(bits))?),
-        Kind::Int { bits } => {
-            let (min, max) = int_bounds(bits);
-            Value::Int(r.int128(spec, name, min, max)?)
-        }
-        Kind::Str => Value::Str(r.str(spec, name)?),
-        Kind::Bytes => Value::Bytes(r.bytes(spec, name)?),
-        Kind::Bool => Value::Bool(r.bool(spec, name)?),
-        Kind::Char => Value::Char(r.char(spec, name)?),
-        Kind::F32 => Value::F32(r.f32(spec, name)?),
-        Kind::F64 => Value::F64(r.f64(spec, name)?),
-        Kind::Uuid => Value::Uuid(r.uuid(spec, name)?),
-        Kind::Timestamp => Value::Timestamp(r.timestamp(spec, name)?),
-    })
+    dispatch::read_value(r, spec, name)
 }

@@ -15,7 +15,7 @@
 
 use super::Layout;
 use super::plan::Plan;
-use crate::value::Value;
+use crate::kinds::Value;
 
 /// The layout as parsed (whole-key direct paths where it has them), field by field, and
 /// general.

@@ -1,17 +1,18 @@
 //! The text form of a layout: `"device_id: u32 width=6; seller_id: str"`, parsed by
 //! [`FromStr`] and printed by [`Display`](fmt::Display).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::field_spec::Kind;
 use crate::hash::HashAlg;
+use crate::kinds::Kind;
 use crate::prefix::BucketBy;
 use crate::timestamp::Precision;
 
 use super::Layout;
-use super::config::{FieldConfig, LayoutConfig, OrderConfig, PrefixConfig};
+use super::config::{FieldConfig, LayoutConfig, OrderConfig, ParamValue, PrefixConfig};
 
 /// A piece of the text being parsed, with its byte offset in the whole text: every error names
 /// the position of the piece it is about, and every piece is cut from another by these methods,
@@ -196,15 +197,16 @@ impl TextParser {
                 format!("field `{name}` needs a type after `:`"),
             ));
         };
-        if Kind::from_name(ty.str()).is_none() {
+        let Some(kind) = Kind::from_name(ty.str()) else {
             return Err(Self::err(
                 ty,
                 format!(
-                    "unknown type {:?}; expected u8..u128, i8..i128, str, bytes, bool, char, f32, f64, uuid or timestamp",
-                    ty.str()
+                    "unknown type {:?}; expected one of {}",
+                    ty.str(),
+                    Kind::names()
                 ),
             ));
-        }
+        };
         let mut field = FieldConfig {
             name: name.to_owned(),
             ty: ty.str().to_owned(),
@@ -213,6 +215,7 @@ impl TextParser {
             escaped: false,
             optional: false,
             precision: None,
+            params: BTreeMap::new(),
         };
         let (mut order_given, mut escaped_given, mut optional_given) = (false, false, false);
         for word in words {
@@ -252,11 +255,25 @@ impl TextParser {
                     } else if let Some(width) = word.strip_prefix("width=") {
                         Self::once(word, field.width.is_some(), "width")?;
                         field.width = Some(Self::number(width, "a width from 1 to 40")?);
+                    } else if let Some((param, _)) = word.str().split_once('=')
+                        && kind.param_names().contains(&param)
+                    {
+                        Self::once(word, field.params.contains_key(param), param)?;
+                        let value = word.from(param.len() + 1);
+                        field.params.insert(
+                            param.to_owned(),
+                            ParamValue::Number(Self::number(value, "a number")?),
+                        );
                     } else {
+                        let params: String = kind
+                            .param_names()
+                            .iter()
+                            .map(|p| format!(", {p}=N"))
+                            .collect();
                         return Err(Self::err(
                             word,
                             format!(
-                                "unknown modifier {:?}; expected width=N, desc, escaped, optional or precision=P",
+                                "unknown modifier {:?}; expected width=N, desc, escaped, optional or precision=P{params}",
                                 word.str()
                             ),
                         ));
@@ -463,6 +480,11 @@ impl fmt::Display for Layout {
             if let Some(p) = field.precision {
                 s.push_str(" precision=");
                 s.push_str(p.name());
+            }
+            for (param, value) in &field.params {
+                if let ParamValue::Number(n) = value {
+                    s.push_str(&format!(" {param}={n}"));
+                }
             }
             items.push(s);
         }

@@ -1,133 +1,22 @@
 //! Field values from command-line text, and back to JSON.
 
-use pk_codec::{FieldDef, Kind, Layout, Value};
+use pk_codec::{Error, FieldDef, Layout, Value};
 
-/// Parses `text` as a value of `field`'s kind. An empty text is `null` for an optional field.
+/// Parses `text` as a value of `field`'s kind ([`FieldSpec::parse_value`](pk_codec::FieldSpec::parse_value)).
+/// An empty text is `null` for an optional field.
 pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
-    let spec = field.spec();
-    if text.is_empty() && spec.is_optional() {
-        return Ok(Value::Null);
-    }
-    let kind = spec.kind();
-    let bad = |why: &str| {
-        format!(
-            "field {}: {text:?} is not a {} ({why})",
-            field.name(),
-            kind.name()
-        )
-    };
-    let value = match kind {
-        Kind::Uint { .. } => Value::Uint(text.parse().map_err(|_| bad("digits only"))?),
-        Kind::Int { .. } => Value::Int(
-            text.parse()
-                .map_err(|_| bad("an optional minus and digits"))?,
-        ),
-        Kind::Str => Value::Str(text.to_owned()),
-        Kind::Bytes => Value::Bytes(text.as_bytes().to_vec()),
-        Kind::Bool => Value::Bool(text.parse().map_err(|_| bad("true or false"))?),
-        Kind::Char => {
-            let mut chars = text.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => Value::Char(c),
-                _ => return Err(bad("one character")),
-            }
-        }
-        Kind::F32 => Value::F32(float(text).map_err(&bad)?),
-        Kind::F64 => Value::F64(float(text).map_err(&bad)?),
-        Kind::Uuid => {
-            let hex: String = text.chars().filter(|c| *c != '-').collect();
-            // Hex digits only: `from_str_radix` would also take a leading `+`.
-            if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(bad("32 hex digits, hyphens allowed"));
-            }
-            Value::Uuid(u128::from_str_radix(&hex, 16).map_err(|_| bad("32 hex digits"))?)
-        }
-        Kind::Timestamp => Value::Timestamp(timestamp_nanos(text).map_err(&bad)?),
-        _ => return Err(bad("this kind is not supported on the command line")),
-    };
-    Ok(value)
-}
-
-/// A float type `pk` reads: [`float`] for both widths.
-trait Float: std::str::FromStr {
-    /// The float of these bits in hex, when they are a NaN's.
-    fn nan_of_hex(hex: &str) -> Option<Self>;
-    /// Whether it is an infinity.
-    fn is_infinite(&self) -> bool;
-}
-
-macro_rules! float_of_bits {
-    ($($f:ty = $bits:ty),*) => {$(
-        impl Float for $f {
-            fn nan_of_hex(hex: &str) -> Option<Self> {
-                <$bits>::from_str_radix(hex, 16)
-                    .ok()
-                    .map(<$f>::from_bits)
-                    .filter(|f| f.is_nan())
-            }
-            fn is_infinite(&self) -> bool {
-                <$f>::is_infinite(*self)
-            }
-        }
-    )*};
-}
-float_of_bits!(f32 = u32, f64 = u64);
-
-/// A float of `text`: a number, `inf`, `NaN` and the like, or a NaN written by its bits,
-/// `NaN:0x<hex>` (what [`to_json`] prints of a NaN with a payload of its own; only a NaN's
-/// bits are taken). A number too large for the type (which the parser rounds to infinity) is
-/// refused: only an infinity written as one (`inf`, `-infinity`) is infinite.
-fn float<F: Float>(text: &str) -> Result<F, &'static str> {
-    match text.strip_prefix("NaN:0x") {
-        // Hex digits only: `from_str_radix` would take a `+` too.
-        Some(hex) => hex
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit())
-            .then(|| F::nan_of_hex(hex))
-            .flatten()
-            .ok_or("a NaN's bits in hex (NaN:0x7ff8000000000001), a NaN"),
-        None => {
-            let f: F = text.parse().map_err(|_| "a number")?;
-            let word = text.trim_start_matches(['+', '-']);
-            let infinity =
-                word.eq_ignore_ascii_case("inf") || word.eq_ignore_ascii_case("infinity");
-            if f.is_infinite() && !infinity {
-                return Err("a number within the type's range; infinities are written inf or -inf");
-            }
-            Ok(f)
-        }
-    }
-}
-
-/// Nanoseconds since the epoch of `text`, milliseconds since 1970-01-01 UTC with at most six
-/// decimals (what [`to_json`] prints of a timestamp below the millisecond).
-fn timestamp_nanos(text: &str) -> Result<i128, &'static str> {
-    const WHAT: &str = "milliseconds since 1970-01-01 UTC, with at most 6 decimals";
-    let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
-    let ms: i128 = whole.parse().map_err(|_| WHAT)?;
-    let digits = decimals.len();
-    if text.contains('.')
-        && (digits == 0 || digits > 6 || !decimals.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return Err(WHAT);
-    }
-    // At most 6 digits: below 10^6.
-    let fraction: i128 = if digits == 0 {
-        0
-    } else {
-        decimals.parse::<i128>().map_err(|_| WHAT)? * 10i128.pow(6 - digits as u32)
-    };
-    let negative = whole.trim_start().starts_with('-');
-    // Checked: the text may hold any i128, and the value is in nanoseconds.
-    ms.checked_mul(1_000_000)
-        .and_then(|ns| {
-            if negative {
-                ns.checked_sub(fraction)
-            } else {
-                ns.checked_add(fraction)
-            }
+    field
+        .spec()
+        .parse_value(field.name(), text)
+        .map_err(|err| match err {
+            Error::BadValueText {
+                field,
+                text,
+                ty,
+                why,
+            } => format!("field {field}: {text:?} is not a {ty} ({why})"),
+            other => other.to_string(),
         })
-        .ok_or("milliseconds since 1970-01-01 UTC: too far from 1970 to count in nanoseconds")
 }
 
 /// One value per field of `layout`.
@@ -200,7 +89,7 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
                 decimals.trim_end_matches('0')
             ))
         }
-        _ => J::String(format!("{v:?}")),
+        _ => J::String(v.to_string()),
     }
 }
 

@@ -1,0 +1,91 @@
+//! Booleans (`bool`): `0` / `1`; descending, `1` / `0`.
+
+use crate::error::Result;
+use crate::field::{DecodeField, KeyField};
+use crate::field_spec::FieldSpec;
+use crate::io::{KeyReader, KeyWriter};
+
+use super::{Kind, Value};
+
+impl KeyWriter<'_> {
+    /// Writes a boolean.
+    #[inline]
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str, b: bool) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
+        let one = b != spec.is_descending();
+        self.out.push(if one { '1' } else { '0' });
+    }
+}
+
+impl<'a> KeyReader<'a> {
+    /// Reads a boolean.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) unless the next byte is `0` or `1`.
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str) -> Result<bool> {
+        let start = self.pos;
+        let one = match self.take_fixed(field, 1)? {
+            b"0" => false,
+            b"1" => true,
+            _ => {
+                let found = self.key[start..].chars().next().unwrap_or('?');
+                self.pos = start;
+                return Err(Self::fault(
+                    field,
+                    start,
+                    format!("expected `0` or `1`, found {found:?}"),
+                ));
+            }
+        };
+        Ok(one != spec.is_descending())
+    }
+}
+
+impl KeyField for bool {
+    const KIND: Kind = Kind::Bool;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bool(spec, field, *self);
+        Ok(())
+    }
+}
+
+impl DecodeField for bool {
+    #[inline]
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.bool(spec, field)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Self::Bool(v)
+    }
+}
+
+pub(super) const fn expects(_: Kind) -> &'static str {
+    "a boolean"
+}
+
+pub(super) fn write_value(
+    w: &mut KeyWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Value::Bool(b) = value else {
+        return Ok(false);
+    };
+    w.bool(spec, field, *b);
+    Ok(true)
+}
+
+pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+    r.bool(spec, field).map(Value::Bool)
+}
+
+pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    text.parse().map(Value::Bool).map_err(|_| "true or false")
+}

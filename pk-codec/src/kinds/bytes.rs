@@ -1,0 +1,102 @@
+//! Byte strings (`bytes`): lower-case hex; descending, each byte as two inverted hex digits,
+//! then `z` (`text.rs`'s forms).
+
+use crate::error::Result;
+use crate::field::{DecodeField, KeyField};
+use crate::field_spec::FieldSpec;
+use crate::io::{KeyReader, KeyWriter};
+use crate::kinds::Order;
+use crate::text;
+
+use super::{Kind, Value};
+
+impl KeyWriter<'_> {
+    /// Writes a byte string (hex, or descending).
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str, b: &[u8]) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
+        match spec.order() {
+            Order::Asc => text::write_hex(self.out, b),
+            Order::Desc => text::write_desc_bytes(self.out, b),
+        }
+    }
+}
+
+impl<'a> KeyReader<'a> {
+    /// Reads a byte string.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for bad hex or bad descending text.
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
+        match spec.order() {
+            Order::Desc => self.desc_bytes(field),
+            Order::Asc => {
+                let (start, text) = self.take_until_delimiter();
+                text::read_hex(text).map_err(|(at, why)| Self::fault(field, start + at, why))
+            }
+        }
+    }
+}
+
+impl KeyField for [u8] {
+    const KIND: Kind = Kind::Bytes;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, field, self);
+        Ok(())
+    }
+}
+
+impl KeyField for Vec<u8> {
+    const KIND: Kind = Kind::Bytes;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.bytes(spec, field, self);
+        Ok(())
+    }
+}
+
+impl DecodeField for Vec<u8> {
+    #[inline]
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.bytes(spec, field)
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Self::Bytes(v)
+    }
+}
+
+impl From<&[u8]> for Value {
+    fn from(v: &[u8]) -> Self {
+        Self::Bytes(v.to_vec())
+    }
+}
+
+pub(super) const fn expects(_: Kind) -> &'static str {
+    "bytes"
+}
+
+pub(super) fn write_value(
+    w: &mut KeyWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Value::Bytes(b) = value else {
+        return Ok(false);
+    };
+    w.bytes(spec, field, b);
+    Ok(true)
+}
+
+pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+    r.bytes(spec, field).map(Value::Bytes)
+}
+
+pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    Ok(Value::Bytes(text.as_bytes().to_vec()))
+}

@@ -1,0 +1,107 @@
+//! Characters (`char`): a one-character escaped string; descending, as a descending string
+//! (`text.rs`'s forms).
+
+use crate::error::Result;
+use crate::field::{DecodeField, KeyField};
+use crate::field_spec::FieldSpec;
+use crate::io::{KeyReader, KeyWriter};
+use crate::kinds::Order;
+use crate::text;
+
+use super::{Kind, Value};
+
+impl KeyWriter<'_> {
+    /// Writes a character.
+    pub fn char(&mut self, spec: &FieldSpec, field: &str, c: char) {
+        // Every value has this form: the name is taken to mirror the reader, not for errors.
+        let _ = field;
+        let mut buf = [0u8; 4];
+        let s = c.encode_utf8(&mut buf);
+        match spec.order() {
+            Order::Asc => text::write_escaped(self.out, s),
+            Order::Desc => text::write_desc_bytes(self.out, s.as_bytes()),
+        }
+    }
+}
+
+impl<'a> KeyReader<'a> {
+    /// Reads a character.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) unless the field holds exactly one character in the field's form.
+    pub fn char(&mut self, spec: &FieldSpec, field: &str) -> Result<char> {
+        let start = self.pos;
+        let s = match spec.order() {
+            Order::Asc => {
+                let (start, text) = self.take_until_delimiter();
+                text::read_escaped(text).map_err(|(at, why)| Self::fault(field, start + at, why))?
+            }
+            Order::Desc => String::from_utf8(self.desc_bytes(field)?)
+                .map_err(|_| Self::fault(field, start, "descending character is not UTF-8"))?,
+        };
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(Self::fault(
+                field,
+                start,
+                format!(
+                    "expected one character, found {} ({s:?})",
+                    s.chars().count()
+                ),
+            )),
+        }
+    }
+}
+
+impl KeyField for char {
+    const KIND: Kind = Kind::Char;
+    #[inline]
+    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+        w.char(spec, field, *self);
+        Ok(())
+    }
+}
+
+impl DecodeField for char {
+    #[inline]
+    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.char(spec, field)
+    }
+}
+
+impl From<char> for Value {
+    fn from(v: char) -> Self {
+        Self::Char(v)
+    }
+}
+
+pub(super) const fn expects(_: Kind) -> &'static str {
+    "a character"
+}
+
+pub(super) fn write_value(
+    w: &mut KeyWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Value::Char(c) = value else {
+        return Ok(false);
+    };
+    w.char(spec, field, *c);
+    Ok(true)
+}
+
+pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+    r.char(spec, field).map(Value::Char)
+}
+
+pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Ok(Value::Char(c)),
+        _ => Err("one character"),
+    }
+}

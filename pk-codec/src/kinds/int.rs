@@ -1,0 +1,152 @@
+//! Signed integers (`i8`..`i128`, `isize`): `0` and the digits for v >= 0, `-` and the nines'
+//! complement of |v| - 1 for v < 0, at the field's width (sign included); descending, the
+//! ascending form of `-1 - v`. The digit arithmetic is `num.rs`'s.
+
+use crate::error::Result;
+use crate::field::{DecodeField, KeyField};
+use crate::field_spec::FieldSpec;
+use crate::io::{KeyReader, KeyWriter, check_int_width};
+use crate::num;
+use crate::prefix::BucketValue;
+
+use super::uint::out_of_range;
+use super::{IntBits, Kind, Value};
+
+impl KeyWriter<'_> {
+    /// Writes a signed integer of up to 64 bits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    #[inline]
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
+        num::write_i64(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes a signed 128-bit integer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    pub fn int128(&mut self, spec: &FieldSpec, field: &str, v: i128) -> Result<()> {
+        num::write_i128(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+}
+
+impl<'a> KeyReader<'a> {
+    /// Reads a signed integer of up to 128 bits in `[min, max]`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short field, a bad sign, a non-digit or a value outside
+    /// `[min, max]`.
+    #[inline]
+    pub fn int128(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        let start = self.pos;
+        let width = usize::from(spec.width());
+        if let Some(text) = self.key.as_bytes().get(start..start + width)
+            && let Some((&sign, digits)) = text.split_first()
+            // A sign without digits (width 1) is refused by the slow path (rule `width-range`).
+            && !digits.is_empty()
+            && (sign == b'0' || sign == b'-')
+            && let Some(m) = num::parse_u64_fast(digits, sign == b'-')
+        {
+            // v = m for v >= 0, v = -(m + 1) for v < 0; then undo the descending `!v`.
+            let v = if sign == b'-' {
+                -i128::from(m) - 1
+            } else {
+                i128::from(m)
+            };
+            let v = if spec.is_descending() { !v } else { v };
+            if v >= min && v <= max {
+                self.pos += width;
+                return Ok(v);
+            }
+        }
+        self.int_slow(spec, field, min, max)
+    }
+
+    /// Reads a signed integer of up to 64 bits in `[min, max]`: [`KeyReader::int128`] for the
+    /// types that fit an `i64`.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::int128`].
+    #[inline]
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str, min: i64, max: i64) -> Result<i64> {
+        // In `[min, max]`, so the value fits an `i64`.
+        self.int128(spec, field, i128::from(min), i128::from(max))
+            .map(|v| v as i64)
+    }
+
+    #[inline(always)]
+    fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
+        check_int_width(spec, true, field)?;
+        let desc = spec.is_descending();
+        self.slow_int(spec, field, |text| num::read_int(text, desc, min, max))
+    }
+}
+
+super::uint::integer_field!(
+    i8 => Int B8, int64 as i64, [MIN, MAX];
+    i16 => Int B16, int64 as i64, [MIN, MAX];
+    i32 => Int B32, int64 as i64, [MIN, MAX];
+    i64 => Int B64, int64 as i64, [MIN, MAX];
+    isize => Int B64, int64 as i64, [MIN, MAX];
+    i128 => Int B128, int128 as i128, [MIN, MAX];
+);
+
+super::uint::value_from!(Int as i128: i8, i16, i32, i64, i128, isize);
+
+/// The smallest and largest values of a signed integer of `bits` bits.
+pub(crate) const fn bounds(bits: IntBits) -> (i128, i128) {
+    let bits = bits.get();
+    if bits >= 128 {
+        (i128::MIN, i128::MAX)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    }
+}
+
+pub(super) const fn expects(_: Kind) -> &'static str {
+    "an integer"
+}
+
+pub(super) fn write_value(
+    w: &mut KeyWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Kind::Int { bits } = spec.kind() else {
+        return Ok(false);
+    };
+    let v = match *value {
+        Value::Int(v) => v,
+        Value::Uint(v) => i128::try_from(v).map_err(|_| out_of_range(spec, field, v))?,
+        _ => return Ok(false),
+    };
+    let (min, max) = bounds(bits);
+    if v < min || v > max {
+        return Err(out_of_range(spec, field, v));
+    }
+    match i64::try_from(v) {
+        Ok(small) if bits <= IntBits::B64 => w.int64(spec, field, small)?,
+        _ => w.int128(spec, field, v)?,
+    }
+    Ok(true)
+}
+
+pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+    let Kind::Int { bits } = spec.kind() else {
+        unreachable!("dispatched by kind")
+    };
+    let (min, max) = bounds(bits);
+    r.int128(spec, field, min, max).map(Value::Int)
+}
+
+pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    text.parse()
+        .map(Value::Int)
+        .map_err(|_| "an optional minus and digits")
+}

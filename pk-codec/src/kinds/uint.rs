@@ -1,0 +1,231 @@
+//! Unsigned integers (`u8`..`u128`, `usize`): decimal digits zero-padded to the field's width;
+//! descending, the nines' complement (`10^w - 1 - v`). The digit arithmetic is `num.rs`'s.
+
+use crate::error::{Error, Result};
+use crate::field::{DecodeField, KeyField};
+use crate::field_spec::FieldSpec;
+use crate::io::{KeyReader, KeyWriter, check_int_width, lead_uint_at};
+use crate::num;
+use crate::prefix::BucketValue;
+
+use super::{IntBits, Kind, Value};
+
+impl KeyWriter<'_> {
+    /// Writes an unsigned integer of up to 64 bits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    #[inline]
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+        num::write_u64(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+
+    /// Writes an unsigned 128-bit integer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    pub fn uint128(&mut self, spec: &FieldSpec, field: &str, v: u128) -> Result<()> {
+        num::write_u128(self.out, v, spec.width(), spec.is_descending(), field)
+    }
+}
+
+impl<'a> KeyReader<'a> {
+    /// Reads an unsigned integer of up to 128 bits, at most `max`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short field, a non-digit or a value above `max`.
+    #[inline]
+    pub fn uint128(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        let start = self.pos;
+        let width = usize::from(spec.width());
+        // Width 0 has no digits to read: the slow path refuses it (rule `width-range`).
+        if width > 0
+            && let Some(text) = self.key.as_bytes().get(start..start + width)
+            && let Some(v) = num::parse_u64_fast(text, spec.is_descending())
+            && u128::from(v) <= max
+        {
+            self.pos += width;
+            return Ok(u128::from(v));
+        }
+        self.uint_slow(spec, field, max)
+    }
+
+    /// Reads an unsigned integer of up to 64 bits, at most `max`: [`KeyReader::uint128`] for the
+    /// types that fit a `u64`, without 128-bit arithmetic on the way.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::uint128`].
+    #[inline(always)]
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
+        self.uint64_as(spec, field, max, spec.width(), spec.is_descending())
+    }
+
+    /// [`KeyReader::uint64`] with the width and order given apart from the spec, so that a caller
+    /// with constants gets straight-line code (the spec still names the kind in messages).
+    #[inline(always)]
+    fn uint64_as(
+        &mut self,
+        spec: &FieldSpec,
+        field: &str,
+        max: u64,
+        width: u8,
+        desc: bool,
+    ) -> Result<u64> {
+        if let Some(v) = self.uint64_fast(max, width, desc) {
+            return Ok(v);
+        }
+        // Any failure: the slow path says what is wrong (its value, if any, is at most `max`).
+        self.uint_slow(spec, field, u128::from(max))
+            .map(|v| v as u64)
+    }
+
+    /// The fast path of [`KeyReader::uint64_as`]: the value when the next `width` bytes are
+    /// its digits and it is at most `max`, consuming them; `None`, consuming nothing, otherwise.
+    #[inline(always)]
+    pub(crate) fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
+        let start = self.pos;
+        let width = usize::from(width);
+        // Width 0 has no digits to read: the slow path refuses it (rule `width-range`).
+        if width == 0 {
+            return None;
+        }
+        let text = self.key.as_bytes().get(start..start + width)?;
+        let v = num::parse_u64_fast(text, desc).filter(|&v| v <= max)?;
+        self.pos += width;
+        Some(v)
+    }
+
+    /// [`KeyReader::uint64_fast`] for a runtime layout, which tracks the fields itself: when
+    /// `LEAD`, the field's delimiter first (what [`KeyReader::begin_field`] expects of every
+    /// field but the first); the field is counted as begun. When it declines it consumes nothing,
+    /// delimiter included, and counts nothing: `begin_field` and the general reader then say what
+    /// is wrong.
+    #[inline(always)]
+    pub(crate) fn lead_uint64_fast<const LEAD: bool>(
+        &mut self,
+        max: u64,
+        width: u8,
+        desc: bool,
+    ) -> Option<u64> {
+        let (v, end) = lead_uint_at::<LEAD>(self.key, self.pos, self.delimiter, max, width, desc)?;
+        self.pos = end;
+        self.fields += 1;
+        Some(v)
+    }
+
+    /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
+    #[inline(always)]
+    fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        check_int_width(spec, false, field)?;
+        let desc = spec.is_descending();
+        self.slow_int(spec, field, |text| num::read_uint(text, desc, max))
+    }
+}
+
+/// Integer fields: the kind, the writer and reader method (the same name on both sides) and its
+/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed).
+macro_rules! integer_field {
+    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+]);* $(;)?) => {$(
+        impl KeyField for $t {
+            const KIND: Kind = Kind::$kind { bits: IntBits::$bits };
+            #[inline]
+            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                w.$method(spec, field, *self as $wide)
+            }
+            #[inline]
+            fn bucket_value(&self) -> Option<BucketValue> {
+                Some(BucketValue::from(*self))
+            }
+        }
+        impl DecodeField for $t {
+            #[inline]
+            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                Ok(r.$method(spec, field, $(<$t>::$bound as $wide),+)? as $t)
+            }
+        }
+    )*};
+}
+pub(super) use integer_field;
+integer_field!(
+    u8 => Uint B8, uint64 as u64, [MAX];
+    u16 => Uint B16, uint64 as u64, [MAX];
+    u32 => Uint B32, uint64 as u64, [MAX];
+    u64 => Uint B64, uint64 as u64, [MAX];
+    usize => Uint B64, uint64 as u64, [MAX];
+    u128 => Uint B128, uint128 as u128, [MAX];
+);
+
+macro_rules! value_from {
+    ($variant:ident as $wide:ty: $($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Self {
+                Self::$variant(v as $wide)
+            }
+        }
+    )*};
+}
+pub(super) use value_from;
+value_from!(Uint as u128: u8, u16, u32, u64, u128, usize);
+
+/// The largest value of an unsigned integer of `bits` bits.
+pub(crate) const fn max(bits: IntBits) -> u128 {
+    let bits = bits.get();
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
+}
+
+/// A value out of a field's type.
+#[cold]
+pub(super) fn out_of_range(spec: &FieldSpec, field: &str, value: impl ToString) -> Error {
+    Error::ValueOutOfRange {
+        field: field.to_owned(),
+        value: value.to_string(),
+        ty: spec.kind().name(),
+    }
+}
+
+pub(super) const fn expects(_: Kind) -> &'static str {
+    "an integer"
+}
+
+pub(super) fn write_value(
+    w: &mut KeyWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Kind::Uint { bits } = spec.kind() else {
+        return Ok(false);
+    };
+    let v = match *value {
+        Value::Uint(v) => v,
+        Value::Int(v) => u128::try_from(v).map_err(|_| out_of_range(spec, field, v))?,
+        _ => return Ok(false),
+    };
+    if v > max(bits) {
+        return Err(out_of_range(spec, field, v));
+    }
+    match u64::try_from(v) {
+        Ok(small) if bits <= IntBits::B64 => w.uint64(spec, field, small)?,
+        _ => w.uint128(spec, field, v)?,
+    }
+    Ok(true)
+}
+
+pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+    let Kind::Uint { bits } = spec.kind() else {
+        unreachable!("dispatched by kind")
+    };
+    r.uint128(spec, field, max(bits)).map(Value::Uint)
+}
+
+pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    text.parse().map(Value::Uint).map_err(|_| "digits only")
+}
