@@ -100,6 +100,7 @@ pub mod rules;
 mod scratch;
 mod shape;
 mod text;
+pub mod timeline;
 mod timestamp;
 mod value;
 

@@ -50,4 +50,5 @@ mod table_partitions;
 mod table_props;
 mod table_schema;
 mod table_versions;
+mod timeline;
 mod typed_bulk_writes;
