@@ -37,6 +37,7 @@ mod layout_forms;
 mod layout_text;
 mod overflow_props;
 mod peer_regressions;
+mod period_tables;
 mod readme;
 mod redb_tables;
 mod scan_end;
