@@ -442,3 +442,42 @@ fn hot_cold_tables_consume_what_one_table_does_and_reserve_by_their_schedule() {
         ]
     );
 }
+
+#[test]
+fn a_period_planned_with_its_own_hot_capacity_is_created_with_it() {
+    let clock = ManualClock::new(0);
+    let mut tables = PeriodTables::new(
+        Instance::new(clock.clone()),
+        months(),
+        schema(),
+        options(),
+        policy(false),
+    )
+    .unwrap();
+    let summer = Capacity::new(3, 7);
+    tables.set_hot_capacity("m01", summer).unwrap();
+    tables.roll().unwrap();
+    // The current period changes now, under the 2-minute rule.
+    assert!(matches!(
+        tables.set_hot_capacity("m00", summer),
+        Err(PeriodError::CapacityChangeTooSoon { .. })
+    ));
+    clock.set(CAPACITY_CHANGE_INTERVAL_MS);
+    tables.set_hot_capacity("m00", summer).unwrap();
+    assert_eq!(tables.instance().reserved("m00"), Some(summer));
+    clock.set(28 * DAY);
+    tables.roll().unwrap();
+    assert_eq!(tables.instance().reserved("m01"), Some(summer));
+    clock.set(30 * DAY);
+    tables.roll().unwrap();
+    let err = tables.set_hot_capacity("m00", HOT).unwrap_err();
+    assert!(err.to_string().contains("\"m00\" is over"), "{err}");
+    assert_eq!(
+        tables.set_hot_capacity("x", HOT).unwrap_err(),
+        PeriodError::NoSuchTable { name: "x".into() }
+    );
+    assert!(matches!(
+        tables.set_hot_capacity("m05", Capacity::new(0, 100_001)),
+        Err(PeriodError::CapacityOutOfRange { .. })
+    ));
+}

@@ -691,7 +691,8 @@ pub struct Roll {
 #[derive(Debug)]
 pub struct PeriodTables {
     instance: Instance,
-    periods: Vec<(String, i64, Stage)>,
+    /// Name, start, stage, and the capacity its table has while hot.
+    periods: Vec<(String, i64, Stage, Capacity)>,
     schema: Schema,
     options: TableOptions,
     policy: RollPolicy,
@@ -743,7 +744,7 @@ impl PeriodTables {
             instance,
             periods: periods
                 .into_iter()
-                .map(|(n, s)| (n, s, Stage::Planned))
+                .map(|(n, s)| (n, s, Stage::Planned, policy.hot))
                 .collect(),
             schema,
             options,
@@ -755,6 +756,35 @@ impl PeriodTables {
     #[must_use]
     pub const fn instance(&self) -> &Instance {
         &self.instance
+    }
+
+    /// Sets the capacity period `name`'s table gets while hot, in place of the policy's: a
+    /// period's expected traffic (a quiet summer month, a busy term). For a period whose table
+    /// is not created yet, it is the capacity it is created with; for the current one, its
+    /// capacity changes now ([`Instance::set_capacity`], under the 2-minute rule).
+    ///
+    /// # Errors
+    ///
+    /// [`PeriodError::NoSuchTable`] for a name that is no period, [`PeriodError::Schedule`] for
+    /// a period that is over; [`Instance::set_capacity`]'s errors for the current one.
+    pub fn set_hot_capacity(&mut self, name: &str, hot: Capacity) -> Result<(), PeriodError> {
+        let Some(i) = self.periods.iter().position(|p| p.0 == name) else {
+            return Err(PeriodError::NoSuchTable {
+                name: name.to_owned(),
+            });
+        };
+        Instance::check_capacity(name, hot)?;
+        match self.periods[i].2 {
+            Stage::Planned => {}
+            Stage::Hot => self.instance.set_capacity(name, hot)?,
+            Stage::Cold | Stage::Archived => {
+                return Err(PeriodError::Schedule {
+                    reason: format!("period {name:?} is over: its hot capacity cannot change"),
+                });
+            }
+        }
+        self.periods[i].3 = hot;
+        Ok(())
     }
 
     /// The number of the period in force at `time_ms`, if any.
@@ -822,7 +852,7 @@ impl PeriodTables {
             roll.created.push(name);
         }
         for i in 0..self.periods.len() {
-            let (name, start, stage) = self.periods[i].clone();
+            let (name, start, stage, hot) = self.periods[i].clone();
             let ended = self.periods.get(i + 1).is_some_and(|n| n.1 <= now);
             if stage == Stage::Hot && ended {
                 match self.instance.set_capacity(&name, self.policy.cold) {
@@ -841,7 +871,7 @@ impl PeriodTables {
                     &name,
                     self.schema.clone(),
                     self.options.clone(),
-                    self.policy.hot,
+                    hot,
                 )?;
                 self.periods[i].2 = Stage::Hot;
                 roll.created.push(name);
