@@ -96,7 +96,14 @@ fn a_year_rolls_on_the_clock_and_loses_no_row() {
             );
         }
     }
-    // Months 0 to 8 are in history; 9, 10 and 11 keep their tables.
+    // Months 0 to 8 are in history; 9, 10 and 11 keep their tables. A row of an archived
+    // month is found in history.
+    let first = tables
+        .table_at(0)
+        .unwrap()
+        .get("000000000000000", &Default::default())
+        .unwrap();
+    assert!(first.is_some());
     let instance = tables.instance();
     assert_eq!(instance.table_names(), ["history", "m09", "m10", "m11"]);
     let history = instance.table("history").unwrap().stored_rows() as u64;
@@ -130,6 +137,10 @@ fn without_history_old_periods_are_dropped() {
     let roll = tables.roll().unwrap();
     assert_eq!(roll.archived, [("m00".to_owned(), 0)]);
     assert_eq!(tables.instance().table_names(), ["m03"]);
+    assert_eq!(
+        tables.table_at(0).unwrap_err(),
+        PeriodError::NoSuchTable { name: "m00".into() }
+    );
     // m01 and m02 were never created: no roll ran in their time.
     assert!(matches!(
         tables.table_at(45 * DAY),

@@ -540,8 +540,9 @@ impl Instance {
     }
 }
 
-/// A few lines comparing tables' usage: reserved capacity now, units consumed and reserved,
-/// utilisation and waste, for reads and writes, and the total of each.
+/// A few lines comparing tables' usage: reserved capacity now (CU/s), units consumed and
+/// reserved and the utilisation, for reads and for writes, units over the reservation (served
+/// on demand, or throttled) and units wasted (reserved, unused); a total line.
 ///
 /// # Examples
 ///
@@ -564,23 +565,24 @@ pub fn usage_table(usages: &[TableUsage]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:width$}  {:>15}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>6}  {:>12}",
+        "{:width$}  {:>12}  {:>10}  {:>11}  {:>6}  {:>10}  {:>11}  {:>6}  {:>9}  {:>11}",
         "table",
-        "reserved r/w",
+        "CU/s r/w",
         "read used",
         "read resvd",
         "util",
         "write used",
         "write resvd",
         "util",
-        "wasted CU"
+        "over",
+        "wasted"
     );
     let mut total = (UnitUsage::default(), UnitUsage::default());
     let pct = |u: &UnitUsage| u.utilisation * 100.0;
     for u in usages {
         let _ = writeln!(
             s,
-            "{:width$}  {:>15}  {:>12}  {:>12}  {:>5.1}%  {:>12}  {:>12}  {:>5.1}%  {:>12}",
+            "{:width$}  {:>12}  {:>10}  {:>11}  {:>5.1}%  {:>10}  {:>11}  {:>5.1}%  {:>9}  {:>11}",
             u.name,
             format!("{}/{}", u.reserved_now.read, u.reserved_now.write),
             u.read.consumed,
@@ -589,6 +591,7 @@ pub fn usage_table(usages: &[TableUsage]) -> String {
             u.write.consumed,
             u.write.reserved,
             pct(&u.write),
+            u.read.over.saturating_add(u.write.over),
             u.read.wasted.saturating_add(u.write.wasted)
         );
         for (t, x) in [(&mut total.0, &u.read), (&mut total.1, &u.write)] {
@@ -601,7 +604,7 @@ pub fn usage_table(usages: &[TableUsage]) -> String {
     w.finish(w.reserved);
     let _ = writeln!(
         s,
-        "{:width$}  {:>15}  {:>12}  {:>12}  {:>5.1}%  {:>12}  {:>12}  {:>5.1}%  {:>12}",
+        "{:width$}  {:>12}  {:>10}  {:>11}  {:>5.1}%  {:>10}  {:>11}  {:>5.1}%  {:>9}  {:>11}",
         "total",
         "",
         r.consumed,
@@ -610,6 +613,7 @@ pub fn usage_table(usages: &[TableUsage]) -> String {
         w.consumed,
         w.reserved,
         pct(&w),
+        r.over.saturating_add(w.over),
         r.wasted.saturating_add(w.wasted)
     );
     s
@@ -794,19 +798,24 @@ impl PeriodTables {
             .checked_sub(1)
     }
 
-    /// The table of the period in force at `time_ms`, where its rows are written.
+    /// The table that holds the rows of `time_ms`: its period's table, or once the period is
+    /// archived, the history table. Where a row of that time is written and read.
     ///
     /// # Errors
     ///
     /// [`PeriodError::Schedule`] before the first period; [`PeriodError::NoSuchTable`] when the
-    /// period's table was not created yet (no roll since its lead time) or was archived.
+    /// period's table was not created yet (no roll since its lead time), or was archived with
+    /// no history table.
     pub fn table_at(&self, time_ms: i64) -> Result<&Table, PeriodError> {
         let Some(i) = self.period_at(time_ms) else {
             return Err(PeriodError::Schedule {
                 reason: format!("no period is in force at {time_ms} ms"),
             });
         };
-        let name = &self.periods[i].0;
+        let name = match (&self.periods[i].2, &self.policy.history) {
+            (Stage::Archived, Some((history, _))) => history,
+            _ => &self.periods[i].0,
+        };
         self.instance
             .table(name)
             .ok_or_else(|| PeriodError::NoSuchTable { name: name.clone() })
