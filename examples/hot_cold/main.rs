@@ -271,9 +271,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             })
             .collect(),
     )?;
-    let card = Value::from(year[year.len() / 2].card_id);
-    let visits =
-        after_archive.ranges(YEAR_START..year_end, &[card.clone()], Unbounded, Unbounded)?;
+    let card = [Value::from(year[year.len() / 2].card_id)];
+    let visits = after_archive.ranges(YEAR_START..year_end, &card, Unbounded, Unbounded)?;
     let tables = monthly.instance();
     let mut across = Vec::new();
     let mut cursor = None;
@@ -299,7 +298,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let all: &Table = single.table("cards_all").ok_or("no single table")?;
     let mut one = Vec::new();
-    let ranges = layout.prefix_ranges(&[card.clone()])?;
+    let ranges = layout.prefix_ranges(&card)?;
     scan_ranges(
         all as &dyn RangeStore,
         layout.shape().prefix(),
@@ -313,7 +312,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     )?;
     println!(
         "Card {}'s year: {} purchases read across {} tables in pages of 5, the same as one table's read: {}",
-        card.as_u64().unwrap_or(0),
+        card[0].as_u64().unwrap_or(0),
         across.len(),
         visits.len(),
         across == one
