@@ -37,17 +37,22 @@ fn months() -> Vec<(String, i64)> {
         .collect()
 }
 
-#[test]
-fn a_year_rolls_on_the_clock_and_loses_no_row() {
-    let clock = ManualClock::new(0);
-    let mut tables = PeriodTables::new(
+/// Monthly tables in a new instance on `clock`, with a history table or without.
+fn monthly(clock: &ManualClock, history: bool) -> PeriodTables {
+    PeriodTables::new(
         Instance::new(clock.clone()),
         months(),
         schema(),
         options(),
-        policy(true),
+        policy(history),
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_year_rolls_on_the_clock_and_loses_no_row() {
+    let clock = ManualClock::new(0);
+    let mut tables = monthly(&clock, true);
     let mut written = 0u64;
     let mut archived = 0u64;
     for day in 0..360 {
@@ -119,14 +124,7 @@ fn a_year_rolls_on_the_clock_and_loses_no_row() {
 #[test]
 fn without_history_old_periods_are_dropped() {
     let clock = ManualClock::new(0);
-    let mut tables = PeriodTables::new(
-        Instance::new(clock.clone()),
-        months(),
-        schema(),
-        options(),
-        policy(false),
-    )
-    .unwrap();
+    let mut tables = monthly(&clock, false);
     tables.roll().unwrap();
     tables
         .table_at(0)
@@ -399,14 +397,7 @@ fn hot_cold_tables_consume_what_one_table_does_and_reserve_by_their_schedule() {
     // The same writes, a day at a time over 120 days: into monthly tables, and into one table
     // reserved at the hot capacity all the time.
     let clock = ManualClock::new(0);
-    let mut periods = PeriodTables::new(
-        Instance::new(clock.clone()),
-        months(),
-        schema(),
-        options(),
-        policy(false),
-    )
-    .unwrap();
+    let mut periods = monthly(&clock, false);
     let mut single = Instance::new(clock.clone());
     single
         .create_table("all", schema(), options(), HOT)
@@ -457,14 +448,7 @@ fn hot_cold_tables_consume_what_one_table_does_and_reserve_by_their_schedule() {
 #[test]
 fn a_period_planned_with_its_own_hot_capacity_is_created_with_it() {
     let clock = ManualClock::new(0);
-    let mut tables = PeriodTables::new(
-        Instance::new(clock.clone()),
-        months(),
-        schema(),
-        options(),
-        policy(false),
-    )
-    .unwrap();
+    let mut tables = monthly(&clock, false);
     let summer = Capacity::new(3, 7);
     tables.set_hot_capacity("m01", summer).unwrap();
     tables.roll().unwrap();

@@ -852,12 +852,7 @@ impl PeriodTables {
             && self.instance.table(&name).is_none()
             && !self.instance.slots.iter().any(|s| s.name == name)
         {
-            self.instance.create_table(
-                &name,
-                self.schema.clone(),
-                self.options.clone(),
-                capacity,
-            )?;
+            self.create(&name, capacity)?;
             roll.created.push(name);
         }
         for i in 0..self.periods.len() {
@@ -876,17 +871,19 @@ impl PeriodTables {
                 && now >= start.saturating_sub(self.policy.lead_ms)
                 && !ended
             {
-                self.instance.create_table(
-                    &name,
-                    self.schema.clone(),
-                    self.options.clone(),
-                    hot,
-                )?;
+                self.create(&name, hot)?;
                 self.periods[i].2 = Stage::Hot;
                 roll.created.push(name);
             }
         }
         Ok(roll)
+    }
+
+    /// Creates table `name` with the tables' schema and options.
+    fn create(&mut self, name: &str, capacity: Capacity) -> Result<(), PeriodError> {
+        self.instance
+            .create_table(name, self.schema.clone(), self.options.clone(), capacity)
+            .map(drop)
     }
 
     /// Moves every row of table `name` into the history table (if there is one): each row's
