@@ -90,6 +90,7 @@ pub mod rules;
 mod scratch;
 mod shape;
 mod text;
+pub mod timeline;
 mod timestamp;
 
 /// An in-memory, range-partitioned reference model of the store, to see whether a key design runs hot.

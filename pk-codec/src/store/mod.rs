@@ -35,6 +35,7 @@ mod redb;
 mod scan;
 #[cfg(feature = "table")]
 mod table;
+mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
 
@@ -52,6 +53,7 @@ pub use memory::MemoryStore;
 pub use scan::{ReaderThreads, ScanCursor, scan_ranges};
 #[cfg(feature = "table")]
 pub use table::VALUE_COLUMN;
+pub use timeline::{KeySpace, TimelineCursor, TimelineRow, scan_timeline};
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
 

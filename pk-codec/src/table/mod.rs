@@ -123,6 +123,7 @@ mod judge;
 mod load;
 mod options;
 mod partition;
+mod periods;
 mod pk_type;
 mod practices;
 mod rebalance;
@@ -157,6 +158,11 @@ pub use load::{
 };
 pub use options::{DEFAULT_SPLIT_SIZE_BYTES, TableOptions};
 pub use partition::{split_points_by_size, split_points_even};
+pub use periods::{
+    CAPACITY_CHANGE_INTERVAL_MS, CAPACITY_UNIT_BYTES, Capacity, Instance, MAX_CAPACITY_UNITS,
+    MAX_TABLES, PeriodError, PeriodTables, Roll, RollPolicy, TableUsage, UnitUsage, WindowUsage,
+    capacity_units, usage_table,
+};
 pub use practices::{
     AttributeAudit, DEFAULT_PARTITION_LIMIT, Finding, FindingCode, Growth, MAX_ROW_COLUMNS,
     TABLE_ROW_LIMIT, ValueVolume, VolumeMeter, YEAR_MS, table_findings, volume_findings,
