@@ -107,7 +107,7 @@ pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
 pub use key::{BorrowDecodeKey, BorrowDecodePart, DecodeKey, DecodePart, KeyPart, PartitionKey};
 pub use key_range::KeyRange;
-pub use kinds::{IntBits, Kind, Order, Value};
+pub use kinds::*;
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
     BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, Separator,
