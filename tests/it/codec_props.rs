@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 
 use pk_codec::{
-    Error, FieldSpec, HashAlg, IntBits, Kind, Layout, MAX_BUCKETS, Precision, Rule, Separator,
-    Value,
+    Decimal, Error, FieldSpec, HashAlg, IntBits, Kind, Layout, MAX_BUCKETS, Precision, Rule,
+    Separator, Value,
 };
 use proptest::prelude::*;
 
@@ -37,6 +37,7 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
         1 => Just(Kind::F64),
         1 => Just(Kind::Uuid),
         2 => Just(Kind::Timestamp),
+        2 => (0u8..=38).prop_map(|scale| Kind::Decimal { scale }),
     ];
     let precision = prop::sample::select(vec![
         Precision::Seconds,
@@ -55,6 +56,11 @@ fn field_gen() -> impl Strategy<Value = FieldGen> {
         .prop_map(|(kind, desc, escaped, optional, w, precision)| {
             // Half the time a narrower declared width.
             let width = support::narrowed_width(kind, w).filter(|_| w % 2 == 0);
+            // A decimal's scale within its width's digits (the rule `param-range`).
+            let kind = match kind {
+                Kind::Decimal { scale } => support::decimal_kind(scale, width),
+                other => other,
+            };
             let mut spec = support::field_spec(kind, width, desc, escaped, optional);
             if kind == Kind::Timestamp && w % 3 != 0 {
                 spec = spec.with_precision(precision);
@@ -149,6 +155,7 @@ fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
             ]
             .boxed()
         }
+        Kind::Decimal { scale } => decimal_values(spec, scale),
         _ => unreachable!("every kind is covered"),
     };
     if spec.is_optional() {
@@ -156,6 +163,27 @@ fn value_of(spec: FieldSpec, delimiter: char) -> BoxedStrategy<Value> {
     } else {
         inner
     }
+}
+
+/// Values of a decimal field: any units its width holds at its scale, the extremes, and the same
+/// numbers given at a lower scale (trailing zeros dropped), as callers may. (Integers, which a
+/// decimal field takes too, decode as decimals: `decimal_kind.rs` checks them.)
+fn decimal_values(spec: FieldSpec, scale: u8) -> BoxedStrategy<Value> {
+    let (min, max) = support::decimal_units_range(&spec);
+    let units = prop_oneof![
+        min..=max,
+        prop::sample::select(vec![min, min + 1, -1, 0, 1, max - 1, max]),
+    ];
+    (units, any::<u8>())
+        .prop_map(move |(units, shape)| {
+            let d = Decimal::new(units, scale).unwrap();
+            let lower = (0..scale).find_map(|s| d.rescale(s));
+            match lower {
+                Some(lower) if shape % 2 == 1 => Value::Decimal(lower),
+                _ => Value::Decimal(d),
+            }
+        })
+        .boxed()
 }
 
 /// The layout of `fields` with `delimiter`, if the rulebook accepts it. A refusal must name the
@@ -457,6 +485,7 @@ fn every_field_form() -> Vec<FieldSpec> {
         Kind::F64,
         Kind::Uuid,
         Kind::Timestamp,
+        Kind::Decimal { scale: 2 },
     ];
     let mut out = Vec::new();
     for kind in kinds {
@@ -528,6 +557,9 @@ fn boundary_values(spec: FieldSpec, delimiter: char) -> Vec<Value> {
         ]
         .map(Value::Timestamp)
         .to_vec(),
+        Kind::Decimal { scale } => [i128::MIN, -1, 0, 1, i128::MAX]
+            .map(|units| Value::Decimal(Decimal::new(units, scale).unwrap()))
+            .to_vec(),
         _ => unreachable!(),
     };
     if spec.is_optional() {

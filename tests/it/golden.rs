@@ -285,7 +285,71 @@ fn cases() -> Vec<(&'static str, Vec<Vec<Value>>)> {
             "ip: str; ts: u64 width=13; seq: u8; hash=xxh3(ip,ts):8",
             vec![vec![v("10.10.0.1"), v(1_700_000_000_000u64), v(7u8)]],
         ),
+        (
+            "v: decimal width=8 scale=2",
+            decimals(
+                2,
+                &[
+                    "-99999.99",
+                    "-12.5",
+                    "-0.01",
+                    "0",
+                    "0.01",
+                    "12.34",
+                    "99999.99",
+                ],
+            ),
+        ),
+        (
+            "v: decimal width=8 scale=2 desc",
+            decimals(2, &["-12.5", "0", "12.34"]),
+        ),
+        (
+            "v: decimal scale=0",
+            decimals(
+                0,
+                &[
+                    "-170141183460469231731687303715884105728",
+                    "-1",
+                    "0",
+                    "170141183460469231731687303715884105727",
+                ],
+            ),
+        ),
+        (
+            "v: decimal scale=38",
+            decimals(
+                38,
+                &["-1.70141183460469231731687303715884105728", "0", "1.7"],
+            ),
+        ),
+        (
+            "v: decimal width=4 scale=3",
+            decimals(3, &["-1", "-0.001", "0.999"]),
+        ),
+        (
+            "v: decimal width=6 scale=2 optional; w: u8",
+            vec![
+                vec![Value::Null, v(1u8)],
+                vec![Value::Decimal("-3.5".parse().unwrap()), v(1u8)],
+            ],
+        ),
+        (
+            "account: u32 width=6; amount: decimal width=10 scale=2 desc; buckets=8:mod(account):sep",
+            vec![vec![v(54u32), Value::Decimal("199.99".parse().unwrap())]],
+        ),
     ]
+}
+
+/// Decimals of `texts`, each at exactly `scale` digits after the point (as the keys decode).
+fn decimals(scale: u8, texts: &[&str]) -> Vec<Vec<Value>> {
+    texts
+        .iter()
+        .map(|t| {
+            let d: pk_codec::Decimal = t.parse().unwrap();
+            vec![Value::Decimal(d.rescale(scale).unwrap())]
+        })
+        .collect()
 }
 
 fn value_json(value: &Value) -> serde_json::Value {
@@ -304,6 +368,7 @@ fn value_json(value: &Value) -> serde_json::Value {
         Value::F64(x) => json!({ "f64_bits": format!("{:016x}", x.to_bits()) }),
         Value::Uuid(x) => json!({ "uuid": format!("{x:032x}") }),
         Value::Timestamp(x) => json!({ "timestamp_ns": x.to_string() }),
+        Value::Decimal(x) => json!({ "decimal": x.to_string() }),
         other => panic!("no golden form for {other:?}"),
     }
 }
@@ -333,6 +398,7 @@ fn value_from_json(j: &serde_json::Value) -> Value {
         "f64_bits" => Value::F64(f64::from_bits(u64::from_str_radix(text(), 16).unwrap())),
         "uuid" => Value::Uuid(u128::from_str_radix(text(), 16).unwrap()),
         "timestamp_ns" => Value::Timestamp(text().parse().unwrap()),
+        "decimal" => Value::Decimal(text().parse().unwrap()),
         other => panic!("unknown tag {other}"),
     }
 }

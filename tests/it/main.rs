@@ -19,6 +19,7 @@ mod bulk_writer;
 mod cli;
 mod codec_errors;
 mod codec_props;
+mod decimal_kind;
 mod decode_bad_input;
 mod derive_config_space;
 mod derive_decode;

@@ -214,7 +214,10 @@ pub(crate) fn field_spec(
 /// sign and a digit for signed kinds) and the kind's default width. `None` for other kinds.
 #[allow(dead_code)]
 pub(crate) fn narrowed_width(kind: pk_codec::Kind, w: u8) -> Option<u8> {
-    let narrowest = if matches!(kind, pk_codec::Kind::Int { .. }) {
+    let narrowest = if matches!(
+        kind,
+        pk_codec::Kind::Int { .. } | pk_codec::Kind::Decimal { .. }
+    ) {
         2
     } else {
         1
@@ -245,6 +248,26 @@ pub(crate) fn int_range(spec: &pk_codec::FieldSpec) -> (i128, i128) {
     match pow10(spec.width() - 1).and_then(|p| i128::try_from(p).ok()) {
         Some(p) => (type_min.max(-p), type_max.min(p - 1)),
         None => (type_min, type_max),
+    }
+}
+
+/// The smallest and largest units (`value × 10^scale`) a decimal field holds: a sign and
+/// `width - 1` digits, within an `i128`.
+#[allow(dead_code)]
+pub(crate) fn decimal_units_range(spec: &pk_codec::FieldSpec) -> (i128, i128) {
+    match pow10(spec.width() - 1).and_then(|p| i128::try_from(p).ok()) {
+        Some(p) => (-p, p - 1),
+        None => (i128::MIN, i128::MAX),
+    }
+}
+
+/// A decimal kind of at most `scale` digits after the point that a field of `width` characters
+/// (the kind's default when `None`) accepts: the scale is at most the width's digits.
+#[allow(dead_code)]
+pub(crate) fn decimal_kind(scale: u8, width: Option<u8>) -> pk_codec::Kind {
+    let digits = width.unwrap_or(40).saturating_sub(1);
+    pk_codec::Kind::Decimal {
+        scale: scale.min(digits).min(pk_codec::Decimal::MAX_SCALE),
     }
 }
 

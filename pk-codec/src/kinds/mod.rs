@@ -9,7 +9,7 @@
 //! rulebook, so that the derive's compile-time checks run them.
 //!
 //! Each kind's own file (`uint.rs`, `int.rs`, `string.rs`, `bytes.rs`, `boolean.rs`,
-//! `character.rs`, `float.rs`, `uuid.rs`, `timestamp.rs`) holds its text form's writer and
+//! `character.rs`, `float.rs`, `uuid.rs`, `timestamp.rs`, `decimal.rs`) holds its text form's writer and
 //! reader ([`KeyWriter`](crate::KeyWriter) and [`KeyReader`](crate::KeyReader) methods), its
 //! [`KeyField`](crate::KeyField) impls for Rust types, its `From` conversions into [`Value`], how a
 //! `Value` of it is written and read, and how it is parsed from the command line's text.
@@ -37,14 +37,18 @@ macro_rules! for_each_kind {
             F64 float,
             Uuid uuid,
             Timestamp timestamp,
+            Decimal decimal,
         }
     };
 }
 pub(crate) use for_each_kind;
 
+pub use decimal::DecimalError;
+
 mod boolean;
 mod bytes;
 mod character;
+mod decimal;
 pub(crate) mod dispatch;
 pub(crate) mod float;
 pub(crate) mod int;
@@ -67,6 +71,7 @@ mod uuid;
 /// | `f32`, `f64` | IEEE 754 total order: the bits, mapped, as 8 / 16 hex digits | the hex digits inverted |
 /// | `uuid` | 32 lower-case hex digits, in byte order (v7 UUIDs sort by time) | the hex digits inverted |
 /// | `timestamp` | UTC text at the field's [`Precision`](crate::Precision): `2026-11-22T10:26:00.123Z` | each digit `d` as `9 - d` |
+/// | `decimal scale=s` | the `i*` form of `v × 10^s` at the width, a `.` before its last `s` digits: `12.34` at width 8 is `000012.34` | the ascending form of `-1 - v × 10^s` |
 /// | `Option<T>` | `None` is empty; `Some` is T's form, after a `=` when T's form can be empty | `None` is `~`; `Some` is T's form |
 ///
 /// # Examples
@@ -109,6 +114,13 @@ pub enum Kind {
     Uuid,
     /// An instant in UTC, as readable fixed-width text.
     Timestamp,
+    /// An exact decimal number with `scale` digits after the point (money as `scale: 2`), written
+    /// as the signed integer of its smallest unit with the point in place. A value with more
+    /// fractional digits than the scale is refused, never rounded.
+    Decimal {
+        /// The digits after the point, 0 to [`Decimal::MAX_SCALE`] and fewer than the width.
+        scale: u8,
+    },
 }
 
 /// The size of an integer type in bits. Only the sizes Rust has exist, so a [`Kind`] cannot name
@@ -198,6 +210,7 @@ const NAMES: &[&str] = &[
     "f64",
     "uuid",
     "timestamp",
+    "decimal",
 ];
 
 impl Kind {
@@ -215,6 +228,7 @@ impl Kind {
             Self::F64 => "f64",
             Self::Uuid => "uuid",
             Self::Timestamp => "timestamp",
+            Self::Decimal { .. } => "decimal",
         }
     }
 
@@ -242,6 +256,7 @@ impl Kind {
             "f64" => Self::F64,
             "uuid" => Self::Uuid,
             "timestamp" => Self::Timestamp,
+            "decimal" => Self::Decimal { scale: 0 },
             _ if name.starts_with('u') => return int(false),
             _ if name.starts_with('i') => return int(true),
             _ => return None,
@@ -273,6 +288,7 @@ impl Kind {
                 IntBits::B64 => 20,
                 IntBits::B128 => 40,
             }),
+            Self::Decimal { .. } => Some(40),
             _ => None,
         }
     }
@@ -290,7 +306,7 @@ impl Kind {
     pub const fn width_form(self) -> Option<bool> {
         match self {
             Self::Uint { .. } => Some(false),
-            Self::Int { .. } => Some(true),
+            Self::Int { .. } | Self::Decimal { .. } => Some(true),
             _ => None,
         }
     }
@@ -307,6 +323,7 @@ impl Kind {
                 | Self::F64
                 | Self::Uuid
                 | Self::Timestamp
+                | Self::Decimal { .. }
         )
     }
 
@@ -352,7 +369,7 @@ impl Kind {
                     None
                 }
             }
-            (Self::Int { .. }, _) => {
+            (Self::Int { .. } | Self::Decimal { .. }, _) => {
                 if optional {
                     Some(b'-')
                 } else {
@@ -370,13 +387,19 @@ impl Kind {
     /// values, as a spec writes them (`name=value`).
     #[must_use]
     pub fn params(self) -> Vec<(&'static str, u32)> {
-        Vec::new()
+        match self {
+            Self::Decimal { scale } => vec![("scale", u32::from(scale))],
+            _ => Vec::new(),
+        }
     }
 
     /// The names of the parameters the kind takes, for messages.
     #[must_use]
     pub const fn param_names(self) -> &'static [&'static str] {
-        &[]
+        match self {
+            Self::Decimal { .. } => &["scale"],
+            _ => &[],
+        }
     }
 
     /// The same kind with parameter `name` set to `value`.
@@ -385,16 +408,42 @@ impl Kind {
     ///
     /// A message naming the kind's parameters when it takes no parameter `name`.
     pub fn with_param(self, name: &str, value: u32) -> Result<Self, String> {
-        let _ = value;
-        Err(format!("type {} takes no parameter {name:?}", self.name()))
+        match (self, name) {
+            (Self::Decimal { .. }, "scale") => u8::try_from(value)
+                .ok()
+                .filter(|&scale| scale <= Decimal::MAX_SCALE)
+                .map(|scale| Self::Decimal { scale })
+                .ok_or_else(|| {
+                    format!(
+                        "scale={value} is out of range: a decimal takes 0 to {} digits after the point",
+                        Decimal::MAX_SCALE
+                    )
+                }),
+            _ => Err(format!("type {} takes no parameter {name:?}", self.name())),
+        }
     }
 
     /// A parameter out of its range for a field of `width`, as `(name, value, min, max)`: what
     /// the rulebook refuses as [`Rule::ParamRange`](crate::Rule::ParamRange).
     #[must_use]
     pub const fn param_fault(self, width: u8) -> Option<(&'static str, u32, u32, u32)> {
-        let _ = width;
-        None
+        match self {
+            Self::Decimal { scale } => {
+                // At least the sign before the digits, and at most what an i128 of units holds.
+                let digits = width.saturating_sub(1);
+                let max = if digits < Decimal::MAX_SCALE {
+                    digits
+                } else {
+                    Decimal::MAX_SCALE
+                };
+                if scale > max {
+                    Some(("scale", scale as u32, 0, max as u32))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
     }
 }
 
@@ -449,6 +498,30 @@ pub enum Value {
     Uuid(u128),
     /// An instant, in nanoseconds since 1970-01-01T00:00:00Z (negative before).
     Timestamp(i128),
+    /// An exact decimal number (for a `decimal` field; integers are taken too).
+    Decimal(Decimal),
+}
+
+/// An exact decimal number, `units × 10^-scale`: what a `decimal` field holds
+/// ([`Value::Decimal`]). Decimals compare, and are equal, by their numbers (`1.50 == 1.5`).
+/// Behind the `rust_decimal` feature it converts from and to `rust_decimal::Decimal`.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::Decimal;
+///
+/// let price: Decimal = "-12.30".parse()?;
+/// assert_eq!((price.units(), price.scale()), (-1230, 2));
+/// assert_eq!(price, Decimal::new(-123, 1).unwrap());
+/// assert_eq!(price.to_string(), "-12.30");
+/// assert!(price < "-12.2".parse()?);
+/// # Ok::<(), pk_codec::DecimalError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Decimal {
+    units: i128,
+    scale: u8,
 }
 
 impl Value {
@@ -466,6 +539,7 @@ impl Value {
             Self::F64(_) => 8,
             Self::Uuid(_) => 9,
             Self::Timestamp(_) => 10,
+            Self::Decimal(_) => 11,
         }
     }
 
@@ -484,6 +558,7 @@ impl Value {
             Self::F64(_) => "an f64",
             Self::Uuid(_) => "a UUID",
             Self::Timestamp(_) => "a timestamp",
+            Self::Decimal(_) => "a decimal",
         }
     }
 
@@ -545,6 +620,7 @@ impl Ord for Value {
             (Self::F64(a), Self::F64(b)) => a.total_cmp(b),
             (Self::Uuid(a), Self::Uuid(b)) => a.cmp(b),
             (Self::Timestamp(a), Self::Timestamp(b)) => a.cmp(b),
+            (Self::Decimal(a), Self::Decimal(b)) => a.cmp(b),
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -579,6 +655,7 @@ impl Hash for Value {
             Self::F64(v) => v.to_bits().hash(state),
             Self::Uuid(v) => v.hash(state),
             Self::Timestamp(v) => v.hash(state),
+            Self::Decimal(v) => v.hash(state),
         }
     }
 }
@@ -639,6 +716,7 @@ impl std::fmt::Display for Value {
                     Err(_) => write!(f, "{v} ns since the epoch"),
                 }
             }
+            Self::Decimal(v) => write!(f, "{v}"),
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::ops::Bound;
 
-use pk_codec::{Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
+use pk_codec::{Decimal, Error, FieldSpec, IntBits, Kind, Layout, Precision, Value};
 use proptest::prelude::*;
 
 use crate::support::INT_BITS;
@@ -27,6 +27,8 @@ fn any_spec() -> impl Strategy<Value = FieldSpec> {
         1 => Just(Kind::F64),
         1 => Just(Kind::Uuid),
         1 => Just(Kind::Timestamp),
+        // Scales above the width's digits too (the rule `param-range` refuses them).
+        2 => (0u8..=40).prop_map(|scale| Kind::Decimal { scale }),
     ];
     let precision = prop::sample::select(vec![
         None,
@@ -45,7 +47,7 @@ fn any_spec() -> impl Strategy<Value = FieldSpec> {
     )
         .prop_map(|(kind, desc, escaped, optional, width, precision)| {
             let mut spec = FieldSpec::new(kind);
-            if let (Some(w), true) = (width, kind.is_integer()) {
+            if let (Some(w), Some(_)) = (width, kind.width_form()) {
                 spec = spec.with_width(w);
             }
             if desc {
@@ -214,6 +216,17 @@ fn any_value(spec: FieldSpec) -> BoxedStrategy<Value> {
             ]
             .boxed()
         }
+        // Any units at the field's scale (the width holds some), and numbers with one digit
+        // after the point more than the scale (refused, never rounded).
+        Kind::Decimal { scale } => prop_oneof![
+            3 => any::<i128>().prop_map(move |u| Value::Decimal(Decimal::new(u, scale).unwrap())),
+            3 => (-10_000i128..10_000).prop_map(move |u| Value::Decimal(Decimal::new(u, scale).unwrap())),
+            1 => any::<i64>().prop_map(move |u| {
+                Value::Decimal(Decimal::new(i128::from(u) * 10 + 1, (scale + 1).min(38)).unwrap())
+            }),
+            1 => any::<i64>().prop_map(|u| Value::Decimal(Decimal::new(i128::from(u), 0).unwrap())),
+        ]
+        .boxed(),
         _ => unreachable!("every kind is covered"),
     };
     if spec.is_optional() {
