@@ -476,3 +476,91 @@ fn a_period_planned_with_its_own_hot_capacity_is_created_with_it() {
         Err(PeriodError::CapacityOutOfRange { .. })
     ));
 }
+
+#[test]
+fn a_load_scale_multiplies_what_was_consumed_and_leaves_the_reservation() {
+    // The same operations into an instance counting each as one and as 250.
+    let run = |scale: u64| {
+        let clock = ManualClock::new(0);
+        let mut instance =
+            Instance::new(clock.clone()).load_scale(std::num::NonZeroU64::new(scale).unwrap());
+        let table = instance
+            .create_table("t", schema(), options(), Capacity::new(100, 300))
+            .unwrap();
+        for i in 0..3 {
+            table
+                .put(format!("k{i}").as_str(), vec![Attribute::new("n", i)])
+                .unwrap();
+        }
+        table.get("k1", &Default::default()).unwrap();
+        clock.set(60_000);
+        instance.usage().remove(0)
+    };
+    let (one, many) = (run(1), run(250));
+    assert_eq!((one.writes, one.reads), (3, 1));
+    assert_eq!((many.writes, many.reads), (750, 250));
+    assert_eq!(many.write.consumed, 250 * one.write.consumed);
+    assert_eq!(many.read.consumed, 250 * one.read.consumed);
+    // 60 s at 100 read / 300 write CU/s either way: the scale is no reservation.
+    assert_eq!((one.read.reserved, one.write.reserved), (6_000, 18_000));
+    assert_eq!(
+        (many.read.reserved, many.write.reserved),
+        (one.read.reserved, one.write.reserved)
+    );
+    assert_eq!((one.write.over, many.write.over), (0, 0));
+    assert_eq!(many.write.wasted, 18_000 - 750);
+    // The largest scale saturates: no overflow, no panic.
+    let clock = ManualClock::new(0);
+    let mut instance = Instance::new(clock).load_scale(std::num::NonZeroU64::MAX);
+    let table = instance
+        .create_table("t", schema(), options(), Capacity::default())
+        .unwrap();
+    table.put("a", vec![Attribute::new("n", 1)]).unwrap();
+    table.put("b", vec![Attribute::new("n", 1)]).unwrap();
+    let usage = &instance.usage()[0];
+    assert_eq!((usage.writes, usage.write.consumed), (u64::MAX, u64::MAX));
+}
+
+#[test]
+fn a_table_reserved_at_its_measured_busiest_window_goes_over_in_none() {
+    // Windows of 1.5 s: units per second round up, never down.
+    let options = TableOptions::default().load_window_ms(1_500);
+    let scale = std::num::NonZeroU64::new(7).unwrap();
+    // Writes per window 0..6 in a skewed pattern, reads of every other write.
+    let load = [3u64, 0, 11, 1, 5, 2];
+    let replay = |reserved: Capacity| {
+        let clock = ManualClock::new(0);
+        let mut instance = Instance::new(clock.clone()).load_scale(scale);
+        let table = instance
+            .create_table("t", schema(), options.clone(), reserved)
+            .unwrap();
+        for (w, n) in load.iter().enumerate() {
+            clock.set(w as i64 * 1_500);
+            for i in 0..*n {
+                let key = format!("{w}-{i}");
+                table
+                    .put(key.as_str(), vec![Attribute::new("n", 1)])
+                    .unwrap();
+                if i % 2 == 0 {
+                    table.get(key.as_str(), &Default::default()).unwrap();
+                }
+            }
+        }
+        clock.set(load.len() as i64 * 1_500);
+        instance.usage().remove(0)
+    };
+    let measured = replay(Capacity::default());
+    assert_eq!(measured.window_ms, 1_500);
+    // The busiest window: 11 writes × 7 = 77 units in 1.5 s, 51.3 CU/s, so 52; 6 reads × 7.
+    let busiest = measured.busiest(0, i64::MAX);
+    assert_eq!(busiest, Capacity::new(28, 52));
+    // A span's busiest is of its own windows only; a span with none is 0.
+    assert_eq!(measured.busiest(3_000, 4_500), busiest);
+    assert_eq!(measured.busiest(4_500, 9_000), Capacity::new(14, 24));
+    assert_eq!(measured.busiest(1_500, 3_000), Capacity::default());
+    let reserved = replay(busiest);
+    assert_eq!((reserved.read.over, reserved.write.over), (0, 0));
+    // One unit less per second and the busiest window goes over.
+    let short = replay(Capacity::new(busiest.read - 1, busiest.write - 1));
+    assert!(short.read.over > 0 && short.write.over > 0, "{short:?}");
+}

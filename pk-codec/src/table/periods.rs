@@ -10,6 +10,7 @@
 //! units ([`capacity_units`]).
 
 use std::fmt::{self, Write as _};
+use std::num::NonZeroU64;
 
 use serde::Serialize;
 
@@ -266,15 +267,17 @@ pub struct WindowUsage {
 pub struct TableUsage {
     /// The table.
     pub name: String,
+    /// The length of its load windows, ms ([`TableOptions::load_window_ms`]).
+    pub window_ms: i64,
     /// When it was created, ms.
     pub created_ms: i64,
     /// When it was deleted, ms, if it was.
     pub deleted_ms: Option<i64>,
     /// Its reserved capacity now (at deletion for a deleted table).
     pub reserved_now: Capacity,
-    /// Read operations it served.
+    /// Read operations it served (times the instance's [load scale](Instance::load_scale)).
     pub reads: u64,
-    /// Write operations it served.
+    /// Write operations it served (times the instance's [load scale](Instance::load_scale)).
     pub writes: u64,
     /// Read units.
     pub read: UnitUsage,
@@ -284,9 +287,54 @@ pub struct TableUsage {
     pub windows: Vec<WindowUsage>,
 }
 
+impl TableUsage {
+    /// The least reserved capacity (CU/s, rounded up) that would have served the busiest load
+    /// window starting in `[from_ms, to_ms)` without going over, for reads and for writes apart:
+    /// the units the window consumed over its length in seconds. What to reserve for a period
+    /// measured on a table with nothing reserved (last year's month, say); 0 with no load.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Capacity, Instance, ManualClock, Schema, TableOptions};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let mut instance = Instance::new(clock.clone());
+    /// let options = TableOptions::default().load_window_ms(1_000);
+    /// let table = instance.create_table("t", Schema::single_string("pk")?, options, Capacity::default())?;
+    /// for i in 0..5 {
+    ///     table.put(format!("a{i}").as_str(), vec![])?; // 5 writes in the first second
+    /// }
+    /// clock.set(1_000);
+    /// table.put("b", vec![])?; // 1 in the next
+    /// let usage = &instance.usage()[0];
+    /// assert_eq!(usage.busiest(0, 2_000), Capacity::new(0, 5));
+    /// assert_eq!(usage.busiest(1_000, 2_000), Capacity::new(0, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn busiest(&self, from_ms: i64, to_ms: i64) -> Capacity {
+        let window_ms = u128::from(self.window_ms.max(1).unsigned_abs());
+        let per_second = |units: u64| {
+            u64::try_from((u128::from(units) * 1000).div_ceil(window_ms)).unwrap_or(u64::MAX)
+        };
+        let (mut read, mut write) = (0u64, 0u64);
+        for w in self
+            .windows
+            .iter()
+            .filter(|w| (from_ms..to_ms).contains(&w.start_ms))
+        {
+            read = read.max(w.read_consumed);
+            write = write.max(w.write_consumed);
+        }
+        Capacity::new(per_second(read), per_second(write))
+    }
+}
+
 /// Usage of `slot` up to `now_ms`, from its load records: per window, the units consumed (the
-/// summed load of its partitions) against the units reserved then.
-fn usage_of(slot: &Slot, now_ms: i64) -> TableUsage {
+/// summed load of its partitions, each operation and byte counted `scale` times) against the
+/// units reserved then.
+fn usage_of(slot: &Slot, now_ms: i64, scale: u64) -> TableUsage {
     let owned;
     let records: &[PartitionWindow] = match &slot.table {
         Some(t) => {
@@ -304,10 +352,11 @@ fn usage_of(slot: &Slot, now_ms: i64) -> TableUsage {
                 by_window.last_mut().expect("pushed")
             }
         };
-        entry.1 = entry.1.saturating_add(r.load.reads);
-        entry.2 = entry.2.saturating_add(r.load.bytes_read);
-        entry.3 = entry.3.saturating_add(r.load.writes);
-        entry.4 = entry.4.saturating_add(r.load.bytes_written);
+        let scaled = |x: u64| x.saturating_mul(scale);
+        entry.1 = entry.1.saturating_add(scaled(r.load.reads));
+        entry.2 = entry.2.saturating_add(scaled(r.load.bytes_read));
+        entry.3 = entry.3.saturating_add(scaled(r.load.writes));
+        entry.4 = entry.4.saturating_add(scaled(r.load.bytes_written));
     }
     by_window.sort_by_key(|w| w.0);
     let (mut read, mut write) = (UnitUsage::default(), UnitUsage::default());
@@ -337,6 +386,7 @@ fn usage_of(slot: &Slot, now_ms: i64) -> TableUsage {
     write.finish(write_reserved);
     TableUsage {
         name: slot.name.clone(),
+        window_ms: slot.window_ms,
         created_ms: slot.created_ms,
         deleted_ms: slot.deleted_ms,
         reserved_now: slot.reserved(),
@@ -374,12 +424,15 @@ fn usage_of(slot: &Slot, now_ms: i64) -> TableUsage {
 pub struct Instance {
     clock: ManualClock,
     slots: Vec<Slot>,
+    /// Operations each recorded operation stands for ([`Instance::load_scale`]).
+    scale: u64,
 }
 
 impl fmt::Debug for Instance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Instance")
             .field("now_ms", &self.clock.now_ms())
+            .field("load_scale", &self.scale)
             .field(
                 "tables",
                 &self.live().map(|s| s.name.as_str()).collect::<Vec<_>>(),
@@ -395,7 +448,34 @@ impl Instance {
         Self {
             clock,
             slots: Vec::new(),
+            scale: 1,
         }
+    }
+
+    /// The same instance, its usage counting each operation its tables serve as `scale`
+    /// operations of the same size: a simulation of a sample of the traffic (one purchase in
+    /// 250, say) reports the units the whole traffic consumes, to set against capacity reserved
+    /// for the whole traffic. Reservations and the rules are unchanged; only
+    /// [`Instance::usage`]'s consumed units and operation counts are multiplied (saturating).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU64;
+    /// use pk_codec::table::{Capacity, Instance, ManualClock, Schema, TableOptions};
+    ///
+    /// let scale = NonZeroU64::new(250).unwrap();
+    /// let mut instance = Instance::new(ManualClock::new(0)).load_scale(scale);
+    /// let table = instance.create_table("t", Schema::single_string("pk")?, TableOptions::default(), Capacity::new(0, 0))?;
+    /// table.put("a", vec![])?;
+    /// let usage = &instance.usage()[0];
+    /// assert_eq!((usage.writes, usage.write.consumed, usage.write.over), (250, 250, 250));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub const fn load_scale(mut self, scale: NonZeroU64) -> Self {
+        self.scale = scale.get();
+        self
     }
 
     /// The instance clock's time, ms.
@@ -536,7 +616,10 @@ impl Instance {
     #[must_use]
     pub fn usage(&self) -> Vec<TableUsage> {
         let now = self.now_ms();
-        self.slots.iter().map(|s| usage_of(s, now)).collect()
+        self.slots
+            .iter()
+            .map(|s| usage_of(s, now, self.scale))
+            .collect()
     }
 }
 
