@@ -43,21 +43,7 @@ impl<'a> KeyReader<'a> {
     }
 }
 
-impl KeyField for bool {
-    const KIND: Kind = Kind::Bool;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bool(spec, field, *self);
-        Ok(())
-    }
-}
-
-impl DecodeField for bool {
-    #[inline]
-    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        r.bool(spec, field)
-    }
-}
+copy_field!(bool => Kind::Bool, bool);
 
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
@@ -69,22 +55,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "a boolean"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Bool(b) = value else {
-        return Ok(false);
-    };
-    w.bool(spec, field, *b);
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.bool(spec, field).map(Value::Bool)
-}
+value_io!(Bool, bool, copy);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse().map(Value::Bool).map_err(|_| "true or false")

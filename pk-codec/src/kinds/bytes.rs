@@ -80,22 +80,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "bytes"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Bytes(b) = value else {
-        return Ok(false);
-    };
-    w.bytes(spec, field, b);
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.bytes(spec, field).map(Value::Bytes)
-}
+value_io!(Bytes, bytes, borrow);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Bytes(text.as_bytes().to_vec()))

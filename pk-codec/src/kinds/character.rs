@@ -55,21 +55,7 @@ impl<'a> KeyReader<'a> {
     }
 }
 
-impl KeyField for char {
-    const KIND: Kind = Kind::Char;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.char(spec, field, *self);
-        Ok(())
-    }
-}
-
-impl DecodeField for char {
-    #[inline]
-    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        r.char(spec, field)
-    }
-}
+copy_field!(char => Kind::Char, char);
 
 impl From<char> for Value {
     fn from(v: char) -> Self {
@@ -81,22 +67,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "a character"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Char(c) = value else {
-        return Ok(false);
-    };
-    w.char(spec, field, *c);
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.char(spec, field).map(Value::Char)
-}
+value_io!(Char, char, copy);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     let mut chars = text.chars();

@@ -8,6 +8,27 @@ use crate::io::{KeyReader, KeyWriter};
 
 use super::{Kind, Value};
 
+/// What a writer method answers: nothing, for a form every value has, or whether it could write
+/// the value. The kinds' generated glue takes both alike.
+pub(crate) trait Written {
+    /// The answer as a result.
+    fn written(self) -> Result<()>;
+}
+
+impl Written for () {
+    #[inline(always)]
+    fn written(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl Written for Result<()> {
+    #[inline(always)]
+    fn written(self) -> Result<()> {
+        self
+    }
+}
+
 macro_rules! dispatch {
     ($($variant:ident $module:ident,)*) => {
         /// Writes `value` in the form of `spec`'s kind (not its optional part, which the caller

@@ -84,25 +84,7 @@ const fn f32_from_key(k: u32) -> f32 {
     f32::from_bits(if k >> 31 == 1 { k & !(1 << 31) } else { !k })
 }
 
-macro_rules! fixed_field {
-    ($($t:ty => $kind:ident, $write:ident, $read:ident);* $(;)?) => {$(
-        impl KeyField for $t {
-            const KIND: Kind = Kind::$kind;
-            #[inline]
-            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-                w.$write(spec, field, *self);
-                Ok(())
-            }
-        }
-        impl DecodeField for $t {
-            #[inline]
-            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-                r.$read(spec, field)
-            }
-        }
-    )*};
-}
-fixed_field!(f32 => F32, f32, f32; f64 => F64, f64, f64);
+copy_field!(f32 => Kind::F32, f32; f64 => Kind::F64, f64);
 
 impl From<f32> for Value {
     fn from(v: f32) -> Self {

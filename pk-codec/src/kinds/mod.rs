@@ -43,6 +43,61 @@ macro_rules! for_each_kind {
 }
 pub(crate) use for_each_kind;
 
+/// A kind's `write_value` and `read_value` (see `dispatch.rs`) when its values are one [`Value`]
+/// variant, written by one [`KeyWriter`](crate::KeyWriter) method and read by the
+/// [`KeyReader`](crate::KeyReader) method of the same name: `copy` passes the value, `borrow` a
+/// reference to it.
+macro_rules! value_io {
+    ($variant:ident, $method:ident, copy) => {
+        value_io!(@ $variant, $method, |v| *v);
+    };
+    ($variant:ident, $method:ident, borrow) => {
+        value_io!(@ $variant, $method, |v| v);
+    };
+    (@ $variant:ident, $method:ident, |$v:ident| $arg:expr) => {
+        pub(super) fn write_value(
+            w: &mut KeyWriter<'_>,
+            spec: &FieldSpec,
+            field: &str,
+            value: &Value,
+        ) -> Result<bool> {
+            let Value::$variant($v) = value else {
+                return Ok(false);
+            };
+            super::dispatch::Written::written(w.$method(spec, field, $arg))?;
+            Ok(true)
+        }
+
+        pub(super) fn read_value(
+            r: &mut KeyReader<'_>,
+            spec: &FieldSpec,
+            field: &str,
+        ) -> Result<Value> {
+            r.$method(spec, field).map(Value::$variant)
+        }
+    };
+}
+
+/// [`KeyField`](crate::KeyField) and [`DecodeField`](crate::DecodeField) for Rust types that are
+/// `Copy` and written and read by the writer and reader methods of one name.
+macro_rules! copy_field {
+    ($($t:ty => $kind:expr, $method:ident);* $(;)?) => {$(
+        impl KeyField for $t {
+            const KIND: Kind = $kind;
+            #[inline]
+            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
+                super::dispatch::Written::written(w.$method(spec, field, *self))
+            }
+        }
+        impl DecodeField for $t {
+            #[inline]
+            fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                r.$method(spec, field)
+            }
+        }
+    )*};
+}
+
 pub use decimal::DecimalError;
 
 mod boolean;

@@ -306,22 +306,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "a string"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Str(s) = value else {
-        return Ok(false);
-    };
-    w.str(spec, field, s)?;
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.str(spec, field).map(Value::Str)
-}
+value_io!(Str, str, borrow);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Str(text.to_owned()))

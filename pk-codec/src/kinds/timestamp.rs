@@ -177,22 +177,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "a timestamp"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Timestamp(v) = value else {
-        return Ok(false);
-    };
-    w.timestamp(spec, field, *v)?;
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.timestamp(spec, field).map(Value::Timestamp)
-}
+value_io!(Timestamp, timestamp, copy);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     timestamp_nanos(text).map(Value::Timestamp)

@@ -60,22 +60,7 @@ pub(super) const fn expects(_: Kind) -> &'static str {
     "a UUID"
 }
 
-pub(super) fn write_value(
-    w: &mut KeyWriter<'_>,
-    spec: &FieldSpec,
-    field: &str,
-    value: &Value,
-) -> Result<bool> {
-    let Value::Uuid(v) = value else {
-        return Ok(false);
-    };
-    w.uuid(spec, field, *v);
-    Ok(true)
-}
-
-pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
-    r.uuid(spec, field).map(Value::Uuid)
-}
+value_io!(Uuid, uuid, copy);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     let hex: String = text.chars().filter(|c| *c != '-').collect();
