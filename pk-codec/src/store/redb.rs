@@ -4,10 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Database, TableDefinition, TableError, TableHandle};
+use redb::{Database, ReadableTable, TableDefinition, TableError, TableHandle};
 
 use super::{
-    Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp, WriteProfile,
+    CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
+    WriteProfile,
 };
 
 fn other(e: impl std::fmt::Display) -> StoreError {
@@ -136,6 +137,26 @@ impl RedbDatabase {
         names.sort_unstable();
         Ok(names)
     }
+}
+
+/// Applies `ops` to `table`, in order, within its transaction.
+fn apply(
+    table: &mut redb::Table<'_, &'static str, &'static [u8]>,
+    ops: &[WriteOp],
+) -> Result<(), StoreError> {
+    for op in ops {
+        match op {
+            WriteOp::Put { key, value } => {
+                table
+                    .insert(key.as_str(), value.as_slice())
+                    .map_err(other)?;
+            }
+            WriteOp::Delete { key } => {
+                table.remove(key.as_str()).map_err(other)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The definition of table `name`: text keys, byte values. redb's own constructor panics on an
@@ -306,21 +327,43 @@ impl RangeStore for RedbStore {
         let tx = self.db.begin_write().map_err(other)?;
         {
             let mut table = tx.open_table(self.rows()).map_err(other)?;
-            for op in ops {
-                match op {
-                    WriteOp::Put { key, value } => {
-                        table
-                            .insert(key.as_str(), value.as_slice())
-                            .map_err(other)?;
-                    }
-                    WriteOp::Delete { key } => {
-                        table.remove(key.as_str()).map_err(other)?;
-                    }
-                }
-            }
+            apply(&mut table, ops)?;
         }
         tx.commit().map_err(other)?;
         Ok(ops.iter().map(|_| Ok(())).collect())
+    }
+
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        self.batch_write_if(std::slice::from_ref(write))?.remove(0)
+    }
+
+    /// Every write checked and applied in one transaction (one sync): each write's checks see
+    /// the writes before it.
+    fn batch_write_if(
+        &self,
+        writes: &[CondWrite],
+    ) -> Result<Vec<Result<bool, StoreError>>, StoreError> {
+        let tx = self.db.begin_write().map_err(other)?;
+        let mut applied = Vec::with_capacity(writes.len());
+        {
+            let mut table = tx.open_table(self.rows()).map_err(other)?;
+            for write in writes {
+                let mut holds = true;
+                for e in &write.expect {
+                    let found = table.get(e.key.as_str()).map_err(other)?;
+                    if !e.holds(found.as_ref().map(|v| v.value())) {
+                        holds = false;
+                        break;
+                    }
+                }
+                if holds {
+                    apply(&mut table, &write.ops)?;
+                }
+                applied.push(Ok(holds));
+            }
+        }
+        tx.commit().map_err(other)?;
+        Ok(applied)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
