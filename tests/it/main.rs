@@ -39,6 +39,7 @@ mod overflow_props;
 mod peer_regressions;
 mod readme;
 mod redb_tables;
+mod rekey;
 mod scan_end;
 mod store_model;
 mod store_ranges;

@@ -386,11 +386,7 @@ impl Rekey {
             });
         }
         for space in [&self.from, &self.to] {
-            if let Some(c) = space
-                .namespace
-                .chars()
-                .find(|c| !(' '..='~').contains(c))
-            {
+            if let Some(c) = space.namespace.chars().find(|c| !(' '..='~').contains(c)) {
                 return Err(RekeyError::KeySpacesOverlap {
                     why: format!(
                         "the namespace {:?} holds {c:?}: a namespace is printable ASCII",
@@ -418,14 +414,22 @@ impl Rekey {
         }
         let old = self.from.layout.fields();
         for def in old {
-            if !self.to.layout.fields().iter().any(|d| d.name() == def.name()) {
+            if !self
+                .to
+                .layout
+                .fields()
+                .iter()
+                .any(|d| d.name() == def.name())
+            {
                 return Err(RekeyError::FieldLost {
                     field: def.name().to_owned(),
                 });
             }
         }
         for (name, _) in &self.fill {
-            if old.iter().any(|d| d.name() == name) || !self.to.layout.fields().iter().any(|d| d.name() == name) {
+            if old.iter().any(|d| d.name() == name)
+                || !self.to.layout.fields().iter().any(|d| d.name() == name)
+            {
                 return Err(RekeyError::BadOption {
                     why: format!(
                         "a fill value for {name:?}, which is not a field the new layout adds"
@@ -439,9 +443,11 @@ impl Rekey {
             .iter()
             .map(|def| {
                 if let Some(i) = old.iter().position(|d| d.name() == def.name()) {
-                    carries(old[i].spec(), def.spec()).map_err(|why| RekeyError::FieldCannotCarry {
-                        field: def.name().to_owned(),
-                        why,
+                    carries(old[i].spec(), def.spec()).map_err(|why| {
+                        RekeyError::FieldCannotCarry {
+                            field: def.name().to_owned(),
+                            why,
+                        }
                     })?;
                     return Ok(Source::Old(i));
                 }
@@ -793,7 +799,10 @@ impl fmt::Display for RekeyError {
             ),
             Self::NoJob { state_key } => write!(f, "no job state at {state_key:?} to resume"),
             Self::BadState { state_key } => {
-                write!(f, "the value at {state_key:?} is not a re-keying job's state")
+                write!(
+                    f,
+                    "the value at {state_key:?} is not a re-keying job's state"
+                )
             }
             Self::BadOption { why } => write!(f, "{why}"),
             Self::Key { key, error } => write!(f, "key {key:?}: {error}"),
@@ -1304,11 +1313,13 @@ struct OldRow {
 fn load<S: RangeStore + ?Sized>(store: &S, key: &str) -> Result<Option<RekeyState>, RekeyError> {
     match store.get(key)? {
         None => Ok(None),
-        Some(bytes) => RekeyState::from_bytes(&bytes)
-            .map(Some)
-            .ok_or_else(|| RekeyError::BadState {
-                state_key: key.to_owned(),
-            }),
+        Some(bytes) => {
+            RekeyState::from_bytes(&bytes)
+                .map(Some)
+                .ok_or_else(|| RekeyError::BadState {
+                    state_key: key.to_owned(),
+                })
+        }
     }
 }
 
@@ -1438,8 +1449,7 @@ mod tests {
     fn the_bucket_lets_rows_through_at_its_rate() {
         let now = Arc::new(Mutex::new(Duration::ZERO));
         let clock = Arc::clone(&now);
-        let mut bucket =
-            Bucket::new(Throttle::new(10, 5).clock(move || *clock.lock().unwrap()));
+        let mut bucket = Bucket::new(Throttle::new(10, 5).clock(move || *clock.lock().unwrap()));
         assert_eq!(bucket.take(100), Ok(5));
         assert_eq!(bucket.take(1), Err(Duration::from_millis(100)));
         *now.lock().unwrap() = Duration::from_millis(350);
