@@ -23,6 +23,9 @@ use pk_codec::{Layout, Value};
 use crate::support;
 use crate::support::typed_cmp;
 
+// Re-keying with a node stopped in the middle of the backfill.
+mod rekey;
+
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
         "PK_ETCD_ENDPOINTS is not set: run these tests with scripts/distributed-tests.sh, which starts the cluster",
