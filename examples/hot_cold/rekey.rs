@@ -51,6 +51,9 @@ fn purchase(order: u64) -> ([Value; 2], Vec<u8>) {
     )
 }
 
+/// Each row the live writer changed: its latest value, `None` once refunded.
+type Changes = BTreeMap<(u32, u64), Option<Vec<u8>>>;
+
 /// What the live writer did: its acknowledged writes, by kind.
 #[derive(Debug, Default)]
 struct Live {
@@ -92,44 +95,42 @@ pub fn run() -> Result<(), Box<dyn Error>> {
     let mut steps = 0u32;
     let live = std::thread::scope(|s| -> Result<Live, Box<dyn Error + Send + Sync>> {
         // The live traffic: new purchases, top-ups of earlier ones (a new amount), refunds.
-        let writer = s.spawn(
-            || -> Result<(Live, BTreeMap<(u32, u64), Option<Vec<u8>>>), String> {
-                let mut live = Live::default();
-                let mut changes = BTreeMap::new();
-                for i in 0..LIVE_WRITES {
-                    if done.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let in_backfill = job.state().phase == Phase::Backfill;
-                    let r = mix(i ^ 0x11fe);
-                    let (values, change) = match r % 10 {
-                        0..=3 => {
-                            let (values, cents) = purchase(PURCHASES + i);
-                            live.new += 1;
-                            (values, Some(cents))
-                        }
-                        4..=7 => {
-                            let (values, _) = purchase(r % PURCHASES);
-                            live.updated += 1;
-                            (values, Some(format!("{}", 50 + r % 999).into_bytes()))
-                        }
-                        _ => {
-                            let (values, _) = purchase(r % PURCHASES);
-                            live.refunded += 1;
-                            (values, None)
-                        }
-                    };
-                    match &change {
-                        Some(cents) => job.put(&values, cents),
-                        None => job.delete(&values),
-                    }
-                    .map_err(|e| e.to_string())?;
-                    live.during_backfill += u64::from(in_backfill);
-                    changes.insert(row_id(&values), change);
+        let writer = s.spawn(|| -> Result<(Live, Changes), String> {
+            let mut live = Live::default();
+            let mut changes = BTreeMap::new();
+            for i in 0..LIVE_WRITES {
+                if done.load(Ordering::Relaxed) {
+                    break;
                 }
-                Ok((live, changes))
-            },
-        );
+                let in_backfill = job.state().phase == Phase::Backfill;
+                let r = mix(i ^ 0x11fe);
+                let (values, change) = match r % 10 {
+                    0..=3 => {
+                        let (values, cents) = purchase(PURCHASES + i);
+                        live.new += 1;
+                        (values, Some(cents))
+                    }
+                    4..=7 => {
+                        let (values, _) = purchase(r % PURCHASES);
+                        live.updated += 1;
+                        (values, Some(format!("{}", 50 + r % 999).into_bytes()))
+                    }
+                    _ => {
+                        let (values, _) = purchase(r % PURCHASES);
+                        live.refunded += 1;
+                        (values, None)
+                    }
+                };
+                match &change {
+                    Some(cents) => job.put(&values, cents),
+                    None => job.delete(&values),
+                }
+                .map_err(|e| e.to_string())?;
+                live.during_backfill += u64::from(in_backfill);
+                changes.insert(row_id(&values), change);
+            }
+            Ok((live, changes))
+        });
         loop {
             match job.step()? {
                 Step::Done => break,

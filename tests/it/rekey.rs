@@ -464,7 +464,7 @@ fn live_writers_on_threads_during_the_backfill_keep_their_latest_values() {
                     loop {
                         let finished = done.load(Ordering::SeqCst);
                         for card in (w..400).step_by(2) {
-                            if (card + round) % 5 == 0 {
+                            if (card + round).is_multiple_of(5) {
                                 job.delete(&values(card, 0)).unwrap();
                             } else {
                                 job.put(&values(card, 0), round.to_string().as_bytes())
@@ -490,7 +490,7 @@ fn live_writers_on_threads_during_the_backfill_keep_their_latest_values() {
     let mut expected = BTreeMap::new();
     for card in 0..400u32 {
         let round = last_rounds[(card % 2) as usize];
-        if (card + round) % 5 != 0 {
+        if !(card + round).is_multiple_of(5) {
             expected.insert(
                 new.key(&values(card, 0)).unwrap(),
                 round.to_string().into_bytes(),

@@ -1,46 +1,7 @@
 //! [`RekeyJob`]: online re-keying of a live table from one [`Layout`] to another, with nothing
 //! lost and the latest value of every row kept.
 //!
-//! # How it works
-//!
-//! Each layout's keys live in a [`KeySpace`]: the layout under a namespace (a text prefix,
-//! empty for a table's original keys). A job moves every row from the old key space to the new
-//! one, in one store, through four phases recorded in a persisted [`RekeyState`]:
-//!
-//! 1. **Backfill** (from the moment `T` the job starts): every write through the job
-//!    ([`RekeyJob::put`], [`RekeyJob::delete`]) goes to both layouts, as one atomic write; the
-//!    rows written before `T` are copied from a resumable cursor through a [`BulkWriter`],
-//!    throttled ([`RekeyOptions::step_rows`], [`Throttle`]) so that live traffic keeps its share.
-//! 2. **Verify**: every row of the old layout is read back by its new key.
-//! 3. **Drop**: reads switch to the new layout ([`RekeyJob::get`]), writes go to it alone, and
-//!    the old keys are deleted from a cursor.
-//! 4. **Done**.
-//!
-//! After each step the state (phase, cursor, counts) is written back; a job dropped at any
-//! point (a crash) is reloaded with [`RekeyJob::resume`] and goes on from its cursor. A step
-//! redone after a crash copies nothing twice: its copies find their rows already there.
-//!
-//! # The race it closes
-//!
-//! A backfill that reads an old row, then writes it under its new key, can overwrite a live
-//! write that landed on the new key in between with the stale value it read (or bring back a
-//! row deleted in between). Here each copy is a conditional write ([`RangeStore::write_if`]):
-//! the new key is written only if the old key still holds the value read **and** the new key is
-//! absent, checked and written atomically. A live write changes both keys at once, so a copy
-//! either lands before it (and is overwritten by it) or finds the old key changed and writes
-//! nothing. The store must offer conditional writes: [`MemoryStore`](super::MemoryStore),
-//! redb, etcd and the table model do.
-//!
-//! # Where the state lives
-//!
-//! In the store itself, at [`Rekey::state_key`] (by default [`Rekey::DEFAULT_STATE_KEY`],
-//! which starts with a NUL byte), which must lie outside both key spaces. It records the job's
-//! id and both key spaces, so that a resume with another job's id, or with other layouts, is
-//! refused.
-//!
-//! All writers of the table must write through the job (one handle per process, each
-//! reloaded after the others move the phase): a writer that writes the old keys alone after
-//! `T` escapes the backfill's cursor.
+//! The design is written in [`RekeyJob`]'s docs (rendered by rustdoc), where its users read.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -657,9 +618,7 @@ fn hex(text: &str) -> String {
 }
 
 fn unhex(text: &str) -> Option<String> {
-    if text.len() % 2 != 0 {
-        return None;
-    }
+    // An odd length leaves a last pair that `get` cannot take: `None`.
     let bytes = (0..text.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
@@ -839,7 +798,48 @@ pub enum Step {
 }
 
 /// An online re-keying under way in `store`: the writes and reads of the table while it runs,
-/// and the steps that move it. See the [module docs](self) for how it works.
+/// and the steps that move it. An example is on [`Rekey`].
+///
+/// # How it works
+///
+/// Each layout's keys live in a [`KeySpace`]: the layout under a namespace (a text prefix,
+/// empty for a table's original keys). A job moves every row from the old key space to the new
+/// one, in one store, through four phases recorded in a persisted [`RekeyState`]:
+///
+/// 1. **Backfill** (from the moment `T` the job starts): every write through the job
+///    ([`RekeyJob::put`], [`RekeyJob::delete`]) goes to both layouts, as one atomic write; the
+///    rows written before `T` are copied from a resumable cursor through a [`BulkWriter`],
+///    throttled ([`RekeyOptions::step_rows`], [`Throttle`]) so that live traffic keeps its share.
+/// 2. **Verify**: every row of the old layout is read back by its new key.
+/// 3. **Drop**: reads switch to the new layout ([`RekeyJob::get`]), writes go to it alone, and
+///    the old keys are deleted from a cursor.
+/// 4. **Done**.
+///
+/// After each step the state (phase, cursor, counts) is written back; a job dropped at any
+/// point (a crash) is reloaded with [`RekeyJob::resume`] and goes on from its cursor. A step
+/// redone after a crash copies nothing twice: its copies find their rows already there.
+///
+/// # The race it closes
+///
+/// A backfill that reads an old row, then writes it under its new key, can overwrite a live
+/// write that landed on the new key in between with the stale value it read (or bring back a
+/// row deleted in between). Here each copy is a conditional write ([`RangeStore::write_if`]):
+/// the new key is written only if the old key still holds the value read **and** the new key is
+/// absent, checked and written atomically. A live write changes both keys at once, so a copy
+/// either lands before it (and is overwritten by it) or finds the old key changed and writes
+/// nothing. The store must offer conditional writes: [`MemoryStore`](super::MemoryStore),
+/// redb, etcd and the table model do.
+///
+/// # Where the state lives
+///
+/// In the store itself, at [`Rekey::state_key`] (by default [`Rekey::DEFAULT_STATE_KEY`],
+/// which starts with a NUL byte), which must lie outside both key spaces. It records the job's
+/// id and both key spaces, so that a resume with another job's id, or with other layouts, is
+/// refused.
+///
+/// All writers of the table must write through the job (one handle per process, each
+/// reloaded after the others move the phase): a writer that writes the old keys alone after
+/// `T` escapes the backfill's cursor.
 pub struct RekeyJob<S: RangeStore + 'static> {
     store: Arc<S>,
     rekey: Rekey,
