@@ -366,7 +366,9 @@ impl RangeStore for AfterRead {
     }
 }
 
-fn race_store() -> Arc<AfterRead> {
+/// Cards 0 to 2 holding "old" in the old layout, and a job whose next range read (the
+/// backfill's) is followed by a live update of card 1 and a live delete of card 2.
+fn race() -> (Arc<AfterRead>, Arc<RekeyJob<AfterRead>>) {
     let store = Arc::new(AfterRead {
         inner: MemoryStore::default(),
         hook: Mutex::new(None),
@@ -377,21 +379,20 @@ fn race_store() -> Arc<AfterRead> {
             .put(&old.key(&values(card, 0)).unwrap(), b"old")
             .unwrap();
     }
-    store
-}
-
-#[test]
-fn a_live_write_between_the_backfills_read_and_its_copy_keeps_its_value() {
-    let store = race_store();
     let job = Arc::new(
         RekeyJob::start(Arc::clone(&store), rekey("race", 0, "v2/"), options(10)).unwrap(),
     );
     let live = Arc::clone(&job);
-    // After the backfill read "old" for every card: card 1 updated, card 2 deleted.
     *store.hook.lock().unwrap() = Some(Box::new(move || {
         live.put(&values(1, 0), b"new").unwrap();
         live.delete(&values(2, 0)).unwrap();
     }));
+    (store, job)
+}
+
+#[test]
+fn a_live_write_between_the_backfills_read_and_its_copy_keeps_its_value() {
+    let (_store, job) = race();
     assert_eq!(
         job.step().unwrap(),
         Step::Worked {
@@ -412,15 +413,7 @@ fn a_live_write_between_the_backfills_read_and_its_copy_keeps_its_value() {
 /// condition) writes the stale value over the live update and brings the deleted row back.
 #[test]
 fn a_plain_copy_in_the_same_race_loses_the_update() {
-    let store = race_store();
-    let job = Arc::new(
-        RekeyJob::start(Arc::clone(&store), rekey("race", 0, "v2/"), options(10)).unwrap(),
-    );
-    let live = Arc::clone(&job);
-    *store.hook.lock().unwrap() = Some(Box::new(move || {
-        live.put(&values(1, 0), b"new").unwrap();
-        live.delete(&values(2, 0)).unwrap();
-    }));
+    let (store, _job) = race();
     let (new_layout, _) = new_layout(0);
     let new = KeySpace::new(new_layout).under("v2/");
     let page = store.range(&RangeQuery::new("", Some("\u{7f}"))).unwrap();

@@ -60,6 +60,21 @@ pub use table::VALUE_COLUMN;
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
 
+/// `store.put(key, value)` as a batch of one write: for the stores whose batch is their write
+/// (one transaction, one conditional copy).
+fn put_as_batch<S: RangeStore + ?Sized>(
+    store: &S,
+    key: &str,
+    value: &[u8],
+) -> Result<(), StoreError> {
+    store
+        .batch_write(&[WriteOp::Put {
+            key: key.to_owned(),
+            value: value.to_vec(),
+        }])?
+        .remove(0)
+}
+
 /// Which way a range read walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Direction {

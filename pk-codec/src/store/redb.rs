@@ -313,11 +313,7 @@ impl RangeStore for RedbStore {
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.batch_write(&[WriteOp::Put {
-            key: key.to_owned(),
-            value: value.to_vec(),
-        }])?
-        .remove(0)
+        super::put_as_batch(self, key, value)
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {

@@ -87,12 +87,7 @@ fn a_rekeying_with_a_node_stopped_in_the_backfill_loses_no_acknowledged_row() {
         super::clear(&store, prefix);
     }
     store.delete("rk-state").unwrap();
-    let pids: Vec<String> = std::env::var("PK_ETCD_NODE_PIDS")
-        .expect("PK_ETCD_NODE_PIDS is not set: run with scripts/distributed-tests.sh")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(pids.len(), 3, "a 3-node cluster");
+    let pids = super::node_pids();
 
     let rows = 2_000u32;
     let old = KeySpace::new(plan_layout(true)).under("rk1/");
