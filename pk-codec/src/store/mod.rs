@@ -542,6 +542,23 @@ pub trait RangeStore: Send + Sync {
     /// per write, in order. A store may apply them in one request or transaction; the default
     /// calls `write_if` for each.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{CondWrite, Expect, MemoryStore, RangeStore, WriteOp};
+    ///
+    /// let store = MemoryStore::default();
+    /// let create = |key: &str| CondWrite {
+    ///     expect: vec![Expect::absent(key)],
+    ///     ops: vec![WriteOp::Put { key: key.into(), value: b"1".to_vec() }],
+    /// };
+    /// store.put("b", b"0")?;
+    /// let results = store.batch_write_if(&[create("a"), create("b")])?;
+    /// assert_eq!(results, vec![Ok(true), Ok(false)]);
+    /// assert_eq!(store.get("b")?, Some(b"0".to_vec()));
+    /// # Ok::<(), pk_codec::store::StoreError>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// A refusal of the whole batch.

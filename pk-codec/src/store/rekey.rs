@@ -627,6 +627,22 @@ fn unhex(text: &str) -> Option<String> {
 }
 
 /// Why a re-keying was refused or stopped.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use pk_codec::Layout;
+/// use pk_codec::store::{KeySpace, MemoryStore, Rekey, RekeyError, RekeyJob, RekeyOptions};
+///
+/// let old: Layout = "id: u64 width=8".parse()?;
+/// let narrower: Layout = "id: u32 width=8".parse()?;
+/// let plan = Rekey::new("j", KeySpace::new(old), KeySpace::new(narrower).under("v2/"));
+/// let err = RekeyJob::start(Arc::new(MemoryStore::default()), plan, RekeyOptions::default()).unwrap_err();
+/// assert!(matches!(&err, RekeyError::FieldCannotCarry { field, .. } if field == "id"));
+/// assert!(err.to_string().starts_with("field \"id\" cannot carry the old rows"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RekeyError {
@@ -892,6 +908,35 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// Reloads the job `rekey` names from its state in `store` (after a crash, or in another
     /// process), to go on from its cursor.
     ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::Layout;
+    /// use pk_codec::store::{KeySpace, MemoryStore, Phase, RangeStore, Rekey, RekeyError, RekeyJob, RekeyOptions};
+    ///
+    /// let old: Layout = "id: u32 width=4".parse()?;
+    /// let new: Layout = "id: u32 width=4; hash=md5:4:sep".parse()?;
+    /// let plan = || Rekey::new("add-a-hash", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
+    /// let store = Arc::new(MemoryStore::default());
+    /// for id in 0..10u32 {
+    ///     store.put(&old.encode(&[id.into()])?, b"row")?;
+    /// }
+    /// let options = RekeyOptions { step_rows: 4, ..RekeyOptions::default() };
+    /// let job = RekeyJob::start(Arc::clone(&store), plan(), options.clone())?;
+    /// job.step()?;
+    /// drop(job); // a crash
+    /// let job = RekeyJob::resume(Arc::clone(&store), plan(), options.clone())?;
+    /// assert!(job.state().cursor.is_some());
+    /// assert_eq!(job.run()?.phase, Phase::Done);
+    ///
+    /// // Another job's id is refused.
+    /// let other = Rekey::new("other", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
+    /// let err = RekeyJob::resume(store, other, options).unwrap_err();
+    /// assert!(matches!(err, RekeyError::JobMismatch { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`RekeyJob::start`] for a re-keying that cannot work; [`RekeyError::NoJob`] when the
@@ -1074,8 +1119,35 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
         }
     }
 
-    /// One step: up to [`RekeyOptions::step_rows`] rows (fewer if the throttle says so) of the
+    /// One step: up to [`RekeyOptions::step_rows`] keys (fewer if the throttle says so) of the
     /// phase's pass, then the state written back. Never sleeps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::Layout;
+    /// use pk_codec::store::{KeySpace, MemoryStore, Phase, RangeStore, Rekey, RekeyJob, RekeyOptions, Step};
+    ///
+    /// let old: Layout = "id: u32 width=4".parse()?;
+    /// let new: Layout = "id: u32 width=4; region: str".parse()?;
+    /// let store = Arc::new(MemoryStore::default());
+    /// let old_space = KeySpace::new(old).under("v1/");
+    /// for id in 0..5u32 {
+    ///     store.put(&old_space.key(&[id.into()])?, b"row")?;
+    /// }
+    /// // A field added at the end, with its value for the old rows.
+    /// let plan = Rekey::new("add-region", old_space, KeySpace::new(new).under("v2/"))
+    ///     .fill("region", "eu".into());
+    /// let options = RekeyOptions { step_rows: 3, ..RekeyOptions::default() };
+    /// let job = RekeyJob::start(Arc::clone(&store), plan, options)?;
+    /// assert_eq!(job.step()?, Step::Worked { phase: Phase::Backfill, rows: 3 });
+    /// assert_eq!(job.step()?, Step::Worked { phase: Phase::Backfill, rows: 2 });
+    /// assert_eq!(job.state().phase, Phase::Verify);
+    /// job.run()?;
+    /// assert_eq!(store.get("v2/0004,eu")?, Some(b"row".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
