@@ -123,6 +123,11 @@ struct Flaky {
     inner: Arc<dyn RangeStore>,
     calls: AtomicU64,
     fail_at: AtomicU64,
+    /// While set, requests are neither counted nor failed (the test's own reads).
+    paused: std::sync::atomic::AtomicBool,
+    /// Run once after the next range read answers: live writes landing inside a step, between
+    /// its read of a page and what it does with it.
+    after_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Flaky {
@@ -131,10 +136,15 @@ impl Flaky {
             inner,
             calls: AtomicU64::new(0),
             fail_at: AtomicU64::new(u64::MAX),
+            paused: std::sync::atomic::AtomicBool::new(false),
+            after_read: Mutex::new(None),
         }
     }
 
     fn tick(&self) -> Result<(), StoreError> {
+        if self.paused.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         if n == self.fail_at.load(Ordering::SeqCst) {
             return Err(StoreError::new(
@@ -183,7 +193,12 @@ impl RangeStore for Flaky {
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
         self.tick()?;
-        self.inner.range(query)
+        let page = self.inner.range(query)?;
+        let hook = self.after_read.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        Ok(page)
     }
 
     fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
@@ -205,6 +220,9 @@ enum Op {
     Put(u32, u16, u8),
     Delete(u32, u16),
     Step,
+    /// A step with a live write (a put, or a delete for `None`) landing inside it, right after
+    /// its range read: the race of a backfill (or a verify) with live traffic.
+    StepRacing(u32, u16, Option<u8>),
     /// The job dropped and reloaded from the store.
     Crash,
     /// The `n`-th request from now fails; the job is reloaded after a step that fails.
@@ -215,7 +233,9 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..24u32, 0..3u16, any::<u8>()).prop_map(|(c, s, v)| Op::Put(c, s, v)),
         2 => (0..24u32, 0..3u16).prop_map(|(c, s)| Op::Delete(c, s)),
-        5 => Just(Op::Step),
+        4 => Just(Op::Step),
+        3 => (0..24u32, 0..3u16, prop::option::of(any::<u8>()))
+            .prop_map(|(c, s, v)| Op::StepRacing(c, s, v)),
         1 => Just(Op::Crash),
         1 => (0..6u64).prop_map(Op::Fail),
     ]
@@ -240,11 +260,15 @@ fn run_case(
     let mut model = rows.clone();
     let flaky = Arc::new(Flaky::new(Arc::clone(&store)));
     let plan = || rekey("prop", which, "v2/");
-    let mut job = RekeyJob::start(Arc::clone(&flaky), plan(), options(step_rows)).unwrap();
+    let mut job =
+        Arc::new(RekeyJob::start(Arc::clone(&flaky), plan(), options(step_rows)).unwrap());
+    // The live write of a racing step, once acknowledged.
+    type Acked = Option<((u32, u16), Option<u8>)>;
+    let racing: Arc<Mutex<Acked>> = Arc::default();
     let reload = |flaky: &Arc<Flaky>| loop {
         // The reload itself may meet the failing request: a process restarts again.
         match RekeyJob::resume(Arc::clone(flaky), plan(), options(step_rows)) {
-            Ok(job) => return job,
+            Ok(job) => return Arc::new(job),
             Err(RekeyError::Store(_)) => {}
             Err(e) => panic!("resume: {e}"),
         }
@@ -272,14 +296,42 @@ fn run_case(
                     job = reload(&flaky);
                 }
             }
+            Op::StepRacing(card, seq, v) => {
+                let (live, acked) = (Arc::clone(&job), Arc::clone(&racing));
+                *flaky.after_read.lock().unwrap() = Some(Box::new(move || {
+                    let vals = values(card, seq);
+                    let written = match v {
+                        Some(v) => live.put(&vals, &[v]),
+                        None => live.delete(&vals),
+                    };
+                    match written {
+                        Ok(()) => *acked.lock().unwrap() = Some(((card, seq), v)),
+                        Err(RekeyError::Store(_)) => {}
+                        Err(e) => panic!("live write: {e}"),
+                    }
+                }));
+                let stepped = job.step();
+                flaky.after_read.lock().unwrap().take();
+                if let Some((id, v)) = racing.lock().unwrap().take() {
+                    match v {
+                        Some(v) => model.insert(id, v),
+                        None => model.remove(&id),
+                    };
+                }
+                if let Err(e) = stepped {
+                    assert!(matches!(e, RekeyError::Store(_)), "step: {e}");
+                    job = reload(&flaky);
+                }
+            }
             Op::Crash => {
                 drop(job);
                 job = reload(&flaky);
             }
             Op::Fail(n) => flaky.fail_in(n),
         }
-        // Reads through the job answer the latest value, before and after they switch.
-        flaky.fail_in(u64::MAX / 2);
+        // Reads through the job answer the latest value, before and after they switch (read
+        // without counting toward, or meeting, the failure to come).
+        flaky.paused.store(true, Ordering::SeqCst);
         for card in 0..24u32 {
             for seq in 0..3u16 {
                 assert_eq!(
@@ -290,6 +342,7 @@ fn run_case(
                 );
             }
         }
+        flaky.paused.store(false, Ordering::SeqCst);
     }
     flaky.fail_in(u64::MAX / 2);
     let state = job.run().unwrap();
