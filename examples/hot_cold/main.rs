@@ -2,6 +2,7 @@
 //! each with its own reserved read and write capacity (rolled on the clock: the next month's
 //! table created a day ahead, a finished month lowered, months past a quarter moved to a history
 //! table), against one table for everything, reserved for the busiest month all year.
+//! Then the layout changes on the live table: a bucket count from 16 to 64 (`rekey.rs`).
 //!
 //! ```text
 //! cargo run --release --example hot_cold
@@ -26,6 +27,8 @@
 //! At the end, one card's purchases of the whole year are read across the history table and
 //! the live monthly tables (`scan_timeline`, merged in typed order) and compared with the same
 //! read of the single table.
+
+mod rekey;
 
 use std::error::Error;
 use std::num::NonZeroU64;
@@ -411,7 +414,6 @@ fn main() -> Res {
     );
 
     // ---- Changing the layout on the live table ------------------------------------------------
-    // The re-keying part (a live bucket-count change 16 -> 64) lives in `rekey.rs` beside this
-    // file: declare `mod rekey;` at the top and call it here.
-    Ok(())
+    println!();
+    rekey::run()
 }

@@ -23,6 +23,9 @@ use pk_codec::{Layout, Value};
 use crate::support;
 use crate::support::typed_cmp;
 
+// Re-keying with a node stopped in the middle of the backfill.
+mod rekey;
+
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
         "PK_ETCD_ENDPOINTS is not set: run these tests with scripts/distributed-tests.sh, which starts the cluster",
@@ -37,6 +40,17 @@ fn store() -> EtcdStore {
         .range(&RangeQuery::new("", None).limit(1))
         .expect("the etcd cluster is not reachable");
     store
+}
+
+/// The process ids of the cluster's 3 nodes, the first the one requests go to first.
+fn node_pids() -> Vec<String> {
+    let pids: Vec<String> = std::env::var("PK_ETCD_NODE_PIDS")
+        .expect("PK_ETCD_NODE_PIDS is not set: run with scripts/distributed-tests.sh")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(pids.len(), 3, "a 3-node cluster");
+    pids
 }
 
 /// Removes every key under `prefix` (each test writes under its own).
@@ -124,12 +138,7 @@ fn a_typed_range_reads_exactly_the_matching_rows_in_order_across_pages() {
 fn z_an_import_survives_a_node_stop_and_loses_nothing() {
     let store = Arc::new(store());
     clear(&store, "imp,");
-    let pids: Vec<String> = std::env::var("PK_ETCD_NODE_PIDS")
-        .expect("PK_ETCD_NODE_PIDS is not set: run with scripts/distributed-tests.sh")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(pids.len(), 3, "a 3-node cluster");
+    let pids = node_pids();
     let rows = 100_000u32;
     // The rows that failed, with why: none should, and if one does the assertion says why.
     let failures: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();

@@ -41,6 +41,7 @@ mod peer_regressions;
 mod period_tables;
 mod readme;
 mod redb_tables;
+mod rekey;
 mod scan_end;
 mod store_model;
 mod store_ranges;

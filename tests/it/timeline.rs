@@ -8,8 +8,8 @@ use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::ops::ControlFlow;
 
 use pk_codec::store::{
-    KeySpace, MemoryStore, RangeQuery, RangeStore, RedbDatabase, StoreErrorKind, TimelineCursor,
-    scan_timeline,
+    MemoryStore, PrefixedStore, RangeQuery, RangeStore, RedbDatabase, StoreErrorKind,
+    TimelineCursor, scan_timeline,
 };
 use pk_codec::timeline::{Period, Timeline, TimelineError, Visit};
 use pk_codec::{Error, Layout, Value};
@@ -603,7 +603,7 @@ fn a_key_space_reads_and_writes_behind_its_prefix_only() {
     store.put("v1", b"outside").unwrap();
     store.put("v1/", b"empty key").unwrap();
     store.put("v10", b"outside").unwrap();
-    let space = KeySpace::new(&store, "v1/");
+    let space = PrefixedStore::new(&store, "v1/");
     space.put("k", b"1").unwrap();
     assert_eq!(space.get("k").unwrap(), Some(b"1".to_vec()));
     let page = space.range(&RangeQuery::new("", None).limit(1)).unwrap();

@@ -13,7 +13,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value as Json, json};
 
-use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+use super::{
+    CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
+};
 
 /// The most operations one etcd transaction takes (etcd's default `--max-txn-ops`).
 const MAX_TXN_OPS: usize = 128;
@@ -206,6 +208,29 @@ impl EtcdStore {
     }
 }
 
+/// A batch's writes as a transaction's operations. etcd refuses a transaction that names a key
+/// twice ("duplicate key given in txn request"), where a batch applies its writes in order: the
+/// last write to a key is the one that stands (a put over a put, a delete over a put, a put over
+/// a delete), so only it is sent.
+fn txn_ops(ops: &[WriteOp]) -> Vec<Json> {
+    let mut last = std::collections::HashMap::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        last.insert(op.key(), i);
+    }
+    ops.iter()
+        .enumerate()
+        .filter(|&(i, op)| last.get(op.key()) == Some(&i))
+        .map(|(_, op)| match op {
+            WriteOp::Put { key, value } => {
+                json!({ "request_put": { "key": b64(key.as_bytes()), "value": b64(value) } })
+            }
+            WriteOp::Delete { key } => {
+                json!({ "request_delete_range": { "key": b64(key.as_bytes()) } })
+            }
+        })
+        .collect()
+}
+
 impl RangeStore for EtcdStore {
     fn max_batch(&self) -> usize {
         MAX_TXN_OPS
@@ -246,29 +271,44 @@ impl RangeStore for EtcdStore {
                 ),
             ));
         }
-        // etcd refuses a transaction that names a key twice ("duplicate key given in txn
-        // request"), where a batch applies its writes in order: the last write to a key is
-        // the one that stands (a put over a put, a delete over a put, a put over a delete), so
-        // only it is sent.
-        let mut last = std::collections::HashMap::with_capacity(ops.len());
-        for (i, op) in ops.iter().enumerate() {
-            last.insert(op.key(), i);
+        self.call("/v3/kv/txn", &json!({ "success": txn_ops(ops) }))?;
+        Ok(ops.iter().map(|_| Ok(())).collect())
+    }
+
+    /// One transaction: a compare per expectation (a value compared equal; an absent key as a
+    /// create revision of 0, since etcd fails a value compare on a missing key), the ops as its
+    /// success branch.
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        if write.expect.len() + write.ops.len() > MAX_TXN_OPS {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!(
+                    "an etcd transaction takes at most {MAX_TXN_OPS} compares and operations, \
+                     not {}",
+                    write.expect.len() + write.ops.len()
+                ),
+            ));
         }
-        let success: Vec<Json> = ops
+        let compare: Vec<Json> = write
+            .expect
             .iter()
-            .enumerate()
-            .filter(|&(i, op)| last.get(op.key()) == Some(&i))
-            .map(|(_, op)| match op {
-                WriteOp::Put { key, value } => {
-                    json!({ "request_put": { "key": b64(key.as_bytes()), "value": b64(value) } })
-                }
-                WriteOp::Delete { key } => {
-                    json!({ "request_delete_range": { "key": b64(key.as_bytes()) } })
-                }
+            .map(|e| match &e.value {
+                Some(v) => json!({
+                    "key": b64(e.key.as_bytes()), "target": "VALUE", "result": "EQUAL",
+                    "value": b64(v),
+                }),
+                None => json!({
+                    "key": b64(e.key.as_bytes()), "target": "CREATE", "result": "EQUAL",
+                    "create_revision": "0",
+                }),
             })
             .collect();
-        self.call("/v3/kv/txn", &json!({ "success": success }))?;
-        Ok(ops.iter().map(|_| Ok(())).collect())
+        let answer = self.call(
+            "/v3/kv/txn",
+            &json!({ "compare": compare, "success": txn_ops(&write.ops) }),
+        )?;
+        // The gateway leaves out a field at its default: no `succeeded` is false.
+        Ok(answer.get("succeeded").and_then(Json::as_bool) == Some(true))
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {

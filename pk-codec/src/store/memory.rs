@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
 
-use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind};
+use super::{
+    CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
+};
 
 /// A [`RangeStore`] in memory: a sorted map behind a read-write lock. The reference the adapters
 /// are tested against, and a store for tests and examples.
@@ -57,6 +59,29 @@ impl RangeStore for MemoryStore {
 
     fn delete(&self, key: &str) -> Result<bool, StoreError> {
         Ok(self.write().remove(key).is_some())
+    }
+
+    /// Checked and applied under the map's write lock.
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        let mut rows = self.write();
+        if !write
+            .expect
+            .iter()
+            .all(|e| e.holds(rows.get(&e.key).map(Vec::as_slice)))
+        {
+            return Ok(false);
+        }
+        for op in &write.ops {
+            match op {
+                WriteOp::Put { key, value } => {
+                    rows.insert(key.clone(), value.clone());
+                }
+                WriteOp::Delete { key } => {
+                    rows.remove(key);
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {

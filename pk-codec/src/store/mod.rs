@@ -32,6 +32,7 @@ mod etcd;
 mod memory;
 #[cfg(feature = "redb")]
 mod redb;
+mod rekey;
 mod scan;
 #[cfg(feature = "table")]
 mod table;
@@ -50,12 +51,31 @@ pub use bulk::{
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
 pub use memory::MemoryStore;
+pub use rekey::{
+    KeySpace, Phase, Rekey, RekeyCounts, RekeyError, RekeyJob, RekeyOptions, RekeyState, Step,
+    Throttle,
+};
 pub use scan::{ReaderThreads, ScanCursor, scan_ranges};
 #[cfg(feature = "table")]
 pub use table::VALUE_COLUMN;
-pub use timeline::{KeySpace, TimelineCursor, TimelineRow, scan_timeline};
+pub use timeline::{PrefixedStore, TimelineCursor, TimelineRow, scan_timeline};
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
+
+/// `store.put(key, value)` as a batch of one write: for the stores whose batch is their write
+/// (one transaction, one conditional copy).
+fn put_as_batch<S: RangeStore + ?Sized>(
+    store: &S,
+    key: &str,
+    value: &[u8],
+) -> Result<(), StoreError> {
+    store
+        .batch_write(&[WriteOp::Put {
+            key: key.to_owned(),
+            value: value.to_vec(),
+        }])?
+        .remove(0)
+}
 
 /// Which way a range read walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -182,6 +202,64 @@ impl WriteOp {
             Self::Put { key, .. } | Self::Delete { key } => key,
         }
     }
+}
+
+/// What a [`CondWrite`] expects of one key when it is applied: its value, or that it is absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expect {
+    /// The key.
+    pub key: String,
+    /// The value the key must hold, or `None` for a key that must be absent.
+    pub value: Option<Vec<u8>>,
+}
+
+impl Expect {
+    /// `key` must hold `value`.
+    #[must_use]
+    pub fn value(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        Self {
+            key: key.into(),
+            value: Some(value.into()),
+        }
+    }
+
+    /// `key` must be absent.
+    #[must_use]
+    pub fn absent(key: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            value: None,
+        }
+    }
+
+    /// Whether a key that holds `found` (`None`: absent) meets the expectation: the one test
+    /// every store's conditional write makes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::Expect;
+    ///
+    /// assert!(Expect::absent("a").holds(None));
+    /// assert!(!Expect::absent("a").holds(Some(b"")));
+    /// assert!(Expect::value("a", b"1".to_vec()).holds(Some(b"1")));
+    /// assert!(!Expect::value("a", b"1".to_vec()).holds(None));
+    /// ```
+    #[must_use]
+    pub fn holds(&self, found: Option<&[u8]>) -> bool {
+        self.value.as_deref() == found
+    }
+}
+
+/// A conditional write ([`RangeStore::write_if`]): `ops` applied, in order and all together,
+/// only if every key of `expect` holds what it expects at that moment; else nothing is written.
+/// With no expectation it is an atomic batch; with no op, an atomic check of several keys.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CondWrite {
+    /// What the keys must hold.
+    pub expect: Vec<Expect>,
+    /// The writes, applied only if every expectation holds.
+    pub ops: Vec<WriteOp>,
 }
 
 /// What kind of failure a [`StoreError`] is, which decides whether a retry can help.
@@ -420,4 +498,76 @@ pub trait RangeStore: Send + Sync {
     ///
     /// The store's refusal; [`StoreErrorKind::Invalid`] for a limit of 0.
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError>;
+
+    /// Applies `write` atomically if its expectations hold: `Ok(true)` when every key held what
+    /// it expected and every op was applied, `Ok(false)` when one did not and nothing was
+    /// written. Atomic against the store's other writes: no write lands between the check and
+    /// the ops, and no reader sees some ops without the others. What [`RekeyJob`] builds on
+    /// (a copy that never overwrites a newer value, writes of two layouts that land together).
+    ///
+    /// [`MemoryStore`], redb (`RedbStore`, one transaction), etcd (`EtcdStore`, one
+    /// transaction with compares) and the table model implement it (the table model atomically
+    /// only against its other conditional writes: its plain writes take partition locks one
+    /// by one). The default refuses, as a store without transactions must.
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal; by default [`StoreErrorKind::Invalid`]: the store offers no
+    /// conditional writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{CondWrite, Expect, MemoryStore, RangeStore, WriteOp};
+    ///
+    /// let store = MemoryStore::default();
+    /// store.put("old", b"1")?;
+    /// // Copy "old" to "new" only if "old" still holds 1 and "new" is absent.
+    /// let copy = CondWrite {
+    ///     expect: vec![Expect::value("old", b"1".to_vec()), Expect::absent("new")],
+    ///     ops: vec![WriteOp::Put { key: "new".into(), value: b"1".to_vec() }],
+    /// };
+    /// assert!(store.write_if(&copy)?);
+    /// // "new" is there now: the same copy writes nothing.
+    /// assert!(!store.write_if(&copy)?);
+    /// # Ok::<(), pk_codec::store::StoreError>(())
+    /// ```
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        let _ = write;
+        Err(StoreError::new(
+            StoreErrorKind::Invalid,
+            "this store offers no conditional writes (RangeStore::write_if)",
+        ))
+    }
+
+    /// Applies each conditional write on its own, as [`RangeStore::write_if`] does: one result
+    /// per write, in order. A store may apply them in one request or transaction; the default
+    /// calls `write_if` for each.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{CondWrite, Expect, MemoryStore, RangeStore, WriteOp};
+    ///
+    /// let store = MemoryStore::default();
+    /// let create = |key: &str| CondWrite {
+    ///     expect: vec![Expect::absent(key)],
+    ///     ops: vec![WriteOp::Put { key: key.into(), value: b"1".to_vec() }],
+    /// };
+    /// store.put("b", b"0")?;
+    /// let results = store.batch_write_if(&[create("a"), create("b")])?;
+    /// assert_eq!(results, vec![Ok(true), Ok(false)]);
+    /// assert_eq!(store.get("b")?, Some(b"0".to_vec()));
+    /// # Ok::<(), pk_codec::store::StoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A refusal of the whole batch.
+    fn batch_write_if(
+        &self,
+        writes: &[CondWrite],
+    ) -> Result<Vec<Result<bool, StoreError>>, StoreError> {
+        Ok(writes.iter().map(|w| self.write_if(w)).collect())
+    }
 }

@@ -4,10 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Database, TableDefinition, TableError, TableHandle};
+use redb::{Database, ReadableTable, TableDefinition, TableError, TableHandle};
 
 use super::{
-    Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp, WriteProfile,
+    CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
+    WriteProfile,
 };
 
 fn other(e: impl std::fmt::Display) -> StoreError {
@@ -110,7 +111,7 @@ impl RedbDatabase {
                 "redb: a table needs a name (an empty name is no table)",
             ));
         }
-        let tx = self.db.begin_write().map_err(other)?;
+        let tx = begin_write(&self.db)?;
         tx.open_table(definition(name))
             .map_err(|e| table_error(name, e))?;
         tx.commit().map_err(other)?;
@@ -136,6 +137,38 @@ impl RedbDatabase {
         names.sort_unstable();
         Ok(names)
     }
+}
+
+/// A write transaction that commits durably: redb's `Durability::Immediate`, its default,
+/// set here so that the promise does not rest on a default: the file is synced before
+/// `commit` returns, so a row a [`RangeStore`] call (and a [`BulkWriter`](super::BulkWriter)
+/// report) acknowledged survives the process being killed, and the machine losing power.
+/// `tests/it/rekey.rs` kills a child process (SIGKILL) in the middle of an import and of a
+/// re-keying backfill and finds every reported row in the file.
+fn begin_write(db: &Database) -> Result<redb::WriteTransaction, StoreError> {
+    let mut tx = db.begin_write().map_err(other)?;
+    tx.set_durability(redb::Durability::Immediate);
+    Ok(tx)
+}
+
+/// Applies `ops` to `table`, in order, within its transaction.
+fn apply(
+    table: &mut redb::Table<'_, &'static str, &'static [u8]>,
+    ops: &[WriteOp],
+) -> Result<(), StoreError> {
+    for op in ops {
+        match op {
+            WriteOp::Put { key, value } => {
+                table
+                    .insert(key.as_str(), value.as_slice())
+                    .map_err(other)?;
+            }
+            WriteOp::Delete { key } => {
+                table.remove(key.as_str()).map_err(other)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The definition of table `name`: text keys, byte values. redb's own constructor panics on an
@@ -166,8 +199,9 @@ fn table_error(name: &str, e: TableError) -> StoreError {
 /// [`RedbStore::create`] opens a file with one table ([`RedbStore::DEFAULT_TABLE`]); a file
 /// with several tables, each a store, is a [`RedbDatabase`].
 ///
-/// Each transaction commits durably (redb's default: the file is synced before the commit
-/// returns), so a batch costs about one sync whatever its size: written through a
+/// Each transaction commits durably (redb's `Durability::Immediate`, set on every write
+/// transaction: the file is synced before the commit returns, so an acknowledged write survives
+/// a killed process), so a batch costs about one sync whatever its size: written through a
 /// [`BulkWriter`](super::BulkWriter), rows go in large batches from one worker
 /// ([`RangeStore::write_profile`]).
 ///
@@ -279,11 +313,7 @@ impl RangeStore for RedbStore {
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.batch_write(&[WriteOp::Put {
-            key: key.to_owned(),
-            value: value.to_vec(),
-        }])?
-        .remove(0)
+        super::put_as_batch(self, key, value)
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -293,7 +323,7 @@ impl RangeStore for RedbStore {
     }
 
     fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        let tx = self.db.begin_write().map_err(other)?;
+        let tx = begin_write(&self.db)?;
         let existed = {
             let mut table = tx.open_table(self.rows()).map_err(other)?;
             table.remove(key).map_err(other)?.is_some()
@@ -303,24 +333,46 @@ impl RangeStore for RedbStore {
     }
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let tx = self.db.begin_write().map_err(other)?;
+        let tx = begin_write(&self.db)?;
         {
             let mut table = tx.open_table(self.rows()).map_err(other)?;
-            for op in ops {
-                match op {
-                    WriteOp::Put { key, value } => {
-                        table
-                            .insert(key.as_str(), value.as_slice())
-                            .map_err(other)?;
-                    }
-                    WriteOp::Delete { key } => {
-                        table.remove(key.as_str()).map_err(other)?;
-                    }
-                }
-            }
+            apply(&mut table, ops)?;
         }
         tx.commit().map_err(other)?;
         Ok(ops.iter().map(|_| Ok(())).collect())
+    }
+
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        self.batch_write_if(std::slice::from_ref(write))?.remove(0)
+    }
+
+    /// Every write checked and applied in one transaction (one sync): each write's checks see
+    /// the writes before it.
+    fn batch_write_if(
+        &self,
+        writes: &[CondWrite],
+    ) -> Result<Vec<Result<bool, StoreError>>, StoreError> {
+        let tx = begin_write(&self.db)?;
+        let mut applied = Vec::with_capacity(writes.len());
+        {
+            let mut table = tx.open_table(self.rows()).map_err(other)?;
+            for write in writes {
+                let mut holds = true;
+                for e in &write.expect {
+                    let found = table.get(e.key.as_str()).map_err(other)?;
+                    if !e.holds(found.as_ref().map(|v| v.value())) {
+                        holds = false;
+                        break;
+                    }
+                }
+                if holds {
+                    apply(&mut table, &write.ops)?;
+                }
+                applied.push(Ok(holds));
+            }
+        }
+        tx.commit().map_err(other)?;
+        Ok(applied)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {

@@ -1,7 +1,11 @@
 //! [`RangeStore`] for the in-memory table model: codec keys as a table's one String primary-key
 //! column, values in one Binary attribute, the store's limits and throttling as they are.
 
-use super::{Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+use std::sync::Mutex;
+
+use super::{
+    CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
+};
 use crate::table::{
     Attribute, AttributeValue, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite, Table,
     TableError,
@@ -46,6 +50,11 @@ fn row_writes(ops: &[WriteOp]) -> Vec<RowWrite> {
         })
         .collect()
 }
+
+/// Held by every conditional write into a table model: the model has no lock over several
+/// rows, so its conditional writes are atomic against each other (one at a time, in this
+/// process), not against its plain writes.
+static CONDITIONAL: Mutex<()> = Mutex::new(());
 
 fn value_of(cells: &crate::table::Row) -> Vec<u8> {
     match cells.value(VALUE_COLUMN) {
@@ -138,6 +147,42 @@ impl RangeStore for Table {
             .into_iter()
             .map(|r| r.map_err(store_error))
             .collect())
+    }
+
+    /// One conditional write at a time (atomic against the other conditional writes, not
+    /// against plain writes): the keys checked, then the ops applied one by one; if one is
+    /// refused (a throttled partition), those applied before it are put back as they were and
+    /// the refusal is returned.
+    fn write_if(&self, write: &CondWrite) -> Result<bool, StoreError> {
+        let _one_at_a_time = CONDITIONAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for e in &write.expect {
+            if !e.holds(RangeStore::get(self, &e.key)?.as_deref()) {
+                return Ok(false);
+            }
+        }
+        let mut before = Vec::with_capacity(write.ops.len());
+        for op in &write.ops {
+            before.push((op.key(), RangeStore::get(self, op.key())?));
+        }
+        for (done, op) in write.ops.iter().enumerate() {
+            let applied = match op {
+                WriteOp::Put { key, value } => RangeStore::put(self, key, value),
+                WriteOp::Delete { key } => RangeStore::delete(self, key).map(drop),
+            };
+            if let Err(e) = applied {
+                // Undone newest first, so a key written twice ends as it was.
+                for (key, value) in before[..done].iter().rev() {
+                    let _ = match value {
+                        Some(v) => RangeStore::put(self, key, v),
+                        None => RangeStore::delete(self, key).map(drop),
+                    };
+                }
+                return Err(e);
+            }
+        }
+        Ok(true)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {

@@ -4,7 +4,7 @@
 //! ([`Timeline::compare`]), since keys of different layouts do not compare as bytes. Paged and
 //! resumable with a [`TimelineCursor`], as [`scan_ranges`] is with a [`ScanCursor`].
 //!
-//! [`KeySpace`] is a store seen through a key prefix: what a period's layout reads and writes.
+//! [`PrefixedStore`] is a store seen through a key prefix: what a period's layout reads and writes.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -22,10 +22,10 @@ use crate::timeline::{Timeline, Visit};
 /// # Examples
 ///
 /// ```
-/// use pk_codec::store::{KeySpace, MemoryStore, RangeQuery, RangeStore};
+/// use pk_codec::store::{PrefixedStore, MemoryStore, RangeQuery, RangeStore};
 ///
 /// let store = MemoryStore::default();
-/// let v2 = KeySpace::new(&store, "v2/");
+/// let v2 = PrefixedStore::new(&store, "v2/");
 /// v2.put("0001", b"x")?;
 /// assert_eq!(store.get("v2/0001")?, Some(b"x".to_vec()));
 /// store.put("v3/0000", b"y")?;
@@ -34,12 +34,12 @@ use crate::timeline::{Timeline, Visit};
 /// # Ok::<(), pk_codec::store::StoreError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct KeySpace<'s, S: ?Sized> {
+pub struct PrefixedStore<'s, S: ?Sized> {
     store: &'s S,
     prefix: &'s str,
 }
 
-impl<'s, S: RangeStore + ?Sized> KeySpace<'s, S> {
+impl<'s, S: RangeStore + ?Sized> PrefixedStore<'s, S> {
     /// `store`'s keys that start with `prefix`.
     pub const fn new(store: &'s S, prefix: &'s str) -> Self {
         Self { store, prefix }
@@ -65,7 +65,7 @@ impl<'s, S: RangeStore + ?Sized> KeySpace<'s, S> {
     }
 }
 
-impl<S: RangeStore + ?Sized> RangeStore for KeySpace<'_, S> {
+impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
     fn max_page(&self) -> usize {
         self.store.max_page()
     }
@@ -193,7 +193,7 @@ impl Stream<'_> {
 /// Reads the `visits` of a read over `timeline` ([`Timeline::ranges`]) and calls `visit` with
 /// every row in typed order ([`Timeline::compare`]; rows with equal values in visit order, that
 /// is time order). `stores` answers the store of a table by name; each visit is read through its
-/// key prefix ([`KeySpace`]) with [`scan_ranges`], in pages of `page` rows, holding at most a
+/// key prefix ([`PrefixedStore`]) with [`scan_ranges`], in pages of `page` rows, holding at most a
 /// page per visit ahead of the merge.
 ///
 /// `visit` returns [`ControlFlow::Break`] to stop: the read then returns a [`TimelineCursor`]
@@ -270,7 +270,7 @@ pub fn scan_timeline<'s, S: RangeStore + ?Sized + 's>(
                 format!("no store for table {:?}, which the read visits", v.table()),
             ));
         };
-        spaces.push(KeySpace::new(store, v.prefix()));
+        spaces.push(PrefixedStore::new(store, v.prefix()));
         let after = match cursor {
             Some(c) => c.visits[i].clone(),
             None => Some(ScanCursor {
@@ -331,7 +331,7 @@ pub fn scan_timeline<'s, S: RangeStore + ?Sized + 's>(
 /// layout.
 fn fill<S: RangeStore + ?Sized>(
     timeline: &Timeline,
-    space: &KeySpace<'_, S>,
+    space: &PrefixedStore<'_, S>,
     stream: &mut Stream<'_>,
     page: usize,
 ) -> Result<(), StoreError> {
