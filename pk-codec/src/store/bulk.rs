@@ -150,6 +150,8 @@ impl BulkOptions {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "table")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use pk_codec::store::{BulkOptions, RangeStore, WriteProfile};
     /// use pk_codec::table::{Table, TableOptions};
     ///
@@ -158,7 +160,10 @@ impl BulkOptions {
     /// // The table, as Tablestore, takes at most 200 rows a batch.
     /// let big = BulkOptions { max_batch_rows: Some(5_000), ..BulkOptions::default() };
     /// assert_eq!(big.profile_for(&table).max_batch_rows, 200);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "table"))]
+    /// # fn main() {}
     /// ```
     #[must_use]
     pub fn profile_for<S: RangeStore + ?Sized>(&self, store: &S) -> WriteProfile {
