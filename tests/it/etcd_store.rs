@@ -25,6 +25,8 @@ use crate::support::typed_cmp;
 
 // Re-keying with a node stopped in the middle of the backfill.
 mod rekey;
+// A read across periods (a timeline's tables).
+mod timeline;
 
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
