@@ -74,6 +74,7 @@
 
 #[cfg(feature = "derive")]
 pub mod _derive;
+mod bin_io;
 mod error;
 mod field;
 mod field_spec;
@@ -100,6 +101,7 @@ pub mod table;
 #[cfg(feature = "store")]
 pub mod store;
 
+pub use bin_io::{BinReader, BinWriter};
 pub use error::{Error, Result};
 pub use field::{DecodeField, KeyField};
 pub use field_spec::FieldSpec;
@@ -115,7 +117,7 @@ pub use prefix::{
 };
 pub use range::RangeBuilder;
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
-pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
+pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, Form, KeyShape};
 pub use timestamp::Precision;
 
 /// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.

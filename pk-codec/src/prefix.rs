@@ -60,8 +60,20 @@ impl BucketSeed {
     /// `natural`: refused (and remembered) unless `natural <= start <= end`.
     #[inline]
     pub(crate) fn add_key_span(&mut self, natural: usize, start: usize, end: usize) {
+        self.add_key_span_gap(natural, start, end, 1);
+    }
+
+    /// [`BucketSeed::add_key_span`] for a form whose adjacent fields are `gap` bytes apart (1:
+    /// the text form's delimiter; 0: the binary form, which has none).
+    pub(crate) fn add_key_span_gap(
+        &mut self,
+        natural: usize,
+        start: usize,
+        end: usize,
+        gap: usize,
+    ) {
         if natural <= start && start <= end {
-            self.add_span(start - natural, end - natural);
+            self.add_span_gap(start - natural, end - natural, gap);
         } else {
             self.bad_span = true;
         }
@@ -71,8 +83,13 @@ impl BucketSeed {
     /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
     /// which is the same text as the fields joined by the delimiter.
     pub(crate) fn add_span(&mut self, start: usize, end: usize) {
+        self.add_span_gap(start, end, 1);
+    }
+
+    /// [`BucketSeed::add_span`] with adjacent fields `gap` bytes apart.
+    pub(crate) fn add_span_gap(&mut self, start: usize, end: usize, gap: usize) {
         if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
-            && self.spans[last].1 as usize + 1 == start
+            && self.spans[last].1 as usize + gap == start
         {
             self.spans[last].1 = end as u32;
             return;
@@ -538,6 +555,100 @@ impl Prefix {
         )
     }
 
+    /// The bytes of this prefix in the binary form: the first `⌈len / 2⌉` bytes of the digest for
+    /// a hash prefix (the bytes of its `len` hex digits, the last rounded up to a whole byte), the
+    /// bucket number big-endian in the fewest bytes that hold `count - 1` for a bucket prefix; no
+    /// separator (binary fields are self-delimiting).
+    #[must_use]
+    pub const fn bin_len(&self) -> usize {
+        match *self {
+            Self::None => 0,
+            Self::Hash { len, .. } => (len as usize).div_ceil(2),
+            Self::Bucket { count, .. } => {
+                if count <= 256 {
+                    1
+                } else {
+                    2
+                }
+            }
+        }
+    }
+
+    /// [`Prefix::compute`] in the binary form: the prefix's bytes for the natural key `natural`.
+    pub(crate) fn compute_bin<'b>(
+        &self,
+        natural: &[u8],
+        seed: &BucketSeed,
+        buf: &'b mut [u8; 32],
+    ) -> Result<&'b [u8]> {
+        if seed.bad_span {
+            return Err(bad_span());
+        }
+        let n = self.bin_len();
+        match *self {
+            Self::None => Ok(&buf[..0]),
+            Self::Hash { alg, len, over, .. } => {
+                let data = match over {
+                    HashOver::Key => natural,
+                    HashOver::LeadingFields => match seed.spans[..seed.span_count.min(MAX_SPANS)] {
+                        [(0, end)] => &natural[..end as usize],
+                        _ => {
+                            return Err(Error::layout(
+                                None,
+                                "a hash prefix over leading fields needs the span of those fields, and none was given",
+                            ));
+                        }
+                    },
+                };
+                // Every digest's hex length is even: `2n` digits are there for `len` rounded up.
+                let mut hex = [0u8; 32];
+                let digits =
+                    alg.write_hex_prefix(data, (2 * n).min(usize::from(len) + 1) as u8, &mut hex);
+                for (i, pair) in digits.chunks(2).enumerate() {
+                    let nibble = |d: u8| crate::text::hex_value(d).unwrap_or(0);
+                    buf[i] = nibble(pair[0]) << 4 | pair.get(1).map_or(0, |&d| nibble(d));
+                }
+                Ok(&buf[..n])
+            }
+            Self::Bucket { count, by, .. } => {
+                let bucket = match by {
+                    BucketBy::Modulo => match seed.value {
+                        Some(v) => bucket_of_value(v, count),
+                        None => return Err(no_modulo_value()),
+                    },
+                    BucketBy::Hash => bucket_of_hash(hash_spans_joined(natural, seed, &[])?, count),
+                };
+                buf[..2].copy_from_slice(&(bucket as u16).to_be_bytes());
+                Ok(if n == 1 { &buf[1..2] } else { &buf[..2] })
+            }
+        }
+    }
+
+    /// [`Prefix::split`] in the binary form: the prefix's bytes (checked for form: a bucket
+    /// number below the count) and the natural key.
+    pub(crate) fn split_bin<'k>(&self, key: &'k [u8]) -> Result<(&'k [u8], &'k [u8])> {
+        let n = self.bin_len();
+        if key.len() < n {
+            return Err(Error::malformed(
+                None,
+                key.len(),
+                format!("key ends inside its {n}-byte prefix"),
+            ));
+        }
+        let (prefix, natural) = key.split_at(n);
+        if let Self::Bucket { count, .. } = *self {
+            let bucket = prefix.iter().fold(0u32, |v, &b| v << 8 | u32::from(b));
+            if bucket >= count {
+                return Err(Error::malformed(
+                    None,
+                    0,
+                    format!("bucket number {bucket} is not below the bucket count {count}"),
+                ));
+            }
+        }
+        Ok((prefix, natural))
+    }
+
     /// Splits `key` into this prefix's text and the natural key (the prefix checked for form,
     /// not for value; the separator, if any, belongs to neither).
     pub(crate) fn split<'k>(&self, delimiter: u8, key: &'k str) -> Result<(&'k str, &'k str)> {
@@ -761,24 +872,25 @@ fn no_modulo_value() -> Error {
     )
 }
 
-/// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
+/// The hash a bucket takes of the natural key `bytes`: the whole key, or the spans of its hashed
+/// fields joined by `sep` (the delimiter in the text form; nothing in the binary form, whose
+/// fields are self-delimiting).
 #[inline(always)]
-fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
-    let bytes = natural.as_bytes();
+fn hash_spans_joined(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     match seed.span_count {
         0 => Ok(xxhash_rust::xxh3::xxh3_64(bytes)),
         1 => {
             let (s, e) = seed.spans[0];
             Ok(xxhash_rust::xxh3::xxh3_64(&bytes[s as usize..e as usize]))
         }
-        _ => hash_runs(delimiter, bytes, seed),
+        _ => hash_runs(bytes, seed, sep),
     }
 }
 
-/// [`hash_spans`] of several runs: a streaming hasher (whose state is large, so it stays out of
-/// the inlined path).
+/// [`hash_spans_joined`] of several runs: a streaming hasher (whose state is large, so it stays
+/// out of the inlined path).
 #[inline(never)]
-fn hash_runs(delimiter: u8, bytes: &[u8], seed: &BucketSeed) -> Result<u64> {
+fn hash_runs(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     let n = seed.span_count;
     if n > MAX_SPANS {
         return Err(Error::layout(
@@ -789,11 +901,17 @@ fn hash_runs(delimiter: u8, bytes: &[u8], seed: &BucketSeed) -> Result<u64> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for (i, &(s, e)) in seed.spans[..n].iter().enumerate() {
         if i > 0 {
-            hasher.update(&[delimiter]);
+            hasher.update(sep);
         }
         hasher.update(&bytes[s as usize..e as usize]);
     }
     Ok(hasher.digest())
+}
+
+/// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
+#[inline(always)]
+fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
+    hash_spans_joined(natural.as_bytes(), seed, &[delimiter])
 }
 
 /// `bucket` in `width` decimal digits at the start of `buf`.

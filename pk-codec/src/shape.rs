@@ -1,6 +1,7 @@
 //! [`KeyShape`]: the delimiter, prefix and length limit of a key, and the one engine that encodes
 //! and decodes keys for runtime layouts and derived types alike.
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
@@ -511,5 +512,166 @@ impl FieldSpec {
             Ok(()) | Err(Rule::DelimiterFloor { .. }) => Ok(()),
             Err(rule) => Err(Error::broken(Some(field), rule)),
         }
+    }
+}
+/// The form of a layout's keys: readable text (the default), or bytes for stores that take
+/// them, half the size. One declaration writes either; both keep every guarantee.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Form, Layout, Value};
+///
+/// let layout: Layout = "device_id: u32 width=6; seller_id: str; form=binary".parse()?;
+/// assert_eq!(layout.form(), Form::Binary);
+/// let key = layout.encode_bytes(&[Value::from(54u32), Value::from("a100")])?;
+/// assert_eq!(key, [0, 0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
+/// assert_eq!(layout.decode_bytes(&key)?, [Value::from(54u32), Value::from("a100")]);
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Form {
+    /// Text: each field in its kind's text form, joined by the delimiter.
+    #[default]
+    Text,
+    /// Bytes: each field in its kind's binary form, one after another (every binary form is
+    /// self-delimiting), after the prefix's bytes.
+    Binary,
+}
+
+impl Form {
+    /// The form's name in a spec (`form=text`, `form=binary`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Binary => "binary",
+        }
+    }
+
+    /// The form named `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "text" => Some(Self::Text),
+            "binary" => Some(Self::Binary),
+            _ => None,
+        }
+    }
+}
+
+impl KeyShape {
+    /// Encodes one key in the binary form into `out`: the prefix's bytes, then what `body`
+    /// writes. The mirror of [`KeyShape::encode_with`] for keys of bytes; the delimiter plays no
+    /// part (binary fields are self-delimiting).
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::encode_with`].
+    #[inline]
+    pub fn encode_bytes_with(
+        &self,
+        out: &mut Vec<u8>,
+        body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.validate()?;
+        self.encode_bytes_checked(out, body)
+    }
+
+    /// [`KeyShape::encode_bytes_with`] for a shape known to keep the rules.
+    #[inline]
+    pub(crate) fn encode_bytes_checked(
+        &self,
+        out: &mut Vec<u8>,
+        body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let base = out.len();
+        let n = self.prefix.bin_len();
+        out.resize(base + n, 0);
+        let mut writer = BinWriter::new(out, base + n);
+        let mut written = body(&mut writer);
+        let seed = writer.seed;
+        if written.is_ok() && n > 0 && out.len() - base <= self.max_len {
+            let mut buf = [0u8; 32];
+            match self.prefix.compute_bin(&out[base + n..], &seed, &mut buf) {
+                Ok(prefix) => out[base..base + n].copy_from_slice(prefix),
+                Err(e) => written = Err(e),
+            }
+        }
+        if let Err(e) = written {
+            out.truncate(base);
+            return Err(e);
+        }
+        let len = out.len() - base;
+        if len > self.max_len {
+            out.truncate(base);
+            return Err(Error::KeyTooLong {
+                len,
+                limit: self.max_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes one key in the binary form: checks the prefix's form, runs `body` over the
+    /// natural key, checks that nothing is left, then recomputes the prefix and compares. The
+    /// mirror of [`KeyShape::decode_with`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] with the byte position for any bytes this shape and `body` would not
+    /// write; [`Error::PrefixMismatch`] (its prefixes in hex) when the prefix is not the one the
+    /// natural key gives.
+    #[inline]
+    pub fn decode_bytes_with<'k, T>(
+        &self,
+        key: &'k [u8],
+        body: impl FnOnce(&mut BinReader<'k>) -> Result<T>,
+    ) -> Result<T> {
+        self.validate()?;
+        self.decode_bytes_checked(key, body)
+    }
+
+    /// [`KeyShape::decode_bytes_with`] for a shape known to keep the rules.
+    #[inline]
+    pub(crate) fn decode_bytes_checked<'k, T>(
+        &self,
+        key: &'k [u8],
+        body: impl FnOnce(&mut BinReader<'k>) -> Result<T>,
+    ) -> Result<T> {
+        if key.len() > self.max_len {
+            return Err(Error::malformed(
+                None,
+                self.max_len,
+                format!(
+                    "the key is {} bytes, over the layout's limit of {} bytes, so no key of this layout is this long",
+                    key.len(),
+                    self.max_len
+                ),
+            ));
+        }
+        let (prefix, natural) = self.prefix.split_bin(key)?;
+        let mut reader = BinReader::new(key, prefix.len());
+        let value = body(&mut reader)?;
+        reader.finish()?;
+        if !prefix.is_empty() {
+            let mut buf = [0u8; 32];
+            let expected = self.prefix.compute_bin(natural, &reader.seed, &mut buf)?;
+            if expected != prefix {
+                let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+                return Err(Error::PrefixMismatch {
+                    position: expected
+                        .iter()
+                        .zip(prefix)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0),
+                    found: hex(prefix),
+                    expected: hex(expected),
+                });
+            }
+        }
+        Ok(value)
     }
 }

@@ -239,6 +239,62 @@ pub(crate) fn read_desc_bytes(text: &str) -> Result<(Vec<u8>, usize), FieldFault
     }
 }
 
+/// The binary form of a string or byte string: each `0x00` written as `0x00 0xff`, then the end
+/// mark `0x00 0x01`, so that a value that is a prefix of another sorts first and every value ends
+/// where its mark is; each byte inverted when `desc` (then a longer value sorts first).
+#[inline]
+pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
+    let flip = if desc { 0xff } else { 0 };
+    out.reserve(bytes.len() + 2);
+    let mut rest = bytes;
+    while let Some(zero) = rest.iter().position(|&b| b == 0) {
+        out.extend(rest[..zero].iter().map(|b| b ^ flip));
+        out.extend_from_slice(&[flip, 0xff ^ flip]);
+        rest = &rest[zero + 1..];
+    }
+    out.extend(rest.iter().map(|b| b ^ flip));
+    out.extend_from_slice(&[flip, 0x01 ^ flip]);
+}
+
+/// Reads [`write_bin_escaped`]'s form at the start of `input`: the bytes and the length read, or
+/// the offset and reason of what is wrong.
+pub(crate) fn read_bin_escaped(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), FieldFault> {
+    let flip = if desc { 0xff } else { 0 };
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        let Some(zero) = input[i..].iter().position(|&b| b == flip) else {
+            return Err((
+                input.len(),
+                "the value's end mark (0x00 0x01) is missing".to_owned(),
+            ));
+        };
+        out.extend(input[i..i + zero].iter().map(|b| b ^ flip));
+        i += zero;
+        match input.get(i + 1).map(|b| b ^ flip) {
+            Some(0xff) => {
+                out.push(0);
+                i += 2;
+            }
+            Some(0x01) => return Ok((out, i + 2)),
+            Some(other) => {
+                return Err((
+                    i + 1,
+                    format!(
+                        "0x00 is followed by 0xff (a zero byte) or 0x01 (the end), not {other:#04x}"
+                    ),
+                ));
+            }
+            None => {
+                return Err((
+                    i + 1,
+                    "the value's end mark (0x00 0x01) is cut short".to_owned(),
+                ));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

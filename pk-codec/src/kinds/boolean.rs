@@ -1,5 +1,6 @@
 //! Booleans (`bool`): `0` / `1`; descending, `1` / `0`.
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -59,4 +60,39 @@ value_io!(Bool, bool, copy);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse().map(Value::Bool).map_err(|_| "true or false")
+}
+
+// ---- The binary form: one byte, `0x00` / `0x01`, inverted when descending.
+
+impl BinWriter<'_> {
+    /// Writes a boolean in the binary form.
+    #[inline]
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str, b: bool) {
+        let _ = field;
+        self.put(&[u8::from(b)], spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a boolean in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) unless the byte is `0x00` or `0x01`
+    /// (inverted when descending).
+    pub fn bool(&mut self, spec: &FieldSpec, field: &str) -> Result<bool> {
+        let start = self.pos;
+        match self.take_array::<1>(field, spec.is_descending())? {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            [b] => {
+                self.pos = start;
+                Err(Self::fault(
+                    field,
+                    start,
+                    format!("expected a boolean byte, 0 or 1, found {b:#04x}"),
+                ))
+            }
+        }
+    }
 }

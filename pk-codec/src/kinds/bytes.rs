@@ -1,6 +1,7 @@
 //! Byte strings (`bytes`): lower-case hex; descending, each byte as two inverted hex digits,
 //! then `z` (`text.rs`'s forms).
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -84,4 +85,26 @@ value_io!(Bytes, bytes, borrow);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Bytes(text.as_bytes().to_vec()))
+}
+
+// ---- The binary form: as a string's (escaped and terminated), inverted when descending.
+
+impl BinWriter<'_> {
+    /// Writes a byte string in the binary form.
+    #[inline]
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str, b: &[u8]) {
+        let _ = field;
+        crate::text::write_bin_escaped(self.out, b, spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a byte string in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a missing end mark or a bad escape.
+    pub fn bytes(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
+        self.bytes_form(spec, field)
+    }
 }

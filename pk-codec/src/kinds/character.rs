@@ -1,6 +1,7 @@
 //! Characters (`char`): a one-character escaped string; descending, as a descending string
 //! (`text.rs`'s forms).
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -74,5 +75,36 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
     match (chars.next(), chars.next()) {
         (Some(c), None) => Ok(Value::Char(c)),
         _ => Err("one character"),
+    }
+}
+
+// ---- The binary form: the scalar value as 4 big-endian bytes, inverted when descending.
+
+impl BinWriter<'_> {
+    /// Writes a character in the binary form.
+    #[inline]
+    pub fn char(&mut self, spec: &FieldSpec, field: &str, c: char) {
+        let _ = field;
+        self.put(&u32::from(c).to_be_bytes(), spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a character in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) unless the 4 bytes are a Unicode scalar value.
+    pub fn char(&mut self, spec: &FieldSpec, field: &str) -> Result<char> {
+        let start = self.pos;
+        let v = u32::from_be_bytes(self.take_array::<4>(field, spec.is_descending())?);
+        char::from_u32(v).ok_or_else(|| {
+            self.pos = start;
+            Self::fault(
+                field,
+                start,
+                format!("{v:#x} is not a Unicode scalar value"),
+            )
+        })
     }
 }

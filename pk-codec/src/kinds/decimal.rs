@@ -36,6 +36,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
+use crate::bin_io::{self, BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
@@ -299,6 +300,47 @@ impl TryFrom<Decimal> for rust_decimal::Decimal {
     }
 }
 
+/// `v`'s units at the field's scale, in either form.
+///
+/// # Errors
+///
+/// [`Error::ValueOutOfRange`] when `v` has more digits after the point than the scale (never
+/// rounded) or its units at the scale overflow an `i128`.
+fn at_scale(spec: &FieldSpec, field: &str, v: Decimal) -> Result<i128> {
+    let scale = scale_of(spec);
+    match v.rescale(scale) {
+        Some(d) => Ok(d.units),
+        None => Err(Error::ValueOutOfRange {
+            field: field.to_owned(),
+            value: v.to_string(),
+            ty: if v.normalized().scale > scale {
+                "the field's scale: it has more digits after the point, and values are never rounded"
+            } else {
+                "a decimal of 38 digits at the field's scale"
+            },
+        }),
+    }
+}
+
+/// The decimal of a value a decimal field takes (a decimal or an integer); `None` for others.
+fn decimal_of(field: &str, value: &Value) -> Result<Option<Decimal>> {
+    Ok(Some(match *value {
+        Value::Decimal(d) => d,
+        Value::Int(units) => Decimal { units, scale: 0 },
+        Value::Uint(units) => match i128::try_from(units) {
+            Ok(units) => Decimal { units, scale: 0 },
+            Err(_) => {
+                return Err(Error::ValueOutOfRange {
+                    field: field.to_owned(),
+                    value: units.to_string(),
+                    ty: "a decimal's i128 units",
+                });
+            }
+        },
+        _ => return Ok(None),
+    }))
+}
+
 /// The field's scale.
 const fn scale_of(spec: &FieldSpec) -> u8 {
     match spec.kind() {
@@ -317,32 +359,17 @@ impl KeyWriter<'_> {
     /// for one with more digits than the width.
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str, v: Decimal) -> Result<()> {
         let scale = scale_of(spec);
-        let Some(at_scale) = v.rescale(scale) else {
-            return Err(Error::ValueOutOfRange {
-                field: field.to_owned(),
-                value: v.to_string(),
-                ty: if v.rescale(v.normalized().scale).is_some() && v.normalized().scale > scale {
-                    "the field's scale: it has more digits after the point, and values are never rounded"
-                } else {
-                    "a decimal of 38 digits at the field's scale"
+        let units = at_scale(spec, field, v)?;
+        num::write_i128(self.out, units, spec.width(), spec.is_descending(), field).map_err(
+            |e| match e {
+                Error::ValueTooWide { field, width, .. } => Error::ValueTooWide {
+                    field,
+                    value: v.to_string(),
+                    width,
                 },
-            });
-        };
-        num::write_i128(
-            self.out,
-            at_scale.units,
-            spec.width(),
-            spec.is_descending(),
-            field,
-        )
-        .map_err(|e| match e {
-            Error::ValueTooWide { field, width, .. } => Error::ValueTooWide {
-                field,
-                value: v.to_string(),
-                width,
+                other => other,
             },
-            other => other,
-        })?;
+        )?;
         if scale > 0 {
             let at = self.out.len() - usize::from(scale);
             self.out.insert(at, '.');
@@ -424,20 +451,8 @@ pub(super) fn write_value(
     field: &str,
     value: &Value,
 ) -> Result<bool> {
-    let v = match *value {
-        Value::Decimal(d) => d,
-        Value::Int(units) => Decimal { units, scale: 0 },
-        Value::Uint(units) => match i128::try_from(units) {
-            Ok(units) => Decimal { units, scale: 0 },
-            Err(_) => {
-                return Err(Error::ValueOutOfRange {
-                    field: field.to_owned(),
-                    value: units.to_string(),
-                    ty: "a decimal's i128 units",
-                });
-            }
-        },
-        _ => return Ok(false),
+    let Some(v) = decimal_of(field, value)? else {
+        return Ok(false);
     };
     w.decimal(spec, field, v)?;
     Ok(true)
@@ -451,4 +466,73 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
     text.parse()
         .map(Value::Decimal)
         .map_err(|DecimalError(why)| why)
+}
+
+// ---- The binary form: the units at the field's scale, an i128's 16 bytes with the sign bit
+// flipped, big-endian, inverted when descending; the same values as the text form (the width's
+// digits, no more digits after the point than the scale).
+
+impl BinWriter<'_> {
+    /// Writes a decimal in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyWriter::decimal`].
+    pub fn decimal(&mut self, spec: &FieldSpec, field: &str, v: Decimal) -> Result<()> {
+        let units = at_scale(spec, field, v)?;
+        if !bin_io::fits_signed(units, spec.width()) {
+            return Err(bin_io::too_wide(field, v, spec.width()));
+        }
+        self.put(&bin_io::signed_bytes(units, 16), spec.is_descending());
+        Ok(())
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a decimal in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key or units the field's width
+    /// does not hold.
+    pub fn decimal(&mut self, spec: &FieldSpec, field: &str) -> Result<Decimal> {
+        let start = self.pos;
+        let units = bin_io::signed_of(&self.take_array::<16>(field, spec.is_descending())?);
+        if !bin_io::fits_signed(units, spec.width()) {
+            self.pos = start;
+            return Err(Self::fault(
+                field,
+                start,
+                format!(
+                    "units {units} do not fit the field's width of {} characters",
+                    spec.width()
+                ),
+            ));
+        }
+        Ok(Decimal {
+            units,
+            scale: scale_of(spec),
+        })
+    }
+}
+
+pub(super) fn write_value_bin(
+    w: &mut BinWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let Some(v) = decimal_of(field, value)? else {
+        return Ok(false);
+    };
+    w.decimal(spec, field, v)?;
+    Ok(true)
+}
+
+pub(super) fn read_value_bin(
+    r: &mut BinReader<'_>,
+    spec: &FieldSpec,
+    field: &str,
+) -> Result<Value> {
+    r.decimal(spec, field).map(Value::Decimal)
 }

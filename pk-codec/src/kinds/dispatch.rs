@@ -2,6 +2,7 @@
 //! writing and reading a [`Value`], naming what a field expects, and parsing a value from text.
 //! Each arm calls the kind's own file.
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
@@ -50,6 +51,27 @@ macro_rules! dispatch {
         pub(crate) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
             match spec.kind() {
                 $(Kind::$variant { .. } => super::$module::read_value(r, spec, field),)*
+            }
+        }
+
+        /// [`write_value`] in the binary form.
+        #[inline]
+        pub(crate) fn write_value_bin(
+            w: &mut BinWriter<'_>,
+            spec: &FieldSpec,
+            field: &str,
+            value: &Value,
+        ) -> Result<bool> {
+            match spec.kind() {
+                $(Kind::$variant { .. } => super::$module::write_value_bin(w, spec, field, value),)*
+            }
+        }
+
+        /// [`read_value`] in the binary form.
+        #[inline]
+        pub(crate) fn read_value_bin(r: &mut BinReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
+            match spec.kind() {
+                $(Kind::$variant { .. } => super::$module::read_value_bin(r, spec, field),)*
             }
         }
 

@@ -6,6 +6,7 @@
 //! `f32` and 16 for an `f64` (inverted, digit by digit, when descending). Every bit pattern
 //! round-trips, NaN payloads included.
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -183,6 +184,75 @@ fn parse_float<F: Float>(text: &str) -> Result<F, &'static str> {
             }
             Ok(f)
         }
+    }
+}
+
+// ---- The binary form: the total-order image of the bits, big-endian (4 / 8 bytes), inverted
+// when descending.
+
+impl BinWriter<'_> {
+    /// Writes an `f32` in the binary form.
+    #[inline]
+    pub fn f32(&mut self, spec: &FieldSpec, field: &str, v: f32) {
+        let _ = field;
+        self.put(&f32_key(v).to_be_bytes(), spec.is_descending());
+    }
+
+    /// Writes an `f64` in the binary form.
+    #[inline]
+    pub fn f64(&mut self, spec: &FieldSpec, field: &str, v: f64) {
+        let _ = field;
+        self.put(&f64_key(v).to_be_bytes(), spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads an `f32` in the binary form (every 4 bytes are one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    pub fn f32(&mut self, spec: &FieldSpec, field: &str) -> Result<f32> {
+        Ok(f32_from_key(u32::from_be_bytes(
+            self.take_array(field, spec.is_descending())?,
+        )))
+    }
+
+    /// Reads an `f64` in the binary form (every 8 bytes are one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    pub fn f64(&mut self, spec: &FieldSpec, field: &str) -> Result<f64> {
+        Ok(f64_from_key(u64::from_be_bytes(
+            self.take_array(field, spec.is_descending())?,
+        )))
+    }
+}
+
+pub(super) fn write_value_bin(
+    w: &mut BinWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    match (spec.kind(), value) {
+        (Kind::F32, Value::F32(v)) => w.f32(spec, field, *v),
+        (Kind::F64, Value::F64(v)) => w.f64(spec, field, *v),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+pub(super) fn read_value_bin(
+    r: &mut BinReader<'_>,
+    spec: &FieldSpec,
+    field: &str,
+) -> Result<Value> {
+    if spec.kind() == Kind::F32 {
+        r.f32(spec, field).map(Value::F32)
+    } else {
+        r.f64(spec, field).map(Value::F64)
     }
 }
 

@@ -2,6 +2,7 @@
 //! complement of |v| - 1 for v < 0, at the field's width (sign included); descending, the
 //! ascending form of `-1 - v`. The digit arithmetic is `num.rs`'s.
 
+use crate::bin_io::{self, BinReader, BinWriter};
 use crate::error::Result;
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -149,4 +150,103 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
     text.parse()
         .map(Value::Int)
         .map_err(|_| "an optional minus and digits")
+}
+
+// ---- The binary form: two's complement with the sign bit flipped, big-endian, the type's size
+// in bytes (`isize`: 8), inverted when descending; a value must fit the field's width as in the
+// text form.
+
+impl BinWriter<'_> {
+    /// Writes a signed integer in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width,
+    /// as in the text form.
+    #[inline]
+    pub fn int(&mut self, spec: &FieldSpec, field: &str, v: i128) -> Result<()> {
+        let Kind::Int { bits } = spec.kind() else {
+            return Err(crate::error::Error::layout(
+                Some(field),
+                "not a signed integer field",
+            ));
+        };
+        let (min, max) = bounds(bits);
+        if !bin_io::fits_signed(v, spec.width()) || v < min || v > max {
+            return Err(bin_io::too_wide(field, v, spec.width()));
+        }
+        let n = super::uint::size(bits);
+        self.put(&bin_io::signed_bytes(v, n)[16 - n..], spec.is_descending());
+        Ok(())
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a signed integer in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key or a value the field's width
+    /// does not hold.
+    #[inline]
+    pub fn int(&mut self, spec: &FieldSpec, field: &str) -> Result<i128> {
+        let Kind::Int { bits } = spec.kind() else {
+            return Err(crate::error::Error::layout(
+                Some(field),
+                "not a signed integer field",
+            ));
+        };
+        let start = self.pos;
+        let n = super::uint::size(bits);
+        let mut bytes = [0u8; 16];
+        bytes[..n].copy_from_slice(self.take(field, n)?);
+        if spec.is_descending() {
+            for b in &mut bytes[..n] {
+                *b = !*b;
+            }
+        }
+        let v = bin_io::signed_of(&bytes[..n]);
+        if !bin_io::fits_signed(v, spec.width()) {
+            self.pos = start;
+            return Err(Self::fault(
+                field,
+                start,
+                format!(
+                    "value {v} does not fit the field's width of {} characters",
+                    spec.width()
+                ),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+pub(super) fn write_value_bin(
+    w: &mut BinWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let v = match *value {
+        Value::Int(v) => v,
+        Value::Uint(v) => i128::try_from(v).map_err(|_| out_of_range(spec, field, v))?,
+        _ => return Ok(false),
+    };
+    let Kind::Int { bits } = spec.kind() else {
+        return Ok(false);
+    };
+    let (min, max) = bounds(bits);
+    if v < min || v > max {
+        return Err(out_of_range(spec, field, v));
+    }
+    w.int(spec, field, v)?;
+    Ok(true)
+}
+
+pub(super) fn read_value_bin(
+    r: &mut BinReader<'_>,
+    spec: &FieldSpec,
+    field: &str,
+) -> Result<Value> {
+    r.int(spec, field).map(Value::Int)
 }

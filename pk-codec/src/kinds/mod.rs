@@ -43,10 +43,10 @@ macro_rules! for_each_kind {
 }
 pub(crate) use for_each_kind;
 
-/// A kind's `write_value` and `read_value` (see `dispatch.rs`) when its values are one [`Value`]
-/// variant, written by one [`KeyWriter`](crate::KeyWriter) method and read by the
-/// [`KeyReader`](crate::KeyReader) method of the same name: `copy` passes the value, `borrow` a
-/// reference to it.
+/// A kind's `write_value` and `read_value`, and their binary twins (see `dispatch.rs`), when its
+/// values are one [`Value`] variant, written by one [`KeyWriter`](crate::KeyWriter) (and
+/// `BinWriter`) method and read by the reader method of the same name: `copy` passes the value,
+/// `borrow` a reference to it.
 macro_rules! value_io {
     ($variant:ident, $method:ident, copy) => {
         value_io!(@ $variant, $method, |v| *v);
@@ -70,6 +70,27 @@ macro_rules! value_io {
 
         pub(super) fn read_value(
             r: &mut KeyReader<'_>,
+            spec: &FieldSpec,
+            field: &str,
+        ) -> Result<Value> {
+            r.$method(spec, field).map(Value::$variant)
+        }
+
+        pub(super) fn write_value_bin(
+            w: &mut BinWriter<'_>,
+            spec: &FieldSpec,
+            field: &str,
+            value: &Value,
+        ) -> Result<bool> {
+            let Value::$variant($v) = value else {
+                return Ok(false);
+            };
+            super::dispatch::Written::written(w.$method(spec, field, $arg))?;
+            Ok(true)
+        }
+
+        pub(super) fn read_value_bin(
+            r: &mut BinReader<'_>,
             spec: &FieldSpec,
             field: &str,
         ) -> Result<Value> {

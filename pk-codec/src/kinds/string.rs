@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -310,6 +311,44 @@ value_io!(Str, str, borrow);
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Str(text.to_owned()))
+}
+
+// ---- The binary form: the UTF-8 bytes escaped and terminated (`text.rs`'s
+// `write_bin_escaped`: `0x00` as `0x00 0xff`, then `0x00 0x01`), inverted when descending. Any
+// string: the binary form has no delimiter to stay above.
+
+impl BinWriter<'_> {
+    /// Writes a string in the binary form.
+    #[inline]
+    pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) {
+        let _ = field;
+        text::write_bin_escaped(self.out, s.as_bytes(), spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a string in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for a missing end mark, a bad escape or bytes that are not UTF-8.
+    pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
+        let start = self.pos;
+        let bytes = self.bytes_form(spec, field)?;
+        String::from_utf8(bytes).map_err(|e| {
+            self.pos = start;
+            Self::fault(field, start, format!("the string is not UTF-8: {e}"))
+        })
+    }
+
+    /// The escaped and terminated bytes of a string or byte string field.
+    pub(crate) fn bytes_form(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
+        let start = self.pos;
+        let (bytes, used) = text::read_bin_escaped(&self.key[start..], spec.is_descending())
+            .map_err(|(at, why)| Self::fault(field, start + at, why))?;
+        self.pos += used;
+        Ok(bytes)
+    }
 }
 
 #[cfg(test)]

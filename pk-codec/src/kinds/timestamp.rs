@@ -4,10 +4,12 @@
 //! spec, which holds a precision). `SystemTime`, and behind their features `time`'s
 //! `OffsetDateTime` and `chrono`'s `DateTime<Utc>`.
 
+use crate::bin_io::{self, BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
+use crate::timestamp::{MAX_SECS, MIN_SECS, Precision, Unwritable};
 
 use super::{Kind, Value};
 
@@ -20,21 +22,8 @@ impl KeyWriter<'_> {
     /// field's precision (refused, not truncated, so that distinct instants keep distinct keys).
     pub fn timestamp(&mut self, spec: &FieldSpec, field: &str, nanos: i128) -> Result<()> {
         let precision = spec.precision();
-        crate::timestamp::write(self.out, nanos, precision, spec.is_descending()).map_err(|why| {
-            Error::ValueOutOfRange {
-                field: field.to_owned(),
-                value: format!("{nanos} ns since the epoch"),
-                ty: match (why, precision) {
-                    (crate::timestamp::Unwritable::OutOfRange, _) => {
-                        "a timestamp (years 0000 to 9999)"
-                    }
-                    (_, crate::timestamp::Precision::Seconds) => "a timestamp of whole seconds",
-                    (_, crate::timestamp::Precision::Millis) => "a timestamp of whole milliseconds",
-                    (_, crate::timestamp::Precision::Micros) => "a timestamp of whole microseconds",
-                    (_, crate::timestamp::Precision::Nanos) => "a timestamp",
-                },
-            }
-        })
+        crate::timestamp::write(self.out, nanos, precision, spec.is_descending())
+            .map_err(|why| unwritable(field, nanos, precision, why))
     }
 }
 
@@ -212,4 +201,102 @@ fn timestamp_nanos(text: &str) -> Result<i128, &'static str> {
             }
         })
         .ok_or("milliseconds since 1970-01-01 UTC: too far from 1970 to count in nanoseconds")
+}
+
+/// The error of an instant a field cannot write, in either form.
+#[cold]
+fn unwritable(field: &str, nanos: i128, precision: Precision, why: Unwritable) -> Error {
+    Error::ValueOutOfRange {
+        field: field.to_owned(),
+        value: format!("{nanos} ns since the epoch"),
+        ty: match (why, precision) {
+            (Unwritable::OutOfRange, _) => "a timestamp (years 0000 to 9999)",
+            (_, Precision::Seconds) => "a timestamp of whole seconds",
+            (_, Precision::Millis) => "a timestamp of whole milliseconds",
+            (_, Precision::Micros) => "a timestamp of whole microseconds",
+            (_, Precision::Nanos) => "a timestamp",
+        },
+    }
+}
+
+// ---- The binary form: the instant in units of the field's precision since the epoch, two's
+// complement with the sign bit flipped, big-endian: 8 bytes at s, ms and us, 16 at ns (an i64
+// does not count the nanoseconds of years 0 to 9999); inverted when descending. The same instants
+// as the text form: years 0000 to 9999, no digits below the precision.
+
+/// The bytes of a binary timestamp at `precision`.
+const fn bin_size(precision: Precision) -> usize {
+    if matches!(precision, Precision::Nanos) {
+        16
+    } else {
+        8
+    }
+}
+
+/// The nanoseconds in one unit of `precision`.
+const fn unit(precision: Precision) -> i128 {
+    10i128.pow(9 - precision.digits())
+}
+
+/// The first and last instants a timestamp field writes, in nanoseconds.
+const FIRST_NANOS: i128 = MIN_SECS as i128 * 1_000_000_000;
+const LAST_NANOS: i128 = (MAX_SECS as i128 + 1) * 1_000_000_000 - 1;
+
+impl BinWriter<'_> {
+    /// Writes a timestamp (nanoseconds since the Unix epoch) in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueOutOfRange`] as the text form: before year 0, after year 9999, or with
+    /// digits below the field's precision.
+    pub fn timestamp(&mut self, spec: &FieldSpec, field: &str, nanos: i128) -> Result<()> {
+        let precision = spec.precision();
+        if !(FIRST_NANOS..=LAST_NANOS).contains(&nanos) {
+            return Err(unwritable(field, nanos, precision, Unwritable::OutOfRange));
+        }
+        if nanos % unit(precision) != 0 {
+            return Err(unwritable(
+                field,
+                nanos,
+                precision,
+                Unwritable::BelowPrecision,
+            ));
+        }
+        let n = bin_size(precision);
+        let bytes = bin_io::signed_bytes(nanos / unit(precision), n);
+        self.put(&bytes[16 - n..], spec.is_descending());
+        Ok(())
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a timestamp in the binary form, in nanoseconds since the Unix epoch.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`] for a short key or an instant outside years 0000 to 9999.
+    pub fn timestamp(&mut self, spec: &FieldSpec, field: &str) -> Result<i128> {
+        let start = self.pos;
+        let precision = spec.precision();
+        let n = bin_size(precision);
+        let mut bytes = [0u8; 16];
+        bytes[..n].copy_from_slice(self.take(field, n)?);
+        if spec.is_descending() {
+            for b in &mut bytes[..n] {
+                *b = !*b;
+            }
+        }
+        let units = bin_io::signed_of(&bytes[..n]);
+        match units.checked_mul(unit(precision)) {
+            Some(nanos) if (FIRST_NANOS..=LAST_NANOS).contains(&nanos) => Ok(nanos),
+            _ => {
+                self.pos = start;
+                Err(Self::fault(
+                    field,
+                    start,
+                    format!("{units} units of the field's precision is outside years 0000 to 9999"),
+                ))
+            }
+        }
+    }
 }

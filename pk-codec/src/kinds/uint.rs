@@ -1,6 +1,7 @@
 //! Unsigned integers (`u8`..`u128`, `usize`): decimal digits zero-padded to the field's width;
 //! descending, the nines' complement (`10^w - 1 - v`). The digit arithmetic is `num.rs`'s.
 
+use crate::bin_io::{self, BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -228,4 +229,106 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -
 
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse().map(Value::Uint).map_err(|_| "digits only")
+}
+
+// ---- The binary form: big-endian, the type's size in bytes (`usize`: 8), inverted when
+// descending; a value must fit the field's width as in the text form.
+
+/// The bytes of an unsigned integer of `bits` bits.
+pub(crate) const fn size(bits: IntBits) -> usize {
+    bits.get() as usize / 8
+}
+
+impl BinWriter<'_> {
+    /// Writes an unsigned integer in the binary form (see [`Kind`]'s binary table).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width,
+    /// as in the text form.
+    #[inline]
+    pub fn uint(&mut self, spec: &FieldSpec, field: &str, v: u128) -> Result<()> {
+        let Kind::Uint { bits } = spec.kind() else {
+            return Err(crate::error::Error::layout(
+                Some(field),
+                "not an unsigned integer field",
+            ));
+        };
+        if !bin_io::fits_unsigned(v, spec.width()) || v > max(bits) {
+            return Err(bin_io::too_wide(field, v, spec.width()));
+        }
+        let n = size(bits);
+        self.put(&v.to_be_bytes()[16 - n..], spec.is_descending());
+        Ok(())
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads an unsigned integer in the binary form.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key or a value the field's width
+    /// (or `max`) does not hold, which no key of the layout has.
+    #[inline]
+    pub fn uint(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
+        let Kind::Uint { bits } = spec.kind() else {
+            return Err(crate::error::Error::layout(
+                Some(field),
+                "not an unsigned integer field",
+            ));
+        };
+        let start = self.pos;
+        let mut bytes = [0u8; 16];
+        let n = size(bits);
+        bytes[16 - n..].copy_from_slice(self.take(field, n)?);
+        let mut v = u128::from_be_bytes(bytes);
+        if spec.is_descending() {
+            v = !v & super::uint::max(bits);
+        }
+        if !bin_io::fits_unsigned(v, spec.width()) || v > max {
+            self.pos = start;
+            return Err(Self::fault(
+                field,
+                start,
+                format!(
+                    "value {v} does not fit the field's width of {} digits",
+                    spec.width()
+                ),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+pub(super) fn write_value_bin(
+    w: &mut BinWriter<'_>,
+    spec: &FieldSpec,
+    field: &str,
+    value: &Value,
+) -> Result<bool> {
+    let v = match *value {
+        Value::Uint(v) => v,
+        Value::Int(v) => u128::try_from(v).map_err(|_| out_of_range(spec, field, v))?,
+        _ => return Ok(false),
+    };
+    let Kind::Uint { bits } = spec.kind() else {
+        return Ok(false);
+    };
+    if v > max(bits) {
+        return Err(out_of_range(spec, field, v));
+    }
+    w.uint(spec, field, v)?;
+    Ok(true)
+}
+
+pub(super) fn read_value_bin(
+    r: &mut BinReader<'_>,
+    spec: &FieldSpec,
+    field: &str,
+) -> Result<Value> {
+    let Kind::Uint { bits } = spec.kind() else {
+        unreachable!("dispatched by kind")
+    };
+    r.uint(spec, field, max(bits)).map(Value::Uint)
 }

@@ -1,6 +1,7 @@
 //! UUIDs (`uuid`): 32 lower-case hex digits in byte order (v7 UUIDs sort by time); descending,
 //! the digits inverted. The `uuid` crate's `Uuid` behind the feature of that name.
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 #[cfg(feature = "uuid")]
 use crate::field::{DecodeField, KeyField};
@@ -71,4 +72,28 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
     u128::from_str_radix(&hex, 16)
         .map(Value::Uuid)
         .map_err(|_| "32 hex digits")
+}
+
+// ---- The binary form: the 16 bytes, inverted when descending.
+
+impl BinWriter<'_> {
+    /// Writes a UUID (its 16 bytes as a big-endian number) in the binary form.
+    #[inline]
+    pub fn uuid(&mut self, spec: &FieldSpec, field: &str, v: u128) {
+        let _ = field;
+        self.put(&v.to_be_bytes(), spec.is_descending());
+    }
+}
+
+impl BinReader<'_> {
+    /// Reads a UUID in the binary form (every 16 bytes are one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    pub fn uuid(&mut self, spec: &FieldSpec, field: &str) -> Result<u128> {
+        Ok(u128::from_be_bytes(
+            self.take_array(field, spec.is_descending())?,
+        ))
+    }
 }

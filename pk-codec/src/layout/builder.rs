@@ -4,6 +4,7 @@ use crate::error::Result;
 use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
 use crate::prefix::{BucketBy, Separator};
+use crate::shape::Form;
 
 use super::config::{FieldConfig, LayoutConfig, PrefixConfig};
 use super::{FieldDef, Layout};
@@ -29,6 +30,7 @@ pub struct LayoutBuilder {
     delimiter: Option<char>,
     max_len: Option<usize>,
     prefix: Option<PrefixConfig>,
+    form: Option<Form>,
 }
 
 impl LayoutBuilder {
@@ -137,6 +139,13 @@ impl LayoutBuilder {
         self
     }
 
+    /// The keys' form: [`Form::Text`] (the default) or [`Form::Binary`], which
+    /// [`Layout::encode_bytes`](crate::Layout::encode_bytes) writes.
+    pub const fn form(mut self, form: Form) -> Self {
+        self.form = Some(form);
+        self
+    }
+
     /// Checks everything and builds the layout.
     ///
     /// # Errors
@@ -148,6 +157,7 @@ impl LayoutBuilder {
             delimiter: self.delimiter,
             max_len: self.max_len,
             prefix: self.prefix,
+            form: self.form,
             fields: self.fields.into_iter().map(FieldConfig::from).collect(),
         }
         .try_into()

@@ -10,7 +10,7 @@ use crate::hash::HashAlg;
 use crate::kinds::{Kind, Order};
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
 use crate::rules;
-use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
+use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, Form, KeyShape};
 use crate::timestamp::Precision;
 use std::collections::BTreeMap;
 
@@ -36,6 +36,12 @@ pub(super) struct LayoutConfig {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub(super) prefix: Option<PrefixConfig>,
+    /// The keys' form; text unless given.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub(super) form: Option<Form>,
     pub(super) fields: Vec<FieldConfig>,
 }
 
@@ -356,6 +362,7 @@ impl TryFrom<LayoutConfig> for Layout {
             shape,
             bucket,
             plan,
+            form: config.form.unwrap_or_default(),
         })
     }
 }
@@ -405,6 +412,7 @@ impl From<Layout> for LayoutConfig {
                 .then(|| char::from(shape.delimiter())),
             max_len: (shape.max_len() != DEFAULT_MAX_LEN).then_some(shape.max_len()),
             prefix,
+            form: (layout.form != Form::Text).then_some(layout.form),
             fields: layout.fields.into_iter().map(FieldConfig::from).collect(),
         }
     }

@@ -5,13 +5,15 @@ use std::ops::Bound;
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::key_range::KeyRange;
+use crate::kinds::dispatch;
 use crate::kinds::{Order, Value};
 use crate::prefix::{BucketValue, Prefix, bucket_bound};
 use crate::range::RangeBuilder;
-use crate::shape::KeyShape;
+use crate::shape::{Form, KeyShape};
 
 mod builder;
 mod config;
@@ -118,6 +120,8 @@ pub struct Layout {
     /// How each field is written and read, decided once when the layout is built (derived from
     /// `fields` and `bucket`, so it adds nothing to equality or hashing).
     plan: Plan,
+    /// The form [`Layout::encode_bytes`] writes.
+    form: Form,
 }
 
 impl Layout {
@@ -188,6 +192,156 @@ impl Layout {
             FieldRole::Hashed => BucketRole::Span,
             FieldRole::None => BucketRole::None,
         }
+    }
+
+    /// The form of the keys [`Layout::encode_bytes`] writes.
+    #[must_use]
+    pub const fn form(&self) -> Form {
+        self.form
+    }
+
+    /// The same layout with keys of `form`.
+    #[must_use]
+    pub fn with_form(mut self, form: Form) -> Self {
+        self.form = form;
+        self
+    }
+
+    /// Encodes one key in the layout's [`Form`], as bytes: the text key's UTF-8 bytes for
+    /// [`Form::Text`], the binary key for [`Form::Binary`] (each field in its kind's binary form,
+    /// see [`Kind`](crate::Kind)). [`Layout::encode`] writes the text form whatever the layout's
+    /// form.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::encode`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout, Value};
+    ///
+    /// let text: Layout = "device_id: u32 width=6; ts: u64 width=13 desc".parse()?;
+    /// let binary = text.clone().with_form(Form::Binary);
+    /// let values = [Value::from(54u32), Value::from(1_700_000_000_000u64)];
+    /// assert_eq!(text.encode_bytes(&values)?, b"000054,8299999999999");
+    /// assert_eq!(binary.encode_bytes(&values)?.len(), 4 + 8);
+    /// assert_eq!(binary.decode_bytes(&binary.encode_bytes(&values)?)?, values);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn encode_bytes(&self, values: &[Value]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode_bytes_into(values, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Layout::encode_bytes`] appending to `out` (on an error, `out` is left as it was).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::encode`].
+    pub fn encode_bytes_into(&self, values: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        if self.form == Form::Text {
+            let key = self.encode(values)?;
+            out.extend_from_slice(key.as_bytes());
+            return Ok(());
+        }
+        if values.len() != self.fields.len() {
+            return Err(Error::FieldCount {
+                expected: self.fields.len(),
+                found: values.len(),
+            });
+        }
+        self.shape.encode_bytes_checked(out, |w| {
+            for (i, (def, value)) in self.fields.iter().zip(values).enumerate() {
+                let start = w.position();
+                Self::write_bin_field(w, def, value)?;
+                match self.bucket_role(i, value) {
+                    BucketRole::None => {}
+                    BucketRole::Value(v) => w.bucket_value(v),
+                    BucketRole::Span => w.bucket_span(start),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// One field of a binary key, its optional part included.
+    fn write_bin_field(w: &mut BinWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
+        let spec = &def.spec;
+        if spec.is_optional() {
+            if value.is_null() {
+                w.none(spec, &def.name);
+                return Ok(());
+            }
+            w.some(spec, &def.name);
+        }
+        if dispatch::write_value_bin(w, spec, &def.name, value)? {
+            Ok(())
+        } else {
+            Err(plan::mismatch(def, value))
+        }
+    }
+
+    /// Decodes a key in the layout's [`Form`] (see [`Layout::encode_bytes`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::decode`]: [`Error::Malformed`] with the byte position for any bytes the
+    /// layout would not write, [`Error::PrefixMismatch`] for a prefix its natural key does not
+    /// give. Text keys must be UTF-8.
+    pub fn decode_bytes(&self, key: &[u8]) -> Result<Vec<Value>> {
+        let mut values = Vec::with_capacity(self.fields.len());
+        self.decode_bytes_into(key, &mut values)?;
+        Ok(values)
+    }
+
+    /// [`Layout::decode_bytes`] into `values` (cleared first; left empty on an error).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::decode_bytes`].
+    pub fn decode_bytes_into(&self, key: &[u8], values: &mut Vec<Value>) -> Result<()> {
+        values.clear();
+        if self.form == Form::Text {
+            let text = std::str::from_utf8(key).map_err(|e| {
+                Error::malformed(
+                    None,
+                    e.valid_up_to(),
+                    "a text key is UTF-8, and this one is not",
+                )
+            })?;
+            return self.decode_into(text, values);
+        }
+        let read = self.shape.decode_bytes_checked(key, |r| {
+            for (i, def) in self.fields.iter().enumerate() {
+                let start = r.position();
+                let value = Self::read_bin_field(r, def)?;
+                match self.bucket_role(i, &value) {
+                    BucketRole::None => {}
+                    BucketRole::Value(v) => r.bucket_value(v),
+                    BucketRole::Span => r.bucket_span(start),
+                }
+                values.push(value);
+            }
+            Ok(())
+        });
+        if read.is_err() {
+            values.clear();
+        }
+        read
+    }
+
+    /// One field of a binary key, its optional part included.
+    fn read_bin_field(r: &mut BinReader<'_>, def: &FieldDef) -> Result<Value> {
+        let spec = &def.spec;
+        if spec.is_optional() {
+            if r.none(spec, &def.name) {
+                return Ok(Value::Null);
+            }
+            r.some(spec, &def.name)?;
+        }
+        dispatch::read_value_bin(r, spec, &def.name)
     }
 
     /// Decodes one key back to its values: integers as [`Value::Uint`] / [`Value::Int`] by the

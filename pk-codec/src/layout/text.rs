@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 use crate::kinds::Kind;
 use crate::prefix::BucketBy;
+use crate::shape::Form;
 use crate::timestamp::Precision;
 
 use super::Layout;
@@ -155,6 +156,7 @@ impl TextParser {
             delimiter: None,
             max_len: None,
             prefix: None,
+            form: None,
             fields: Vec::new(),
         };
         for item in Self::items(Piece { text, at: 0 }) {
@@ -296,6 +298,15 @@ impl TextParser {
                 Self::once(key, config.max_len.is_some(), "max_len")?;
                 config.max_len = Some(Self::number(value, "a length in bytes")?);
             }
+            "form" => {
+                Self::once(key, config.form.is_some(), "form")?;
+                config.form = Some(Form::from_name(value.str()).ok_or_else(|| {
+                    Self::err(
+                        value,
+                        format!("unknown form {:?}; expected text or binary", value.str()),
+                    )
+                })?);
+            }
             "hash" => {
                 let mut parts = value.split(':');
                 let alg_part = parts.next().unwrap_or(value);
@@ -385,7 +396,7 @@ impl TextParser {
                 return Err(Self::err(
                     key,
                     format!(
-                        "unknown setting {:?}; expected delimiter, max_len, hash or buckets",
+                        "unknown setting {:?}; expected delimiter, max_len, hash, buckets or form",
                         key.str()
                     ),
                 ));
@@ -498,6 +509,9 @@ impl fmt::Display for Layout {
         }
         if let Some(m) = config.max_len {
             items.push(format!("max_len={m}"));
+        }
+        if let Some(form) = config.form {
+            items.push(format!("form={}", form.name()));
         }
         let sep = |s: bool| if s { ":sep" } else { "" };
         match &config.prefix {
