@@ -59,3 +59,65 @@ pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
     out.push(char::from(last + 1));
     Some(out)
 }
+
+/// The `[start, end)` byte range a store's range read takes: what a binary layout's typed
+/// ranges answer ([`Layout::byte_ranges`](crate::Layout::byte_ranges)), and a text layout's as
+/// their UTF-8 bytes. `end: None` reads to the end of the key space.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{ByteRange, Form, Layout, Value};
+/// use std::ops::Bound::{Excluded, Included};
+///
+/// let layout = "device_id: u32; ts: u64".parse::<Layout>()?.with_form(Form::Binary);
+/// let ranges = layout.byte_ranges(&[Value::from(54u32)], Included(&Value::from(10u64)), Excluded(&Value::from(20u64)))?;
+/// assert_eq!(ranges.len(), 1);
+/// let key = |ts: u64| layout.encode_bytes(&[Value::from(54u32), Value::from(ts)]).unwrap();
+/// assert!(ranges[0].contains(&key(10)) && ranges[0].contains(&key(19)));
+/// assert!(!ranges[0].contains(&key(20)) && !ranges[0].contains(&key(9)));
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct ByteRange {
+    /// The first key of the range (included).
+    pub start: Vec<u8>,
+    /// The key after the last one (excluded), or `None` for the end of the key space.
+    pub end: Option<Vec<u8>>,
+}
+
+impl ByteRange {
+    /// Whether `key` lies in the range.
+    #[must_use]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start.as_slice() && self.end.as_deref().is_none_or(|end| key < end)
+    }
+
+    /// Whether the range holds no key.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.end
+            .as_deref()
+            .is_some_and(|end| end <= self.start.as_slice())
+    }
+}
+
+impl From<KeyRange> for ByteRange {
+    /// The text range's bytes: a text key's UTF-8 bytes sort as the text does.
+    fn from(r: KeyRange) -> Self {
+        Self {
+            start: r.start.into_bytes(),
+            end: r.end.map(String::into_bytes),
+        }
+    }
+}
+
+/// The first byte string after every one that starts with `b`: `b` without its trailing `0xff`
+/// bytes, its last byte incremented; `None` when there is none (`b` empty or all `0xff`).
+pub(crate) fn after_all_bytes_starting_with(b: &[u8]) -> Option<Vec<u8>> {
+    let keep = b.iter().rposition(|&x| x != 0xff)?;
+    let mut out = b[..=keep].to_vec();
+    out[keep] += 1;
+    Some(out)
+}

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
-use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::key_range::{
+    ByteRange, KeyRange, after_all_bytes_starting_with, after_all_starting_with,
+};
 use crate::kinds::Kind;
 use crate::num;
 use crate::rules::{MAX_BUCKETS, Rule};
@@ -79,14 +81,10 @@ impl BucketSeed {
         }
     }
 
-    /// Adds the span of a hashed field. A span that starts one byte (the delimiter) after the last
-    /// one ends extends it: adjacent hashed fields are one run, hashed as the text they cover,
-    /// which is the same text as the fields joined by the delimiter.
-    pub(crate) fn add_span(&mut self, start: usize, end: usize) {
-        self.add_span_gap(start, end, 1);
-    }
-
-    /// [`BucketSeed::add_span`] with adjacent fields `gap` bytes apart.
+    /// Adds the span of a hashed field. A span that starts `gap` bytes (the text form's
+    /// delimiter; none in the binary form) after the last one ends extends it: adjacent hashed
+    /// fields are one run, hashed as the bytes they cover, which are the fields joined as the
+    /// form joins them.
     pub(crate) fn add_span_gap(&mut self, start: usize, end: usize, gap: usize) {
         if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
             && self.spans[last].1 as usize + gap == start
@@ -121,13 +119,19 @@ impl ReadSeed {
     /// text: its modulo value, and its hashed spans moved by `offset` (adjacent runs join, as a
     /// key's do).
     pub(crate) fn absorb(&mut self, offset: usize, seed: &BucketSeed) {
+        self.absorb_gap(offset, seed, 1);
+    }
+
+    /// [`ReadSeed::absorb`] for a form whose adjacent fields are `gap` bytes apart (see
+    /// [`BucketSeed::add_span_gap`]).
+    pub(crate) fn absorb_gap(&mut self, offset: usize, seed: &BucketSeed, gap: usize) {
         if seed.value.is_some() {
             self.seed.value = seed.value;
         }
         let stored = seed.span_count.min(MAX_SPANS);
         for &(start, end) in &seed.spans[..stored] {
             self.seed
-                .add_span(start as usize + offset, end as usize + offset);
+                .add_span_gap(start as usize + offset, end as usize + offset, gap);
         }
         // Spans past the most a seed stores still count, so that the hash refuses them.
         self.seed.span_count += seed.span_count - stored;
@@ -305,8 +309,8 @@ impl BucketSet {
 fn read_buckets(
     count: u32,
     by: BucketBy,
-    delimiter: u8,
-    natural: &str,
+    sep: &[u8],
+    natural: &[u8],
     read: &ReadSeed,
 ) -> Result<BucketSet> {
     match by {
@@ -336,7 +340,7 @@ fn read_buckets(
                 Some(text) if stored.iter().all(|&(_, e)| e as usize <= end) => text,
                 _ => return Err(span_after_hashed_end()),
             };
-            let bucket = bucket_of_hash(hash_spans(delimiter, text, seed)?, count);
+            let bucket = bucket_of_hash(hash_spans_joined(text, seed, sep)?, count);
             Ok(BucketSet::one(bucket))
         }
     }
@@ -834,9 +838,60 @@ impl Prefix {
                 ),
             }),
             Self::Bucket { count, by, .. } => {
-                Ok(read_buckets(count, by, delimiter, natural, read)?
+                Ok(
+                    read_buckets(count, by, &[delimiter], natural.as_bytes(), read)?
+                        .iter()
+                        .map(|b| prefixed(&self.bucket_text(delimiter, b)))
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// [`Prefix::ranges`] in the binary form: the byte ranges a read of the natural keys
+    /// `[start, end)` visits, each behind the prefix's bytes.
+    pub(crate) fn ranges_bin(
+        &self,
+        natural: &[u8],
+        read: &ReadSeed,
+        start: Vec<u8>,
+        end: Option<Vec<u8>>,
+    ) -> Result<Vec<ByteRange>> {
+        let prefixed = |pfx: &[u8]| ByteRange {
+            start: [pfx, &start].concat(),
+            end: match &end {
+                Some(e) => Some([pfx, e].concat()),
+                None => after_all_bytes_starting_with(pfx),
+            },
+        };
+        match *self {
+            Self::None => Ok(vec![ByteRange { start, end }]),
+            Self::Hash {
+                over: HashOver::LeadingFields,
+                ..
+            } => {
+                let Some(end) = read.hashed_end.filter(|&e| e <= natural.len()) else {
+                    return Err(Error::RangeUnsupported {
+                        reason: "the hash prefix covers the leading fields, so a range read fixes all of them \
+                                 first: give their values"
+                            .to_owned(),
+                    });
+                };
+                let mut buf = [0u8; 32];
+                let mut seed = read.seed;
+                seed.spans[0] = (0, end as u32);
+                seed.span_count = 1;
+                let pfx = self.compute_bin(&natural[..end], &seed, &mut buf)?.to_vec();
+                Ok(vec![prefixed(&pfx)])
+            }
+            Self::Hash { .. } => self
+                .ranges(0, "", read, String::new(), None)
+                .map(|_| Vec::new()),
+            Self::Bucket { count, by, .. } => {
+                let n = self.bin_len();
+                Ok(read_buckets(count, by, &[], natural, read)?
                     .iter()
-                    .map(|b| prefixed(&self.bucket_text(delimiter, b)))
+                    .map(|b| prefixed(&b.to_be_bytes()[4 - n..]))
                     .collect())
             }
         }

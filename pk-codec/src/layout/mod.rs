@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
-use crate::key_range::KeyRange;
+use crate::key_range::{ByteRange, KeyRange, after_all_bytes_starting_with};
 use crate::kinds::dispatch;
 use crate::kinds::{Order, Value};
-use crate::prefix::{BucketValue, Prefix, bucket_bound};
+use crate::prefix::{BucketValue, Prefix, ReadSeed, ValueSpan, bucket_bound};
 use crate::range::RangeBuilder;
 use crate::shape::{Form, KeyShape};
 
@@ -452,6 +452,128 @@ impl Layout {
     /// fields; the errors of [`Layout::encode`] for the values.
     pub fn prefix_ranges(&self, prefix: &[Value]) -> Result<Vec<KeyRange>> {
         self.ranges(prefix, Bound::Unbounded, Bound::Unbounded)
+    }
+
+    /// The byte ranges a read of the rows whose leading fields equal `prefix` and whose next
+    /// field lies within `lower` and `upper` visits, in the layout's [`Form`]: [`Layout::ranges`]
+    /// for keys of bytes. A text layout's ranges come as their UTF-8 bytes; a binary layout's are
+    /// its binary keys' (one per bucket to read, the buckets pruned as [`Layout::ranges`] prunes
+    /// them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::ranges`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout, Value};
+    /// use std::ops::Bound::{Included, Unbounded};
+    ///
+    /// let layout: Layout = "card: u32; ts: u64; buckets=4:hash(card); form=binary".parse()?;
+    /// let ranges = layout.byte_ranges(&[Value::from(7u32)], Included(&Value::from(100u64)), Unbounded)?;
+    /// assert_eq!(ranges.len(), 1); // the card fixes the bucket
+    /// let key = layout.encode_bytes(&[Value::from(7u32), Value::from(150u64)])?;
+    /// assert!(ranges[0].contains(&key));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn byte_ranges(
+        &self,
+        prefix: &[Value],
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+    ) -> Result<Vec<ByteRange>> {
+        if self.form == Form::Text {
+            return Ok(self
+                .ranges(prefix, lower, upper)?
+                .into_iter()
+                .map(ByteRange::from)
+                .collect());
+        }
+        let bounded = !matches!((lower, upper), (Bound::Unbounded, Bound::Unbounded));
+        let most = self.fields.len() - usize::from(bounded);
+        if prefix.len() > most {
+            return Err(Error::FieldCount {
+                expected: most,
+                found: prefix.len(),
+            });
+        }
+        // Refuses a whole-key hash, saying what to do instead, as the text form does.
+        RangeBuilder::new(&self.shape)?;
+        let mut natural = Vec::new();
+        let mut read = ReadSeed::default();
+        let hashed_end = self.hashed_end();
+        for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
+            let offset = natural.len();
+            let mut w = BinWriter::new(&mut natural, offset);
+            Self::write_bin_field(&mut w, def, value)?;
+            match self.bucket_role(i, value) {
+                BucketRole::Value(v) => w.bucket_value(v),
+                BucketRole::Span => w.bucket_span(offset),
+                BucketRole::None => {}
+            }
+            let seed = w.seed;
+            read.absorb_gap(offset, &seed, 0);
+            if Some(i + 1) == hashed_end {
+                read.hashed_end = Some(natural.len());
+            }
+        }
+        let fixed = !prefix.is_empty();
+        let (lower, upper, order) = match self.fields.get(prefix.len()) {
+            None => (Bound::Unbounded, Bound::Unbounded, Order::Asc),
+            Some(next) => {
+                if self.plan.steps()[prefix.len()].role == FieldRole::Modulo {
+                    read.bounded = ValueSpan::of(
+                        &next.spec,
+                        bucket_bound(lower, bucket_value),
+                        bucket_bound(upper, bucket_value),
+                    );
+                }
+                let encode = |b: Bound<&Value>| -> Result<Bound<Vec<u8>>> {
+                    let bytes = |v: &Value| -> Result<Vec<u8>> {
+                        let mut out = natural.clone();
+                        let at = out.len();
+                        Self::write_bin_field(&mut BinWriter::new(&mut out, at), next, v)?;
+                        Ok(out)
+                    };
+                    Ok(match b {
+                        Bound::Included(v) => Bound::Included(bytes(v)?),
+                        Bound::Excluded(v) => Bound::Excluded(bytes(v)?),
+                        Bound::Unbounded => Bound::Unbounded,
+                    })
+                };
+                (encode(lower)?, encode(upper)?, next.spec.order())
+            }
+        };
+        // Descending forms are inverted bytes: the upper value's keys come first.
+        let (lower, upper) = if order == Order::Desc {
+            (upper, lower)
+        } else {
+            (lower, upper)
+        };
+        // After every key that holds an excluded lower value (the forms are self-delimiting);
+        // when no key comes after them, the range is empty.
+        let (start, none_after) = match lower {
+            Bound::Included(k) => (k, false),
+            Bound::Excluded(k) => match after_all_bytes_starting_with(&k) {
+                Some(after) => (after, false),
+                None => (k, true),
+            },
+            Bound::Unbounded => (natural.clone(), false),
+        };
+        let end = match upper {
+            Bound::Excluded(k) => Some(k),
+            Bound::Included(k) => after_all_bytes_starting_with(&k),
+            Bound::Unbounded if fixed => after_all_bytes_starting_with(&natural),
+            Bound::Unbounded => None,
+        };
+        // Bounds that hold no value: an empty range, its end at its start.
+        let end = match end {
+            _ if none_after => Some(start.clone()),
+            Some(end) if start > end => Some(start.clone()),
+            end => end,
+        };
+        self.shape.prefix().ranges_bin(&natural, &read, start, end)
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose

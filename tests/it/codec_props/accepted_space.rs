@@ -595,6 +595,48 @@ proptest! {
         }
     }
 
+    /// The byte ranges of a binary layout hold exactly the keys of the rows they match: leading
+    /// fields equal, the next within bounds (both orders, every prefix but a whole-key hash, the
+    /// buckets pruned as for the text form).
+    #[test]
+    fn binary_ranges_hold_exactly_the_matching_keys(
+        (layout, rows) in any_layout_and_rows(3..10),
+        k in 0usize..4,
+        picks in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<prop::sample::Index>()),
+        bounds in (0u8..3, 0u8..3),
+    ) {
+        let layout = layout.with_form(Form::Binary);
+        let rows: Vec<&Vec<Value>> = rows.iter().filter(|r| layout.encode_bytes(r).is_ok()).collect();
+        prop_assume!(!rows.is_empty());
+        let k = k.min(layout.fields().len() - 1);
+        let base = rows[picks.0.index(rows.len())];
+        let lo = &rows[picks.1.index(rows.len())][k];
+        let hi = &rows[picks.2.index(rows.len())][k];
+        let bound = |kind: u8, v: &Value| match kind {
+            0 => Bound::Included(v.clone()),
+            1 => Bound::Excluded(v.clone()),
+            _ => Bound::Unbounded,
+        };
+        let (lower, upper) = (bound(bounds.0, lo), bound(bounds.1, hi));
+        let Ok(ranges) = layout.byte_ranges(&base[..k], lower.as_ref(), upper.as_ref()) else {
+            // A whole-key hash, or a hash over more leading fields than are given.
+            return Ok(());
+        };
+        let in_bounds = |v: &Value| {
+            (match &lower { Bound::Included(l) => v >= l, Bound::Excluded(l) => v > l, Bound::Unbounded => true })
+                && (match &upper { Bound::Included(u) => v <= u, Bound::Excluded(u) => v < u, Bound::Unbounded => true })
+        };
+        for r in &ranges {
+            prop_assert!(r.end.as_ref().is_none_or(|e| r.start <= *e), "inverted {:?}", r);
+        }
+        for row in &rows {
+            let key = layout.encode_bytes(row).unwrap();
+            let want = row[..k] == base[..k] && in_bounds(&row[k]);
+            let got = ranges.iter().filter(|r| r.contains(&key)).count();
+            prop_assert_eq!(got, usize::from(want), "`{}` {:02x?} row {:?} key {:02x?}", layout, ranges, row, key);
+        }
+    }
+
     /// Decoding any bytes answers values or an error with a position inside the bytes, never a
     /// panic, whatever the layout.
     #[test]
