@@ -4,6 +4,9 @@
 //! test checks that every line still encodes to its key and its key still decodes to its values,
 //! so a key written today decodes the same way in every later version.
 //!
+//! `tests/golden/keys_binary.jsonl` does the same for the binary form (every case with
+//! `; form=binary`, keys in hex).
+//!
 //! Changing the file is changing the key format. To add cases, add them to [`cases`] and run
 //! `PK_CODEC_BLESS=1 cargo test --test it golden`, which rewrites the file; review the diff: existing
 //! lines must not change unless the format change is deliberate and documented.
@@ -467,4 +470,93 @@ fn golden_file_covers_every_case() {
         "tests/golden/keys.jsonl differs from the cases in tests/it/golden.rs: a case was added or the format changed; \
          run with PK_CODEC_BLESS=1 and review the diff"
     );
+}
+
+// ---- The binary form: `tests/golden/keys_binary.jsonl`, every case above in the binary form
+// (the layout spec with `; form=binary`), keys as lower-case hex. Written once with
+// `PK_CODEC_BLESS=1`; later versions must keep every line.
+
+const GOLDEN_BINARY: &str = include_str!("../golden/keys_binary.jsonl");
+const PATH_BINARY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/keys_binary.jsonl"
+);
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn render_binary() -> String {
+    let mut out = String::new();
+    for (spec, rows) in cases() {
+        let spec = format!("{spec}; form=binary");
+        let layout: Layout = spec.parse().unwrap_or_else(|e| panic!("`{spec}`: {e}"));
+        for row in rows {
+            let key = layout
+                .encode_bytes(&row)
+                .unwrap_or_else(|e| panic!("`{spec}` {row:?}: {e}"));
+            let line = json!({ "layout": spec, "values": row.iter().map(value_json).collect::<Vec<_>>(), "key_hex": hex(&key) });
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_binary_keys_encode_and_decode_unchanged() {
+    if std::env::var_os("PK_CODEC_BLESS").is_some() {
+        std::fs::write(PATH_BINARY, render_binary()).expect("write the binary golden file");
+        return;
+    }
+    let mut lines = 0;
+    for (n, line) in GOLDEN_BINARY.lines().enumerate() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let spec = entry["layout"].as_str().unwrap();
+        let layout: Layout = spec
+            .parse()
+            .unwrap_or_else(|e| panic!("line {}: `{spec}`: {e}", n + 1));
+        let values: Vec<Value> = entry["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(value_from_json)
+            .collect();
+        let key = entry["key_hex"].as_str().unwrap();
+        assert_eq!(
+            hex(&layout.encode_bytes(&values).unwrap()),
+            key,
+            "line {}: `{spec}` now encodes {values:?} differently",
+            n + 1
+        );
+        let bytes: Vec<u8> = (0..key.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&key[i..i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(
+            layout.decode_bytes(&bytes).unwrap(),
+            values,
+            "line {}: `{spec}` now decodes {key} differently",
+            n + 1
+        );
+        lines += 1;
+    }
+    assert!(lines >= 100, "the binary golden file lost lines: {lines}");
+}
+
+#[test]
+fn the_binary_golden_file_covers_every_case() {
+    if std::env::var_os("PK_CODEC_BLESS").is_some() {
+        return;
+    }
+    let rendered = render_binary();
+    for line in rendered.lines() {
+        assert!(
+            GOLDEN_BINARY.lines().any(|g| g == line),
+            "a case has no line in the binary golden file (bless it): {line}"
+        );
+    }
 }
