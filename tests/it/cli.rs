@@ -1216,3 +1216,70 @@ fn cli_analyze_of_odd_inputs() {
         assert_eq!(out.status.code(), Some(code), "{name}: {stderr}");
     }
 }
+
+#[test]
+fn binary_keys_are_printed_and_read_as_hex() {
+    let spec = "device_id: u32 width=6; seller_id: str";
+    let o = pk(&["encode", "--spec", spec, "--form", "binary", "54", "a100"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "00000036613130300001\n");
+    // The spec's own form, and a key decoded back.
+    let o = pk(&[
+        "decode",
+        "--spec",
+        &format!("{spec}; form=binary"),
+        "00000036613130300001",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"device_id":54,"seller_id":"a100"}"#);
+    // --form text overrides the spec's form.
+    let o = pk(&[
+        "encode",
+        "--spec",
+        &format!("{spec}; form=binary"),
+        "--form",
+        "text",
+        "54",
+        "a100",
+    ]);
+    assert_eq!(stdout(&o), "000054,a100\n");
+    // Bad hex, a damaged key and an unknown form are errors naming what is wrong.
+    let o = pk(&["decode", "--spec", spec, "--form", "binary", "0000003"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("hex digits, two a byte"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pk(&[
+        "decode",
+        "--spec",
+        spec,
+        "--form",
+        "binary",
+        "000000366131303000",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot decode"), "{}", stderr(&o));
+    let o = pk(&["encode", "--spec", spec, "--form", "bogus", "54", "a100"]);
+    assert!(stderr(&o).contains("unknown --form"), "{}", stderr(&o));
+    // Ranges in hex: a bucketed binary layout, the device fixing the bucket.
+    let o = pk(&[
+        "ranges",
+        "--spec",
+        "device_id: u32 width=6; ts: u64; buckets=4:hash(device_id)",
+        "--form",
+        "binary",
+        "54",
+        "--from",
+        "10",
+        "--to",
+        "20",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let (start, end) = lines[0].split_once(' ').unwrap();
+    assert!(start.ends_with("00000036000000000000000a"), "{start}");
+    assert!(end.ends_with("000000360000000000000015"), "{end}");
+}

@@ -150,6 +150,25 @@ mod uuid;
 /// | `decimal scale=s` | the `i*` form of `v × 10^s` at the width, a `.` before its last `s` digits: `12.34` at width 8 is `000012.34` | the ascending form of `-1 - v × 10^s` |
 /// | `Option<T>` | `None` is empty; `Some` is T's form, after a `=` when T's form can be empty | `None` is `~`; `Some` is T's form |
 ///
+/// The binary form ([`Form::Binary`](crate::Form::Binary)) writes each field self-delimiting,
+/// one after another with no delimiter, every byte inverted when the field is descending:
+///
+/// | kind | binary form (ascending) |
+/// |---|---|
+/// | `u8`..`u128` | big-endian, the type's size (1 to 16 bytes; `usize` 8); a value must fit the width, as in text |
+/// | `i8`..`i128` | two's complement with the sign bit flipped, big-endian, the type's size |
+/// | `str`, `bytes` | the bytes, each `0x00` written `0x00 0xff`, then `0x00 0x01` (a prefix of a value sorts first) |
+/// | `bool` | `0x00` / `0x01` |
+/// | `char` | the scalar value, 4 bytes big-endian |
+/// | `f32`, `f64` | the total-order image of the bits, 4 / 8 bytes big-endian |
+/// | `uuid` | its 16 bytes |
+/// | `timestamp` | units of the precision since the epoch, as `i64` (8 bytes; `i128`, 16 bytes, at `ns`) |
+/// | `decimal scale=s` | `v × 10^s` as `i128` (16 bytes) |
+/// | `Option<T>` | `0x00` for `None`; `0x01` then T's form for `Some` (descending `0xff` / `0xfe`) |
+///
+/// A hash prefix is the first `⌈len / 2⌉` bytes of the digest; a bucket prefix the bucket
+/// number big-endian in 1 byte (up to 256 buckets) or 2.
+///
 /// # Examples
 ///
 /// ```

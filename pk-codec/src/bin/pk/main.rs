@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pk_codec::{HashAlg, Layout, Prefix};
+use pk_codec::{Form, HashAlg, Layout, Prefix};
 
 /// Order-preserving text primary keys: encode, decode, hash, ranges, split points, and the
 /// analysis of key dumps under candidate designs.
@@ -33,6 +33,10 @@ enum Command {
         /// The key layout, e.g. 'device_id: u32 width=6; seller_id: str'.
         #[arg(long)]
         spec: String,
+        /// The key form: text, or binary (keys printed and read as lower-case hex); the spec's
+        /// `form=` (text unless given) when left out.
+        #[arg(long)]
+        form: Option<String>,
         /// One value per field.
         values: Vec<String>,
     },
@@ -43,7 +47,11 @@ enum Command {
         /// The key layout.
         #[arg(long)]
         spec: String,
-        /// The key.
+        /// The key form: text, or binary (keys printed and read as lower-case hex); the spec's
+        /// `form=` (text unless given) when left out.
+        #[arg(long)]
+        form: Option<String>,
+        /// The key (lower-case hex in the binary form).
         key: String,
     },
     /// Prints the first LEN hex characters of TEXT's hash.
@@ -72,6 +80,10 @@ enum Command {
         /// The key layout.
         #[arg(long)]
         spec: String,
+        /// The key form: text, or binary (keys printed and read as lower-case hex); the spec's
+        /// `form=` (text unless given) when left out.
+        #[arg(long)]
+        form: Option<String>,
         /// Values of the leading fields.
         values: Vec<String>,
         /// Lowest value of the next field (inclusive).
@@ -132,8 +144,8 @@ impl<E: std::fmt::Display> From<E> for Failure {
 /// `--` and `-h` stay clap's, so an unknown option is still named as one.
 fn values_escaped(args: Vec<OsString>) -> Vec<OsString> {
     let options: &[&str] = match args.get(1).and_then(|a| a.to_str()) {
-        Some("encode" | "decode") => &["--spec"],
-        Some("ranges") => &["--spec", "--from", "--to"],
+        Some("encode" | "decode") => &["--spec", "--form"],
+        Some("ranges") => &["--spec", "--form", "--from", "--to"],
         Some("hash") => &["--alg", "--len"],
         _ => return args,
     };
@@ -235,17 +247,52 @@ fn layout(spec: &str) -> Result<Layout, Failure> {
         .map_err(|e| Failure::from(format!("bad spec {spec:?}: {e}")))
 }
 
+/// The layout in `form` (`text` or `binary`), or as its spec says when `None`.
+fn with_form(layout: Layout, form: Option<&str>) -> Result<Layout, Failure> {
+    match form {
+        None => Ok(layout),
+        Some(name) => Form::from_name(name)
+            .map(|f| layout.with_form(f))
+            .ok_or_else(|| format!("unknown --form {name:?}: use text or binary").into()),
+    }
+}
+
+/// A key as `pk` prints it: the text itself, or lower-case hex in the binary form.
+fn key_text(layout: &Layout, key: &[u8]) -> String {
+    match layout.form() {
+        Form::Text => String::from_utf8_lossy(key).into_owned(),
+        Form::Binary => key.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+/// The bytes of a binary key given in hex.
+fn from_hex(text: &str) -> Result<Vec<u8>, Failure> {
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(
+            format!("a binary key is given as hex digits, two a byte: {text:?} is not").into(),
+        );
+    }
+    Ok((0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap_or(0))
+        .collect())
+}
+
 fn run(command: Command) -> Result<(), Failure> {
     match command {
-        Command::Encode { spec, values } => {
-            let layout = layout(&spec)?;
+        Command::Encode { spec, form, values } => {
+            let layout = with_form(layout(&spec)?, form.as_deref())?;
             let values = values::parse_all(&layout, &values)?;
-            out_line(layout.encode(&values)?)?;
+            out_line(key_text(&layout, &layout.encode_bytes(&values)?))?;
         }
-        Command::Decode { spec, key } => {
-            let layout = layout(&spec)?;
+        Command::Decode { spec, form, key } => {
+            let layout = with_form(layout(&spec)?, form.as_deref())?;
+            let bytes = match layout.form() {
+                Form::Text => key.clone().into_bytes(),
+                Form::Binary => from_hex(&key)?,
+            };
             let values = layout
-                .decode(&key)
+                .decode_bytes(&bytes)
                 .map_err(|e| format!("cannot decode {key:?}: {e}"))?;
             let object: serde_json::Map<String, serde_json::Value> = layout
                 .fields()
@@ -274,11 +321,12 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::Ranges {
             spec,
+            form,
             values,
             from,
             to,
         } => {
-            let layout = layout(&spec)?;
+            let layout = with_form(layout(&spec)?, form.as_deref())?;
             let prefix = values::parse_all_prefix(&layout, &values)?;
             let next = layout.fields().get(prefix.len());
             let bound = |v: Option<String>| -> Result<Option<pk_codec::Value>, Failure> {
@@ -293,13 +341,15 @@ fn run(command: Command) -> Result<(), Failure> {
             let (lo, hi) = (bound(from)?, bound(to)?);
             let lower = lo.as_ref().map_or(Bound::Unbounded, Bound::Included);
             let upper = hi.as_ref().map_or(Bound::Unbounded, Bound::Included);
-            let ranges = layout.ranges(&prefix, lower, upper)?;
+            let ranges = layout.byte_ranges(&prefix, lower, upper)?;
             note(ranges_note(&layout, ranges.len()));
             for r in ranges {
                 out_line(format_args!(
                     "{} {}",
-                    r.start,
-                    r.end.as_deref().unwrap_or("(end)")
+                    key_text(&layout, &r.start),
+                    r.end
+                        .as_deref()
+                        .map_or_else(|| "(end)".to_owned(), |e| key_text(&layout, e))
                 ))?;
             }
         }
