@@ -267,7 +267,7 @@ fn key_text(layout: &Layout, key: &[u8]) -> String {
 
 /// The bytes of a binary key given in hex.
 fn from_hex(text: &str) -> Result<Vec<u8>, Failure> {
-    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(
             format!("a binary key is given as hex digits, two a byte: {text:?} is not").into(),
         );
