@@ -518,19 +518,8 @@ impl Prefix {
         match *self {
             Self::None => Ok(&buf[..0]),
             Self::Hash { alg, len, over, .. } => {
-                let text = match over {
-                    HashOver::Key => natural,
-                    HashOver::LeadingFields => match seed.spans[..seed.span_count.min(MAX_SPANS)] {
-                        [(0, end)] => &natural[..end as usize],
-                        _ => {
-                            return Err(Error::layout(
-                                None,
-                                "a hash prefix over leading fields needs the span of those fields, and none was given",
-                            ));
-                        }
-                    },
-                };
-                Ok(alg.write_hex_prefix(text.as_bytes(), len, buf))
+                let text = hashed_text(over, natural.as_bytes(), seed)?;
+                Ok(alg.write_hex_prefix(text, len, buf))
             }
             Self::Bucket { count, by, .. } => {
                 let bucket = match by {
@@ -592,18 +581,7 @@ impl Prefix {
         match *self {
             Self::None => Ok(&buf[..0]),
             Self::Hash { alg, len, over, .. } => {
-                let data = match over {
-                    HashOver::Key => natural,
-                    HashOver::LeadingFields => match seed.spans[..seed.span_count.min(MAX_SPANS)] {
-                        [(0, end)] => &natural[..end as usize],
-                        _ => {
-                            return Err(Error::layout(
-                                None,
-                                "a hash prefix over leading fields needs the span of those fields, and none was given",
-                            ));
-                        }
-                    },
-                };
+                let data = hashed_text(over, natural, seed)?;
                 // Every digest's hex length is even: `2n` digits are there for `len` rounded up.
                 let mut hex = [0u8; 32];
                 let digits =
@@ -895,6 +873,21 @@ impl Prefix {
                     .collect())
             }
         }
+    }
+}
+
+/// What a hash prefix digests of the natural key: all of it, or the span of its leading fields.
+#[inline(always)]
+fn hashed_text<'k>(over: HashOver, natural: &'k [u8], seed: &BucketSeed) -> Result<&'k [u8]> {
+    match over {
+        HashOver::Key => Ok(natural),
+        HashOver::LeadingFields => match seed.spans[..seed.span_count.min(MAX_SPANS)] {
+            [(0, end)] => Ok(&natural[..end as usize]),
+            _ => Err(Error::layout(
+                None,
+                "a hash prefix over leading fields needs the span of those fields, and none was given",
+            )),
+        },
     }
 }
 

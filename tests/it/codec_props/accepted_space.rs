@@ -456,37 +456,77 @@ proptest! {
         picks in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<prop::sample::Index>()),
         bounds in (0u8..3, 0u8..3),
     ) {
-        let rows: Vec<&Vec<Value>> = rows.iter().filter(|r| layout.encode(r).is_ok()).collect();
-        prop_assume!(!rows.is_empty());
-        let n = layout.fields().len();
-        let k = k.min(n - 1);
-        let base = rows[picks.0.index(rows.len())];
-        let lo = &rows[picks.1.index(rows.len())][k];
-        let hi = &rows[picks.2.index(rows.len())][k];
-        let bound = |kind: u8, v: &Value| match kind {
-            0 => Bound::Included(v.clone()),
-            1 => Bound::Excluded(v.clone()),
-            _ => Bound::Unbounded,
-        };
-        let (lower, upper) = (bound(bounds.0, lo), bound(bounds.1, hi));
-        let Ok(ranges) = layout.ranges(&base[..k], lower.as_ref(), upper.as_ref()) else {
-            // A whole-key hash, or a hash over more leading fields than are given.
-            return Ok(());
-        };
-        let in_bounds = |v: &Value| {
-            (match &lower { Bound::Included(l) => v >= l, Bound::Excluded(l) => v > l, Bound::Unbounded => true })
-                && (match &upper { Bound::Included(u) => v <= u, Bound::Excluded(u) => v < u, Bound::Unbounded => true })
-        };
-        for r in &ranges {
-            prop_assert!(r.end.as_ref().is_none_or(|e| r.start <= *e), "inverted {:?}", r);
-        }
-        for row in &rows {
-            let key = layout.encode(row).unwrap();
-            let want = row[..k] == base[..k] && in_bounds(&row[k]);
-            let got = ranges.iter().filter(|r| r.contains(&key)).count();
-            prop_assert_eq!(got, usize::from(want), "`{}` {:?} row {:?} key {:?}", layout, ranges, row, key);
-        }
+        ranges_hold_exactly(&layout, &rows, k, picks, bounds)?;
     }
+}
+
+/// The range property, in the layout's form: rows picked by `picks` give the leading fields (the
+/// first `k`) and the bounds of the next (included, excluded or none, by `bounds`); every row's
+/// key then lies in exactly one of the layout's byte ranges when it matches, in none otherwise.
+/// (A text layout's byte ranges are its `ranges`, as bytes.)
+fn ranges_hold_exactly(
+    layout: &Layout,
+    rows: &[Vec<Value>],
+    k: usize,
+    picks: (
+        prop::sample::Index,
+        prop::sample::Index,
+        prop::sample::Index,
+    ),
+    bounds: (u8, u8),
+) -> Result<(), TestCaseError> {
+    let rows: Vec<&Vec<Value>> = rows
+        .iter()
+        .filter(|r| layout.encode_bytes(r).is_ok())
+        .collect();
+    prop_assume!(!rows.is_empty());
+    let k = k.min(layout.fields().len() - 1);
+    let base = rows[picks.0.index(rows.len())];
+    let lo = &rows[picks.1.index(rows.len())][k];
+    let hi = &rows[picks.2.index(rows.len())][k];
+    let bound = |kind: u8, v: &Value| match kind {
+        0 => Bound::Included(v.clone()),
+        1 => Bound::Excluded(v.clone()),
+        _ => Bound::Unbounded,
+    };
+    let (lower, upper) = (bound(bounds.0, lo), bound(bounds.1, hi));
+    let Ok(ranges) = layout.byte_ranges(&base[..k], lower.as_ref(), upper.as_ref()) else {
+        // A whole-key hash, or a hash over more leading fields than are given.
+        return Ok(());
+    };
+    let in_bounds = |v: &Value| {
+        (match &lower {
+            Bound::Included(l) => v >= l,
+            Bound::Excluded(l) => v > l,
+            Bound::Unbounded => true,
+        }) && (match &upper {
+            Bound::Included(u) => v <= u,
+            Bound::Excluded(u) => v < u,
+            Bound::Unbounded => true,
+        })
+    };
+    for r in &ranges {
+        prop_assert!(
+            r.end.as_ref().is_none_or(|e| r.start <= *e),
+            "inverted {:?}",
+            r
+        );
+    }
+    for row in &rows {
+        let key = layout.encode_bytes(row).unwrap();
+        let want = row[..k] == base[..k] && in_bounds(&row[k]);
+        let got = ranges.iter().filter(|r| r.contains(&key)).count();
+        prop_assert_eq!(
+            got,
+            usize::from(want),
+            "`{}` {:02x?} row {:?} key {:02x?}",
+            layout,
+            ranges,
+            row,
+            key
+        );
+    }
+    Ok(())
 }
 
 /// The bucket of a binary key (its prefix's bytes, big-endian), 0 without a bucket prefix.
@@ -605,36 +645,7 @@ proptest! {
         picks in (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<prop::sample::Index>()),
         bounds in (0u8..3, 0u8..3),
     ) {
-        let layout = layout.with_form(Form::Binary);
-        let rows: Vec<&Vec<Value>> = rows.iter().filter(|r| layout.encode_bytes(r).is_ok()).collect();
-        prop_assume!(!rows.is_empty());
-        let k = k.min(layout.fields().len() - 1);
-        let base = rows[picks.0.index(rows.len())];
-        let lo = &rows[picks.1.index(rows.len())][k];
-        let hi = &rows[picks.2.index(rows.len())][k];
-        let bound = |kind: u8, v: &Value| match kind {
-            0 => Bound::Included(v.clone()),
-            1 => Bound::Excluded(v.clone()),
-            _ => Bound::Unbounded,
-        };
-        let (lower, upper) = (bound(bounds.0, lo), bound(bounds.1, hi));
-        let Ok(ranges) = layout.byte_ranges(&base[..k], lower.as_ref(), upper.as_ref()) else {
-            // A whole-key hash, or a hash over more leading fields than are given.
-            return Ok(());
-        };
-        let in_bounds = |v: &Value| {
-            (match &lower { Bound::Included(l) => v >= l, Bound::Excluded(l) => v > l, Bound::Unbounded => true })
-                && (match &upper { Bound::Included(u) => v <= u, Bound::Excluded(u) => v < u, Bound::Unbounded => true })
-        };
-        for r in &ranges {
-            prop_assert!(r.end.as_ref().is_none_or(|e| r.start <= *e), "inverted {:?}", r);
-        }
-        for row in &rows {
-            let key = layout.encode_bytes(row).unwrap();
-            let want = row[..k] == base[..k] && in_bounds(&row[k]);
-            let got = ranges.iter().filter(|r| r.contains(&key)).count();
-            prop_assert_eq!(got, usize::from(want), "`{}` {:02x?} row {:?} key {:02x?}", layout, ranges, row, key);
-        }
+        ranges_hold_exactly(&layout.with_form(Form::Binary), &rows, k, picks, bounds)?;
     }
 
     /// Decoding any bytes answers values or an error with a position inside the bytes, never a
