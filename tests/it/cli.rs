@@ -1283,3 +1283,22 @@ fn binary_keys_are_printed_and_read_as_hex() {
     assert!(start.ends_with("00000036000000000000000a"), "{start}");
     assert!(end.ends_with("000000360000000000000015"), "{end}");
 }
+
+#[test]
+fn analyze_judges_binary_designs_as_it_judges_text_ones() {
+    let orders = fixture("orders.csv");
+    let share = |design: &str| {
+        let o = pk(&[
+            "analyze", &orders, "--design", design, "--time", "ts", "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{design}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        json["hottest_share"].as_f64().unwrap()
+    };
+    // A sequential key runs one partition hot in either form; a hash prefix spreads it in
+    // either form.
+    assert!(share("order_no: u64 width=8; form=binary") > 0.9);
+    assert!(share("order_no: u64 width=8") > 0.9);
+    assert!(share("order_no: u64 width=8; hash=md5:4; form=binary") < 0.3);
+    assert!(share("order_no: u64 width=8; buckets=16:hash(order_no); form=binary") < 0.3);
+}

@@ -15,7 +15,7 @@ use pk_codec::table::{
     AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, Judge, LoadReport,
     PkColumn, PkType, PkValue, PrimaryKey, Schema, TableOptions, ValueVolume, VolumeMeter,
 };
-use pk_codec::{Layout, Value};
+use pk_codec::{Form, Layout, Prefix, Value};
 
 use crate::Failure;
 use crate::spill::Spill;
@@ -302,7 +302,7 @@ impl<R: Read> Read for LineCapped<R> {
 /// Keys to replay: `(key, time ms, line, attribute bytes)`, all from one file.
 struct Batch {
     file: Arc<str>,
-    rows: Vec<(String, i64, u64, u64)>,
+    rows: Vec<(Vec<u8>, i64, u64, u64)>,
 }
 
 /// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
@@ -322,7 +322,7 @@ struct Replay {
     spill: Option<Spill>,
     /// Whether every row so far came in `(time, key, bytes)` order, and the last one.
     in_order: bool,
-    last: Option<(i64, String, u64)>,
+    last: Option<(i64, Vec<u8>, u64)>,
     /// What a fresh judge is made of.
     options: TableOptions,
     scale: f64,
@@ -347,6 +347,8 @@ struct Judging {
     span: Option<(i64, i64)>,
     /// A key kept between writes (its buffer is refilled).
     key: Option<PrimaryKey>,
+    /// Whether the keys are a binary layout's (a binary partition key) rather than text.
+    binary: bool,
     /// The data under each partition-key value (the largest ones), and the bytes of every row.
     volume: VolumeMeter,
     bytes: u64,
@@ -359,13 +361,50 @@ struct Judging {
 /// Partition-key values whose data a design's [`VolumeMeter`] keeps.
 const VOLUME_VALUES: usize = 1_024;
 
-/// The judges' schema: the design's key, then a row number, so that rows sharing a key are
-/// distinct rows under one partition-key value (they add up; none overwrites another).
-fn schema() -> Result<Schema, pk_codec::table::TableError> {
+/// The judges' schema: the design's key (a string column for text keys, a binary one for a
+/// binary layout's), then a row number, so that rows sharing a key are distinct rows under one
+/// partition-key value (they add up; none overwrites another).
+fn schema(binary: bool) -> Result<Schema, pk_codec::table::TableError> {
     Schema::new(vec![
-        PkColumn::new("pk", PkType::String),
+        PkColumn::new(
+            "pk",
+            if binary {
+                PkType::Binary
+            } else {
+                PkType::String
+            },
+        ),
         PkColumn::new("row", PkType::Integer),
     ])
+}
+
+/// A design's key as the judge's partition-key value: text, or bytes for a binary layout.
+fn partition_value(key: &[u8], binary: bool) -> Result<PkValue, String> {
+    if binary {
+        Ok(PkValue::Binary(key.to_vec()))
+    } else {
+        std::str::from_utf8(key)
+            .map(|text| PkValue::String(text.to_owned()))
+            .map_err(|e| format!("a text key that is not UTF-8: {e}"))
+    }
+}
+
+/// The bucket of a design's key, if its layout has a bucket prefix and the key one.
+fn bucket_of(layout: &Layout, key: &[u8]) -> Option<u32> {
+    match layout.form() {
+        Form::Text => layout
+            .shape()
+            .bucket_of_key(std::str::from_utf8(key).ok()?)
+            .ok(),
+        Form::Binary => match layout.shape().prefix() {
+            Prefix::Bucket { .. } => Some(
+                key.get(..layout.shape().prefix().bin_len())?
+                    .iter()
+                    .fold(0u32, |v, &b| v << 8 | u32::from(b)),
+            ),
+            _ => None,
+        },
+    }
 }
 
 /// Rows a judge judges between updates of the shared progress count.
@@ -384,9 +423,10 @@ impl Judging {
         scale: f64,
         window_ms: i64,
         progress: Arc<AtomicU64>,
+        binary: bool,
     ) -> Result<Self, Failure> {
         Ok(Self {
-            judge: Judge::new(schema()?, options.clone())?,
+            judge: Judge::new(schema(binary)?, options.clone())?,
             scale,
             t0: None,
             max_key: Vec::new(),
@@ -397,6 +437,7 @@ impl Judging {
             window_ms,
             span: None,
             key: None,
+            binary,
             volume: VolumeMeter::new(VOLUME_VALUES),
             bytes: 0,
             progress,
@@ -407,13 +448,13 @@ impl Judging {
     /// Judges one row at `ts` (before scaling) holding `attribute_bytes` of attributes, in time
     /// order. Rows of one key are distinct rows under it (a row number follows the key), so
     /// their data adds up, as rows under one partition-key value do.
-    fn feed(&mut self, ts: i64, key: &str, attribute_bytes: u64) -> Result<(), String> {
+    fn feed(&mut self, ts: i64, key: &[u8], attribute_bytes: u64) -> Result<(), String> {
         let t0 = *self.t0.get_or_insert(ts);
         let t = scaled(ts, t0, self.scale);
-        if self.rows == 0 || key.as_bytes() > self.max_key.as_slice() {
+        if self.rows == 0 || key > self.max_key.as_slice() {
             self.new_max += 1;
             self.max_key.clear();
-            self.max_key.extend_from_slice(key.as_bytes());
+            self.max_key.extend_from_slice(key);
         }
         self.rows += 1;
         if self.rows.is_multiple_of(PROGRESS_STEP) {
@@ -435,16 +476,21 @@ impl Judging {
             .map(PrimaryKey::into_values)
             .unwrap_or_default();
         match values.as_mut_slice() {
-            [PkValue::String(text), PkValue::Integer(n)] => {
+            [PkValue::String(text), PkValue::Integer(n)] if !self.binary => {
                 text.clear();
-                text.push_str(key);
+                text.push_str(std::str::from_utf8(key).map_err(|e| format!("a text key: {e}"))?);
                 *n = row;
             }
-            _ => values = vec![PkValue::String(key.to_owned()), PkValue::Integer(row)],
+            [PkValue::Binary(bytes), PkValue::Integer(n)] if self.binary => {
+                bytes.clear();
+                bytes.extend_from_slice(key);
+                *n = row;
+            }
+            _ => values = vec![partition_value(key, self.binary)?, PkValue::Integer(row)],
         }
         let pk = PrimaryKey::new(values);
         let bytes = key.len() as u64 + attribute_bytes;
-        self.volume.add(key.as_bytes(), bytes);
+        self.volume.add(key, bytes);
         self.bytes += bytes;
         let written = self.judge.write(&pk, attribute_bytes, t);
         self.key = Some(pk);
@@ -458,7 +504,7 @@ impl Replay {
     fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
         for (key, ts, line, bytes) in batch.rows {
             // The row number the judge adds is an integer the table always takes.
-            let value = PkValue::String(key);
+            let value = partition_value(&key, self.judging.binary)?;
             self.judging
                 .judge
                 .check_partition_value(&value)
@@ -468,21 +514,18 @@ impl Replay {
                         batch.file
                     )
                 })?;
-            let PkValue::String(key) = value else {
-                unreachable!("made a string above")
-            };
             let Some(spill) = &mut self.spill else {
                 self.judging.feed(ts, &key, bytes)?;
                 continue;
             };
-            spill.push(ts, key.as_bytes(), bytes)?;
+            spill.push(ts, &key, bytes)?;
             if !self.in_order {
                 continue;
             }
             let ordered = self
                 .last
                 .as_ref()
-                .is_none_or(|(t, k, b)| (*t, k.as_str(), *b) <= (ts, key.as_str(), bytes));
+                .is_none_or(|(t, k, b)| (*t, k.as_slice(), *b) <= (ts, key.as_slice(), bytes));
             if ordered {
                 self.judging.feed(ts, &key, bytes)?;
                 self.last = Some((ts, key, bytes));
@@ -495,6 +538,7 @@ impl Replay {
                     self.scale,
                     self.window_ms,
                     Arc::clone(&self.judging.progress),
+                    self.judging.binary,
                 )
                 .map_err(|e| e.message)?;
             }
@@ -508,10 +552,7 @@ impl Replay {
             && !self.in_order
         {
             let judging = &mut self.judging;
-            spill.drain(|t, key, bytes| {
-                let key = std::str::from_utf8(key).map_err(|e| format!("a sorted run: {e}"))?;
-                judging.feed(t, key, bytes)
-            })?;
+            spill.drain(|t, key, bytes| judging.feed(t, key, bytes))?;
         }
         Ok(())
     }
@@ -585,6 +626,7 @@ impl Design {
                 args.load_scale,
                 args.window_ms,
                 Arc::clone(progress),
+                matches!(&source, Source::Layout { layout, .. } if layout.form() == Form::Binary),
             )?,
             spill: args
                 .time
@@ -656,8 +698,8 @@ impl Design {
         at: &Where<'_>,
     ) -> Result<(), Failure> {
         let key = match &self.source {
-            Source::Line => row.first().copied().unwrap_or_default().to_owned(),
-            Source::Column(_) => row[self.columns[0]].to_owned(),
+            Source::Line => row.first().copied().unwrap_or_default().as_bytes().to_vec(),
+            Source::Column(_) => row[self.columns[0]].as_bytes().to_vec(),
             Source::Layout {
                 spec,
                 layout,
@@ -685,7 +727,7 @@ impl Design {
                     }
                     self.values.push(v);
                 }
-                let key = layout.encode(&self.values).map_err(|e| {
+                let key = layout.encode_bytes(&self.values).map_err(|e| {
                     format!(
                         "{} line {}, columns {}: cannot encode under design '{spec}': {e}",
                         at.file,
@@ -699,7 +741,7 @@ impl Design {
                     )
                 })?;
                 if buckets.is_some()
-                    && let Ok(b) = layout.shape().bucket_of_key(&key)
+                    && let Some(b) = bucket_of(layout, &key)
                     && let Some(n) = self.bucket_rows.get_mut(b as usize)
                 {
                     *n += 1;
@@ -798,12 +840,14 @@ fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize
 /// bucket (`bucket 03, device=54, ts=1700000000000`); `None` for a key the layout does not
 /// decode.
 fn band_name(layout: &Layout, bucketed: bool, key: &PkValue) -> Option<String> {
-    let PkValue::String(text) = key else {
-        return None;
+    let bytes = match key {
+        PkValue::String(text) => text.as_bytes(),
+        PkValue::Binary(bytes) => bytes,
+        _ => return None,
     };
-    let values = layout.decode(text).ok()?;
+    let values = layout.decode_bytes(bytes).ok()?;
     let mut parts = Vec::with_capacity(values.len() + 1);
-    if bucketed && let Ok(b) = layout.shape().bucket_of_key(text) {
+    if bucketed && let Some(b) = bucket_of(layout, bytes) {
         parts.push(format!("bucket {b:02}"));
     }
     for (f, v) in layout.fields().iter().zip(&values) {
