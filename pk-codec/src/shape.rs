@@ -515,7 +515,12 @@ impl FieldSpec {
     }
 }
 /// The form of a layout's keys: readable text (the default), or bytes for stores that take
-/// them, half the size. One declaration writes either; both keep every guarantee.
+/// them, with fixed-size numbers in place of zero-padded digits. One declaration writes either,
+/// and both keep every guarantee; a binary layout keeps the text form's rules too (its
+/// delimiter and widths are checked as for text, and a value must fit its field's width), so that
+/// the same declaration is valid in both forms and takes the same values (but for plain strings,
+/// whose bytes at or below the delimiter only the text form refuses). `max_len` limits the binary
+/// key's bytes.
 ///
 /// # Examples
 ///
