@@ -47,6 +47,16 @@ impl KeyField for [u8] {
         w.bytes(spec, field, self);
         Ok(())
     }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.bytes(spec, field, self);
+        Ok(())
+    }
 }
 
 impl KeyField for Vec<u8> {
@@ -56,11 +66,25 @@ impl KeyField for Vec<u8> {
         w.bytes(spec, field, self);
         Ok(())
     }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.bytes(spec, field, self);
+        Ok(())
+    }
 }
 
 impl DecodeField for Vec<u8> {
     #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.bytes(spec, field)
+    }
+    #[inline]
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         r.bytes(spec, field)
     }
 }

@@ -89,12 +89,12 @@ impl<'a> KeyReader<'a> {
 }
 
 super::uint::integer_field!(
-    i8 => Int B8, int64 as i64, [MIN, MAX];
-    i16 => Int B16, int64 as i64, [MIN, MAX];
-    i32 => Int B32, int64 as i64, [MIN, MAX];
-    i64 => Int B64, int64 as i64, [MIN, MAX];
-    isize => Int B64, int64 as i64, [MIN, MAX];
-    i128 => Int B128, int128 as i128, [MIN, MAX];
+    i8 => Int B8, int64 as i64, [MIN, MAX], int as i128, [];
+    i16 => Int B16, int64 as i64, [MIN, MAX], int as i128, [];
+    i32 => Int B32, int64 as i64, [MIN, MAX], int as i128, [];
+    i64 => Int B64, int64 as i64, [MIN, MAX], int as i128, [];
+    isize => Int B64, int64 as i64, [MIN, MAX], int as i128, [];
+    i128 => Int B128, int128 as i128, [MIN, MAX], int as i128, [];
 );
 
 super::uint::value_from!(Int as i128: i8, i16, i32, i64, i128, isize);

@@ -100,7 +100,7 @@ macro_rules! value_io {
 }
 
 /// [`KeyField`](crate::KeyField) and [`DecodeField`](crate::DecodeField) for Rust types that are
-/// `Copy` and written and read by the writer and reader methods of one name.
+/// `Copy` and written and read, in both forms, by the writer and reader methods of one name.
 macro_rules! copy_field {
     ($($t:ty => $kind:expr, $method:ident);* $(;)?) => {$(
         impl KeyField for $t {
@@ -109,10 +109,18 @@ macro_rules! copy_field {
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 super::dispatch::Written::written(w.$method(spec, field, *self))
             }
+            #[inline]
+            fn encode_field_binary(&self, spec: &FieldSpec, field: &str, w: &mut BinWriter<'_>) -> Result<()> {
+                super::dispatch::Written::written(w.$method(spec, field, *self))
+            }
         }
         impl DecodeField for $t {
             #[inline]
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+                r.$method(spec, field)
+            }
+            #[inline]
+            fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
                 r.$method(spec, field)
             }
         }

@@ -256,6 +256,16 @@ impl KeyField for str {
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.str(spec, field, self)
     }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.str(spec, field, self);
+        Ok(())
+    }
 }
 
 impl KeyField for String {
@@ -264,11 +274,25 @@ impl KeyField for String {
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.str(spec, field, self)
     }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.str(spec, field, self);
+        Ok(())
+    }
 }
 
 impl DecodeField for String {
     #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        r.str(spec, field)
+    }
+    #[inline]
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         r.str(spec, field)
     }
 }
@@ -278,6 +302,16 @@ impl KeyField for Cow<'_, str> {
     #[inline]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.str(spec, field, self)
+    }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.str(spec, field, self);
+        Ok(())
     }
 }
 

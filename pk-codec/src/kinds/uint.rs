@@ -128,14 +128,21 @@ impl<'a> KeyReader<'a> {
 }
 
 /// Integer fields: the kind, the writer and reader method (the same name on both sides) and its
-/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed).
+/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed); then
+/// the same for the binary form (`uint`, `int`), whose reader of unsigned types takes `MAX` (a
+/// signed type's binary form holds nothing outside it).
 macro_rules! integer_field {
-    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+]);* $(;)?) => {$(
+    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+],
+        $bin:ident as $bin_wide:ty, [$($bin_bound:ident),*]);* $(;)?) => {$(
         impl KeyField for $t {
             const KIND: Kind = Kind::$kind { bits: IntBits::$bits };
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$method(spec, field, *self as $wide)
+            }
+            #[inline]
+            fn encode_field_binary(&self, spec: &FieldSpec, field: &str, w: &mut BinWriter<'_>) -> Result<()> {
+                w.$bin(spec, field, *self as $bin_wide)
             }
             #[inline]
             fn bucket_value(&self) -> Option<BucketValue> {
@@ -147,17 +154,21 @@ macro_rules! integer_field {
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
                 Ok(r.$method(spec, field, $(<$t>::$bound as $wide),+)? as $t)
             }
+            #[inline]
+            fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+                Ok(r.$bin(spec, field $(, <$t>::$bin_bound as $bin_wide)*)? as $t)
+            }
         }
     )*};
 }
 pub(super) use integer_field;
 integer_field!(
-    u8 => Uint B8, uint64 as u64, [MAX];
-    u16 => Uint B16, uint64 as u64, [MAX];
-    u32 => Uint B32, uint64 as u64, [MAX];
-    u64 => Uint B64, uint64 as u64, [MAX];
-    usize => Uint B64, uint64 as u64, [MAX];
-    u128 => Uint B128, uint128 as u128, [MAX];
+    u8 => Uint B8, uint64 as u64, [MAX], uint as u128, [MAX];
+    u16 => Uint B16, uint64 as u64, [MAX], uint as u128, [MAX];
+    u32 => Uint B32, uint64 as u64, [MAX], uint as u128, [MAX];
+    u64 => Uint B64, uint64 as u64, [MAX], uint as u128, [MAX];
+    usize => Uint B64, uint64 as u64, [MAX], uint as u128, [MAX];
+    u128 => Uint B128, uint128 as u128, [MAX], uint as u128, [MAX];
 );
 
 macro_rules! value_from {
