@@ -366,6 +366,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a missing end mark, a bad escape or bytes that are not UTF-8.
+    #[inline]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         let start = self.pos;
         let bytes = self.bytes_form(spec, field)?;
@@ -376,6 +377,7 @@ impl BinReader<'_> {
     }
 
     /// The escaped and terminated bytes of a string or byte string field.
+    #[inline]
     pub(crate) fn bytes_form(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
         let start = self.pos;
         let (bytes, used) = text::read_bin_escaped(&self.key[start..], spec.is_descending())
