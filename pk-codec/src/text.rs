@@ -269,11 +269,22 @@ pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
 }
 
 /// [`write_bin_escaped`] of an ascending value of at most 16 bytes with no zero byte (then
-/// `true`; `false`, writing nothing, otherwise). The value is read and written as two words that
-/// overlap where it is shorter than both (the second written after cutting the first back), so
-/// every copy has a fixed size.
+/// `true`; `false`, writing nothing, otherwise).
 #[inline(always)]
 fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    if !copy_short(out, bytes) {
+        return false;
+    }
+    out.extend_from_slice(&[0, 0x01]);
+    true
+}
+
+/// Appends `bytes`, at most 16 of them and none zero, to `out` (then `true`; `false`, writing
+/// nothing, otherwise). The value is read and written as two words that overlap where it is
+/// shorter than both (the second written after cutting the first back), so every copy has a
+/// fixed size.
+#[inline(always)]
+fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let (len, start) = (bytes.len(), out.len());
     match len {
         8..=16 => {
@@ -310,7 +321,6 @@ fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
         0 => {}
         _ => return false,
     }
-    out.extend_from_slice(&[0, 0x01]);
     true
 }
 
@@ -331,7 +341,13 @@ pub(crate) fn read_bin_escaped(input: &[u8], desc: bool) -> Result<(Vec<u8>, usi
         && let Some(zero) = input.iter().position(|&b| b == 0)
         && input.get(zero + 1) == Some(&0x01)
     {
-        return Ok((input[..zero].to_vec(), zero + 2));
+        let value = &input[..zero];
+        // Room for `copy_short`'s widest write (three bytes of a shorter value).
+        let mut out = Vec::with_capacity(zero.max(3));
+        if !copy_short(&mut out, value) {
+            out.extend_from_slice(value);
+        }
+        return Ok((out, zero + 2));
     }
     read_bin_escaped_slow(input, desc)
 }
