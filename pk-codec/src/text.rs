@@ -459,4 +459,56 @@ mod tests {
         assert_eq!(read_hex("AB").unwrap_err().0, 0);
         assert_eq!(read_hex("abc").unwrap_err().0, 3);
     }
+
+    /// The binary string form by its definition, byte by byte: each `0x00` as `0x00 0xff`, then
+    /// `0x00 0x01`, every byte inverted when descending.
+    fn bin_escaped_by_definition(bytes: &[u8], desc: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &b in bytes {
+            out.extend_from_slice(if b == 0 {
+                &[0, 0xff]
+            } else {
+                std::slice::from_ref(&b)
+            });
+        }
+        out.extend_from_slice(&[0, 1]);
+        if desc {
+            out.iter_mut().for_each(|b| *b = !*b);
+        }
+        out
+    }
+
+    /// The short-value paths (fixed-size words, below and above 16 bytes, a zero byte anywhere)
+    /// write and read what the definition says, after bytes already in the buffer and before
+    /// bytes after the value.
+    #[test]
+    fn bin_escaped_forms_of_every_short_length_and_zero_position_are_the_definition() {
+        for len in 0..40usize {
+            for zero in std::iter::once(None).chain((0..len).map(Some)) {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if Some(i) == zero {
+                            0
+                        } else {
+                            b'a' + (i % 26) as u8
+                        }
+                    })
+                    .collect();
+                for desc in [false, true] {
+                    let expected = bin_escaped_by_definition(&bytes, desc);
+                    let mut out = vec![7, 7, 7];
+                    write_bin_escaped(&mut out, &bytes, desc);
+                    assert_eq!(&out[..3], &[7, 7, 7]);
+                    assert_eq!(
+                        &out[3..],
+                        &expected[..],
+                        "len {len}, zero {zero:?}, desc {desc}"
+                    );
+                    out.extend_from_slice(&[9, 9]);
+                    let (read, used) = read_bin_escaped(&out[3..], desc).unwrap();
+                    assert_eq!((read, used), (bytes.clone(), expected.len()));
+                }
+            }
+        }
+    }
 }

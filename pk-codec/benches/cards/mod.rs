@@ -371,7 +371,9 @@ pub fn check_baselines(rows: &[Card]) -> (f64, f64, f64, f64) {
             memcomparable::from_slice::<Card>(&mc).expect("memcomparable"),
             *c
         );
-        let bin = derived.encode_binary().expect("the rows encode in the binary form");
+        let bin = derived
+            .encode_binary()
+            .expect("the rows encode in the binary form");
         assert_eq!(
             DerivedCard::decode_binary(&bin).expect("the binary form decodes"),
             derived
