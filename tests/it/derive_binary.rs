@@ -552,10 +552,7 @@ fn fail(e: pk_codec::Error) -> TestCaseError {
 
 /// The binary key of `key`: what its runtime layout writes in the binary form, appended as
 /// `encode_binary_into` appends it, and decoded back by the derive and the layout.
-fn agrees<K: DecodeKey>(key: &K, values: &[Value]) -> Result<Vec<u8>, TestCaseError>
-where
-    K: Values,
-{
+fn agrees<K: DecodeKey + Values>(key: &K, values: &[Value]) -> Result<Vec<u8>, TestCaseError> {
     let bin = key.encode_binary().map_err(fail)?;
     let layout: Layout = K::layout().with_form(Form::Binary);
     prop_assert_eq!(
