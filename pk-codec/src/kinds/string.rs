@@ -250,70 +250,12 @@ impl<'a> KeyReader<'a> {
     }
 }
 
-impl KeyField for str {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-    #[inline]
-    fn encode_field_binary(
-        &self,
-        spec: &FieldSpec,
-        field: &str,
-        w: &mut BinWriter<'_>,
-    ) -> Result<()> {
-        w.str(spec, field, self);
-        Ok(())
-    }
-}
-
-impl KeyField for String {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-    #[inline]
-    fn encode_field_binary(
-        &self,
-        spec: &FieldSpec,
-        field: &str,
-        w: &mut BinWriter<'_>,
-    ) -> Result<()> {
-        w.str(spec, field, self);
-        Ok(())
-    }
-}
-
-impl DecodeField for String {
-    #[inline]
-    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        r.str(spec, field)
-    }
-    #[inline]
-    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
-        r.str(spec, field)
-    }
-}
-
-impl KeyField for Cow<'_, str> {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-    #[inline]
-    fn encode_field_binary(
-        &self,
-        spec: &FieldSpec,
-        field: &str,
-        w: &mut BinWriter<'_>,
-    ) -> Result<()> {
-        w.str(spec, field, self);
-        Ok(())
-    }
-}
+ref_field!(
+    str => Kind::Str, str;
+    String => Kind::Str, str;
+    Cow<'_, str> => Kind::Str, str;
+);
+decode_field!(String, str);
 
 impl From<String> for Value {
     fn from(v: String) -> Self {
