@@ -190,6 +190,18 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // `PartitionKey::encode_binary`: the key as a new `Vec<u8>` each time.
+            name: "encode derive binary, encode_binary() a new Vec per key",
+            run: |i, part| {
+                let mut n = 0;
+                for r in &i.derived[part] {
+                    let v = black_box(r).encode_binary().unwrap();
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "encode memcomparable",
             run: |i, part| {
                 let mut v = Vec::with_capacity(128);

@@ -391,7 +391,7 @@ pub trait PartitionKey {
         Self::SHAPE.encode_bytes_with(out, |w| self.write_fields_binary(w))
     }
 
-    /// The binary key as a new `Vec<u8>`.
+    /// The binary key as a new `Vec<u8>`, allocated once at the key's length.
     ///
     /// # Errors
     ///
@@ -416,9 +416,7 @@ pub trait PartitionKey {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     fn encode_binary(&self) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.encode_binary_into(&mut out)?;
-        Ok(out)
+        encode_new(|out| self.encode_binary_into(out))
     }
 }
 
