@@ -249,6 +249,45 @@ fn encode_allocates_once_at_the_keys_length() {
     assert_eq!(layout.encode(&values).unwrap(), layout_into);
 }
 
+/// The binary form as the text form: `encode_binary()` answers each key in one allocation of
+/// exactly its length, and `encode_binary_into` a buffer with room allocates nothing.
+#[test]
+fn encode_binary_allocates_once_at_the_keys_length() {
+    let card = Card {
+        device_id: 54,
+        seller_id: "a1001".into(),
+        card_id: 6777,
+        note: Some("a,b".into()),
+    };
+    let bucketed = Bucketed {
+        user: "alice".into(),
+        card: Card {
+            device_id: 1,
+            seller_id: "s".into(),
+            card_id: 2,
+            note: None,
+        },
+        ts: 1_700_000_000_000,
+    };
+    let mut into = Vec::new();
+    card.encode_binary_into(&mut into).unwrap();
+    // The thread's first key may allocate the scratch buffer too.
+    card.encode_binary().unwrap();
+    let mut room = Vec::with_capacity(256);
+    for _ in 0..3 {
+        let mut key = Vec::new();
+        assert_eq!(allocations(|| key = card.encode_binary().unwrap()), 1);
+        assert_eq!((&key, key.capacity()), (&into, into.len()));
+        let n = allocations(|| {
+            room.clear();
+            card.encode_binary_into(&mut room).unwrap();
+            room.clear();
+            bucketed.encode_binary_into(&mut room).unwrap();
+        });
+        assert_eq!(n, 0);
+    }
+}
+
 /// A key longer than the scratch buffer keeps is answered whole, and the buffer does not keep
 /// its memory (the next key allocates the scratch buffer again).
 #[test]

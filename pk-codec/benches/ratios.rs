@@ -53,6 +53,8 @@ struct Inputs {
     keys: Vec<String>,
     sk: Vec<Vec<u8>>,
     mc: Vec<Vec<u8>>,
+    /// The derive's binary keys of the rows.
+    bin: Vec<Vec<u8>>,
 }
 
 type Run = fn(&Inputs, Range<usize>) -> usize;
@@ -174,6 +176,32 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // The binary form of the same derived key, into one reused buffer (as storekey's).
+            name: "encode derive binary",
+            run: |i, part| {
+                let mut v = Vec::with_capacity(128);
+                let mut n = 0;
+                for r in &i.derived[part] {
+                    v.clear();
+                    black_box(r).encode_binary_into(&mut v).unwrap();
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
+            // `PartitionKey::encode_binary`: the key as a new `Vec<u8>` each time.
+            name: "encode derive binary, encode_binary() a new Vec per key",
+            run: |i, part| {
+                let mut n = 0;
+                for r in &i.derived[part] {
+                    let v = black_box(r).encode_binary().unwrap();
+                    n += black_box(&v).len();
+                }
+                n
+            },
+        },
+        Case {
             name: "encode memcomparable",
             run: |i, part| {
                 let mut v = Vec::with_capacity(128);
@@ -270,6 +298,17 @@ fn cases() -> Vec<Case> {
                 let mut n = 0;
                 for k in &i.sk[part] {
                     let c = storekey::decode::<_, Card>(black_box(&k[..])).unwrap();
+                    n += black_box(&c).seller_id.len();
+                }
+                n
+            },
+        },
+        Case {
+            name: "decode derive binary (owned)",
+            run: |i, part| {
+                let mut n = 0;
+                for k in &i.bin[part] {
+                    let c = DerivedCard::decode_binary(black_box(k)).unwrap();
                     n += black_box(&c).seller_id.len();
                 }
                 n
@@ -499,6 +538,18 @@ const COMPARISONS: &[(&str, Compare)] = &[
         ),
     ),
     (
+        "binary encode / storekey encode",
+        Compare::Ratio("encode derive binary", "encode storekey", 0.9),
+    ),
+    (
+        "binary decode (owned) / memcomparable decode",
+        Compare::Ratio("decode derive binary (owned)", "decode memcomparable", 0.9),
+    ),
+    (
+        "binary decode (owned) / storekey decode",
+        Compare::Ratio("decode derive binary (owned)", "decode storekey", f64::NAN),
+    ),
+    (
         "Layout encode / derive encode",
         Compare::Ratio("encode Layout", "encode derive", 1.3),
     ),
@@ -553,7 +604,7 @@ fn main() {
     let n = env_usize("PK_BENCH_KEYS", 200_000);
     let rounds = env_usize("PK_BENCH_ROUNDS", 21);
     let rows = cards::rows(n);
-    let (text_len, sk_len, mc_len) = cards::check_baselines(&rows);
+    let (text_len, sk_len, mc_len, bin_len) = cards::check_baselines(&rows);
     let inputs = Inputs {
         derived: rows.iter().map(DerivedCard::from).collect(),
         xxh3: rows.iter().map(Xxh3Card::from).collect(),
@@ -570,6 +621,10 @@ fn main() {
         mc: rows
             .iter()
             .map(|r| memcomparable::to_vec(r).unwrap())
+            .collect(),
+        bin: rows
+            .iter()
+            .map(|r| DerivedCard::from(r).encode_binary().unwrap())
             .collect(),
         rows,
     };
@@ -631,7 +686,7 @@ fn main() {
     let _ = writeln!(
         out,
         "Machine: {}. {n} student-card keys per pass (mean sizes: text {text_len:.1} bytes, \
-         storekey {sk_len:.1}, memcomparable {mc_len:.1}), {rounds} rounds, every case once per round \
+         binary {bin_len:.1}, storekey {sk_len:.1}, memcomparable {mc_len:.1}), {rounds} rounds, every case once per round \
          in a rotating order, each pass spread over {placements} stack placements; medians over the \
          rounds. Every baseline was checked to write the crate's bytes (or, binary, to round-trip \
          the rows) before timing. Other processes of this machine kept {others} busy on average \
@@ -650,6 +705,7 @@ fn main() {
     );
     for (c, case) in cases.iter().enumerate() {
         let size = match case.name {
+            n if n.contains("binary") => format!("{bin_len:.1}"),
             n if n.contains("storekey") => format!("{sk_len:.1}"),
             n if n.contains("memcomparable") => format!("{mc_len:.1}"),
             n if n.starts_with("encode") || n.starts_with("decode") => format!("{text_len:.1}"),

@@ -12,6 +12,9 @@
 //!   a runtime [`Layout`](crate::Layout), which writes the same bytes), `write_fields` (for nesting).
 //! - `impl DecodeKey` ([`DecodeKey`](crate::DecodeKey)): `decode(&str)`, unless a field borrows
 //!   (`&str`, `&[u8]`, a type with a lifetime): such keys encode only.
+//! - Both forms from the one declaration: beside the text methods, `encode_binary`,
+//!   `encode_binary_into` and `decode_binary` write and read the binary form (see
+//!   [Binary keys](#binary-keys)).
 //! - Typed range constructors, unless the key has a hash prefix (which scatters the order), for
 //!   each field `f` in key order (`0`, `1`, ... in a tuple struct):
 //!   - `ranges_f(<leading fields' values>, bounds)`: the keys whose leading fields equal the
@@ -296,6 +299,31 @@
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!
+//! ## `#[pk(form = text | binary)]`
+//!
+//! The form `layout()` answers ([`PartitionKey::FORM`](crate::PartitionKey::FORM); default `text`),
+//! for code that reads keys through the runtime layout ([`Layout::encode_bytes`](crate::Layout::encode_bytes),
+//! stores, the command line). The key type writes both forms whatever it says; an unknown form is
+//! a compile error on its name.
+//!
+//! ```
+//! use pk_codec::{Form, PartitionKey, Value};
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(form = binary)]
+//! struct Card {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     seller_id: String,
+//! }
+//!
+//! let card = Card { device_id: 54, seller_id: "a100".into() };
+//! assert_eq!(Card::layout().form(), Form::Binary);
+//! assert_eq!(Card::layout().encode_bytes(&[54u32.into(), "a100".into()])?, card.encode_binary()?);
+//! assert_eq!(card.encode()?, "000054,a100"); // the text form is still there
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
 //! ## `#[pk(crate = "path")]`
 //!
 //! The path the generated code uses for this crate (default `::pk_codec`), for a crate that
@@ -314,6 +342,46 @@
 //! assert_eq!(Id(7).encode()?, "007");
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
+//!
+//! # Binary keys
+//!
+//! Every derived key also writes the binary form ([`Form::Binary`](crate::Form::Binary)), for the
+//! stores that take bytes: each field in its kind's binary form (big-endian integers with the sign
+//! bit flipped, escaped and terminated strings, ...), one
+//! after another with no delimiter (every binary form is self-delimiting), after the prefix's
+//! bytes (a hash prefix of `⌈len / 2⌉` digest bytes, a bucket number in one byte, or two above
+//! 256 buckets; no separator). The keys sort bytewise as the values do, in both orders, and the
+//! same attributes (widths, `desc`, prefixes, nested keys) apply: a value too wide for its field
+//! is refused in both forms alike. The generated code is straight-line calls to
+//! [`BinWriter`](crate::BinWriter) and [`BinReader`](crate::BinReader), as for text.
+//!
+//! ```
+//! use pk_codec::{DecodeKey, Form, PartitionKey};
+//!
+//! #[derive(PartitionKey, Debug, PartialEq)]
+//! #[pk(buckets(count = 16, modulo = card_id))]
+//! struct CardKey {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     seller_id: String,
+//!     #[pk(desc)]
+//!     card_id: u64,
+//! }
+//!
+//! let card = CardKey { device_id: 54, seller_id: "a100".into(), card_id: 6777 };
+//! let key = card.encode_binary()?;
+//! assert_eq!(key.len(), 1 + 4 + (4 + 2) + 8); // bucket, u32, "a100" and its end mark, u64
+//! assert_eq!(key[0], (6777 % 16) as u8);
+//! assert_eq!(CardKey::decode_binary(&key)?, card);
+//! // The runtime layout writes the same bytes in its binary form.
+//! let values = [54u32.into(), "a100".into(), 6777u64.into()];
+//! assert_eq!(CardKey::layout().with_form(Form::Binary).encode_bytes(&values)?, key);
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
+//! A key whose fields borrow (`&str`, `&[u8]`) encodes in both forms and decodes in neither:
+//! it has no `decode`, so no `decode_binary` either (borrowed decoding, `decode_borrowed`, is
+//! text only). The typed range constructors write text ranges.
 //!
 //! # Nested keys
 //!

@@ -138,25 +138,34 @@ impl<'a> BinReader<'a> {
     }
 
     /// Whether the whole key was read.
+    #[inline]
     #[must_use]
     pub fn at_end(&self) -> bool {
         self.pos == self.key.len()
     }
 
     /// Refuses bytes after the last field.
+    #[inline]
     pub(crate) fn finish(&self) -> Result<()> {
         if self.at_end() {
             Ok(())
         } else {
-            Err(Error::malformed(
-                None,
-                self.pos,
-                format!(
-                    "{} bytes after the last field, which no key of this layout has",
-                    self.key.len() - self.pos
-                ),
-            ))
+            Err(self.trailing())
         }
+    }
+
+    /// The error of bytes after the last field.
+    #[cold]
+    #[inline(never)]
+    fn trailing(&self) -> Error {
+        Error::malformed(
+            None,
+            self.pos,
+            format!(
+                "{} bytes after the last field, which no key of this layout has",
+                self.key.len() - self.pos
+            ),
+        )
     }
 
     /// Takes exactly `n` bytes.

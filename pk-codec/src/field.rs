@@ -1,7 +1,8 @@
-//! [`KeyField`] and [`DecodeField`]: a Rust type as one field of a key. Each kind's file under
-//! `kinds/` implements them for its Rust types; this file holds the traits and the impls every
-//! kind shares (`&T`, `Option<T>`).
+//! [`KeyField`] and [`DecodeField`]: a Rust type as one field of a key, in both forms (text and
+//! binary). Each kind's file under `kinds/` implements them for its Rust types; this file holds
+//! the traits and the impls every kind shares (`&T`, `Option<T>`).
 
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::Result;
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
@@ -50,6 +51,35 @@ pub trait KeyField {
     /// string holding a byte at or below the delimiter.
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()>;
 
+    /// Writes the value in the binary form (see [`Form::Binary`](crate::Form::Binary)): the
+    /// twin of [`KeyField::encode_field`], which every key field has, so that one declaration
+    /// writes both forms.
+    ///
+    /// # Errors
+    ///
+    /// What the kind's [`BinWriter`] method returns: a value too wide for its width or outside
+    /// the kind's range, as in the text form.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, KeyField, KeyShape};
+    ///
+    /// let spec = FieldSpec::new(<u32 as KeyField>::KIND).with_width(6);
+    /// let mut key = Vec::new();
+    /// KeyShape::default().encode_bytes_with(&mut key, |w| {
+    ///     54u32.encode_field_binary(&spec, "device_id", w)
+    /// })?;
+    /// assert_eq!(key, [0, 0, 0, 54]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()>;
+
     /// The value a modulo bucket prefix takes of this field: the integer, for integer types; `None`
     /// for the others, which the rulebook refuses as a modulo bucket's field.
     #[doc(hidden)]
@@ -91,6 +121,27 @@ pub trait DecodeField: KeyField + Sized {
     /// [`Error::Malformed`](crate::Error::Malformed) with the byte position (also for a number
     /// outside the type).
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
+
+    /// Reads the value in the binary form, the mirror of [`KeyField::encode_field_binary`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position (also for a number
+    /// outside the type or the field's width).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{DecodeField, FieldSpec, KeyShape};
+    ///
+    /// let spec = FieldSpec::of::<Option<String>>();
+    /// let name = KeyShape::default().decode_bytes_with(&[1, b'a', 0, 1], |r| {
+    ///     <Option<String>>::decode_field_binary(&spec, "name", r)
+    /// })?;
+    /// assert_eq!(name.as_deref(), Some("a"));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self>;
 }
 
 impl<T: KeyField + ?Sized> KeyField for &T {
@@ -99,6 +150,15 @@ impl<T: KeyField + ?Sized> KeyField for &T {
     #[inline]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         (**self).encode_field(spec, field, w)
+    }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        (**self).encode_field_binary(spec, field, w)
     }
     #[inline]
     fn bucket_value(&self) -> Option<BucketValue> {
@@ -130,12 +190,38 @@ impl<T: KeyField> KeyField for Option<T> {
             }
         }
     }
+    #[inline]
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        match self {
+            None => {
+                w.none(spec, field);
+                Ok(())
+            }
+            Some(v) => {
+                w.some(spec, field);
+                v.encode_field_binary(spec, field, w)
+            }
+        }
+    }
 }
 
 impl<T: DecodeField> DecodeField for Option<T> {
     #[inline]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         read_optional(spec, field, r, |r| T::decode_field(spec, field, r))
+    }
+    #[inline]
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+        if r.none(spec, field) {
+            return Ok(None);
+        }
+        r.some(spec, field)?;
+        T::decode_field_binary(spec, field, r).map(Some)
     }
 }
 

@@ -3,14 +3,15 @@
 
 use std::borrow::Cow;
 
-use crate::error::Result;
+use crate::bin_io::{BinReader, BinWriter};
+use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField, read_optional};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
 use crate::layout::Layout;
 use crate::prefix::BucketValue;
 use crate::scratch::encode_new;
-use crate::shape::KeyShape;
+use crate::shape::{Form, KeyShape};
 
 /// One field of a derived key, as the field's type says: a [`KeyField`] value (every `KeyField`
 /// type is one), or a whole key spliced in (`#[derive(PartitionKey)]` implements it for the key).
@@ -64,6 +65,15 @@ pub trait KeyPart {
     /// As [`KeyField::encode_field`] and [`PartitionKey::write_fields`].
     fn write_part(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()>;
 
+    /// Writes the part in the binary form: the value for a field, each field of the key, one
+    /// after another, for a nested key (binary forms are self-delimiting).
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyField::encode_field_binary`] and [`PartitionKey::write_fields_binary`].
+    fn write_part_binary(&self, spec: &FieldSpec, field: &str, w: &mut BinWriter<'_>)
+    -> Result<()>;
+
     /// The value a modulo bucket prefix takes of this part ([`KeyField`] integers only).
     #[must_use]
     fn part_bucket_value(&self) -> Option<BucketValue> {
@@ -83,6 +93,13 @@ pub trait DecodePart: KeyPart + Sized {
     ///
     /// As [`DecodeField::decode_field`] and [`DecodeKey::read_fields`].
     fn read_part(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self>;
+
+    /// Reads the part in the binary form, the mirror of [`KeyPart::write_part_binary`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodeField::decode_field_binary`] and [`DecodeKey::read_fields_binary`].
+    fn read_part_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self>;
 }
 
 impl<T: KeyField + ?Sized> KeyPart for T {
@@ -93,6 +110,16 @@ impl<T: KeyField + ?Sized> KeyPart for T {
     fn write_part(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.begin_field();
         self.encode_field(spec, field, w)
+    }
+
+    #[inline]
+    fn write_part_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        self.encode_field_binary(spec, field, w)
     }
 
     #[inline]
@@ -110,6 +137,11 @@ impl<T: DecodeField> DecodePart for T {
     fn read_part(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         r.begin_field(field)?;
         T::decode_field(spec, field, r)
+    }
+
+    #[inline]
+    fn read_part_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+        T::decode_field_binary(spec, field, r)
     }
 }
 
@@ -263,7 +295,33 @@ pub trait PartitionKey {
     /// ```
     const FIELD_FLOOR: u8 = u8::MAX;
 
-    /// The same layout as a runtime [`Layout`], for tools, docs and comparisons.
+    /// The form `layout()` answers (`#[pk(form = binary)]`; [`Form::Text`] by default). Both
+    /// forms are written whatever it says: [`PartitionKey::encode`] the text form,
+    /// [`PartitionKey::encode_binary`] the binary form.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, PartitionKey, Value};
+    ///
+    /// #[derive(PartitionKey)]
+    /// #[pk(form = binary)]
+    /// struct Card {
+    ///     #[pk(width = 6)]
+    ///     device_id: u32,
+    ///     seller_id: String,
+    /// }
+    ///
+    /// assert_eq!(Card::FORM, Form::Binary);
+    /// let card = Card { device_id: 54, seller_id: "a100".into() };
+    /// let values = [Value::from(54u32), Value::from("a100")];
+    /// assert_eq!(Card::layout().encode_bytes(&values)?, card.encode_binary()?);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    const FORM: Form = Form::Text;
+
+    /// The same layout as a runtime [`Layout`], for tools, docs and comparisons, in the key's
+    /// [`PartitionKey::FORM`].
     fn layout() -> Layout;
 
     /// Writes this value's fields, each after [`KeyWriter::begin_field`], without the prefix: how
@@ -291,6 +349,88 @@ pub trait PartitionKey {
     fn encode(&self) -> Result<String> {
         encode_new(|out| self.encode_into(out))
     }
+
+    /// Writes this value's fields in the binary form, one after another, without the prefix:
+    /// how a key type is spliced into a binary key as a field of another. The derive writes it;
+    /// a hand-written impl that keeps this default has no binary form (every binary method
+    /// answers [`Error::InvalidLayout`](crate::Error::InvalidLayout)).
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionKey::encode_binary_into`].
+    fn write_fields_binary(&self, w: &mut BinWriter<'_>) -> Result<()> {
+        let _ = w;
+        Err(no_binary_form::<Self>())
+    }
+
+    /// Appends the binary key (see [`Form::Binary`]) to `out`: the prefix's bytes, then each
+    /// field's binary form. On error `out` is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionKey::encode_into`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::PartitionKey;
+    ///
+    /// #[derive(PartitionKey)]
+    /// struct Card {
+    ///     #[pk(width = 6)]
+    ///     device_id: u32,
+    ///     seller_id: String,
+    /// }
+    ///
+    /// let mut key = Vec::new();
+    /// Card { device_id: 54, seller_id: "a100".into() }.encode_binary_into(&mut key)?;
+    /// assert_eq!(key, [0, 0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    fn encode_binary_into(&self, out: &mut Vec<u8>) -> Result<()> {
+        Self::SHAPE.encode_bytes_with(out, |w| self.write_fields_binary(w))
+    }
+
+    /// The binary key as a new `Vec<u8>`, allocated once at the key's length.
+    ///
+    /// # Errors
+    ///
+    /// As [`PartitionKey::encode_into`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{DecodeKey, PartitionKey};
+    ///
+    /// #[derive(PartitionKey, Debug, PartialEq)]
+    /// struct Reading {
+    ///     #[pk(desc)]
+    ///     ts: u64,
+    ///     sensor: Option<String>,
+    /// }
+    ///
+    /// let r = Reading { ts: 1_700_000_000_000, sensor: None };
+    /// let key = r.encode_binary()?;
+    /// assert_eq!(key.len(), 8 + 1); // the u64, then the marker of `None`
+    /// assert_eq!(Reading::decode_binary(&key)?, r);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    fn encode_binary(&self) -> Result<Vec<u8>> {
+        encode_new(|out| self.encode_binary_into(out))
+    }
+}
+
+/// The error of a hand-written key type without a binary form.
+#[cold]
+fn no_binary_form<K: ?Sized>() -> Error {
+    Error::layout(
+        None,
+        format!(
+            "`{}` has no binary form: its key impl is hand-written without `write_fields_binary` \
+             and `read_fields_binary` (derive `PartitionKey` to have both forms)",
+            std::any::type_name::<K>()
+        ),
+    )
 }
 
 /// A [`PartitionKey`] that can be read back from its key.
@@ -309,4 +449,50 @@ pub trait DecodeKey: PartitionKey + Sized {
     /// [`Error::Malformed`](crate::Error::Malformed) with the byte position,
     /// [`Error::PrefixMismatch`](crate::Error::PrefixMismatch).
     fn decode(key: &str) -> Result<Self>;
+
+    /// Reads this type's fields in the binary form, without the prefix: how it is read as a
+    /// nested key of a binary key. A hand-written impl that keeps this default has no binary
+    /// form.
+    ///
+    /// # Errors
+    ///
+    /// As [`DecodeKey::decode_binary`].
+    fn read_fields_binary(r: &mut BinReader<'_>) -> Result<Self> {
+        let _ = r;
+        Err(no_binary_form::<Self>())
+    }
+
+    /// Decodes a binary key (see [`PartitionKey::encode_binary`]). A key whose fields borrow
+    /// from the text key (`&str`, `&[u8]`) encodes only, in both forms: it has no `DecodeKey`,
+    /// so no `decode_binary` either.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) with the byte position for any bytes the
+    /// key type would not write, [`Error::PrefixMismatch`](crate::Error::PrefixMismatch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{DecodeKey, PartitionKey};
+    ///
+    /// #[derive(PartitionKey, Debug, PartialEq)]
+    /// #[pk(buckets(count = 16, modulo = device_id))]
+    /// struct Card {
+    ///     #[pk(width = 6)]
+    ///     device_id: u32,
+    ///     seller_id: String,
+    /// }
+    ///
+    /// let card = Card { device_id: 54, seller_id: "a100".into() };
+    /// let key = card.encode_binary()?;
+    /// assert_eq!(key[0], 54 % 16); // the bucket, one byte
+    /// assert_eq!(Card::decode_binary(&key)?, card);
+    /// let err = Card::decode_binary(&key[..key.len() - 1]).unwrap_err();
+    /// assert!(err.to_string().contains("seller_id"), "{err}");
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    fn decode_binary(key: &[u8]) -> Result<Self> {
+        Self::SHAPE.decode_bytes_with(key, Self::read_fields_binary)
+    }
 }

@@ -300,6 +300,76 @@ pub mod __private {
         shape.encode_with_modulo(out, value.part_bucket_value(), body)
     }
 
+    /// [`KeyShape::encode_bytes_with`] for a derived key, whose shape was checked when its
+    /// constant was evaluated: no check at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::encode_bytes_with`].
+    #[inline(always)]
+    pub fn encode_bytes(
+        shape: &KeyShape,
+        out: &mut Vec<u8>,
+        body: impl FnOnce(&mut crate::BinWriter<'_>) -> crate::Result<()>,
+    ) -> crate::Result<()> {
+        shape.encode_bytes_checked(out, body)
+    }
+
+    /// [`KeyShape::decode_bytes_with`] for a derived key, whose shape was checked when its
+    /// constant was evaluated: no check at run time.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::decode_bytes_with`].
+    #[inline(always)]
+    pub fn decode_bytes<'k, T>(
+        shape: &KeyShape,
+        key: &'k [u8],
+        body: impl FnOnce(&mut crate::BinReader<'k>) -> crate::Result<T>,
+    ) -> crate::Result<T> {
+        shape.decode_bytes_checked(key, body)
+    }
+
+    /// Declares the bucket value of a modulo bucket's field while writing a binary key.
+    #[inline]
+    pub fn bin_bucket_value<T: crate::KeyPart + ?Sized>(w: &mut crate::BinWriter<'_>, value: &T) {
+        if let Some(v) = value.part_bucket_value() {
+            w.bucket_value(v);
+        }
+    }
+
+    /// Declares the bucket value of a modulo bucket's field while reading a binary key.
+    #[inline]
+    pub fn read_bin_bucket_value<T: crate::KeyPart + ?Sized>(
+        r: &mut crate::BinReader<'_>,
+        value: &T,
+    ) {
+        if let Some(v) = value.part_bucket_value() {
+            r.bucket_value(v);
+        }
+    }
+
+    /// The form of `#[pk(form = name)]`, or a compile error listing the names ([`Form::name`](crate::Form::name)).
+    #[must_use]
+    pub const fn form(name: &str) -> crate::Form {
+        const FORMS: [crate::Form; 2] = [crate::Form::Text, crate::Form::Binary];
+        let mut i = 0;
+        while i < FORMS.len() {
+            let (a, b) = (name.as_bytes(), FORMS[i].name().as_bytes());
+            if a.len() == b.len() {
+                let mut j = 0;
+                while j < a.len() && a[j] == b[j] {
+                    j += 1;
+                }
+                if j == a.len() {
+                    return FORMS[i];
+                }
+            }
+            i += 1;
+        }
+        panic!("unknown form in #[pk(form = ...)]: expected text or binary")
+    }
+
     /// Declares the bucket value of a modulo bucket's field while reading.
     #[inline]
     pub fn read_bucket_value<T: crate::KeyPart + ?Sized>(r: &mut crate::KeyReader<'_>, value: &T) {

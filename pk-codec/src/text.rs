@@ -244,6 +244,18 @@ pub(crate) fn read_desc_bytes(text: &str) -> Result<(Vec<u8>, usize), FieldFault
 /// where its mark is; each byte inverted when `desc` (then a longer value sorts first).
 #[inline]
 pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
+    // Ascending, at most 16 bytes (most keys' strings) and no zero byte: copied as fixed-size
+    // words, with no call to copy a few bytes.
+    if !desc && write_short(out, bytes) {
+        return;
+    }
+    // Ascending without a zero byte: the bytes as they are, then the end mark.
+    if !desc && !bytes.contains(&0) {
+        out.reserve(bytes.len() + 2);
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(&[0, 0x01]);
+        return;
+    }
     let flip = if desc { 0xff } else { 0 };
     out.reserve(bytes.len() + 2);
     let mut rest = bytes;
@@ -256,9 +268,92 @@ pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
     out.extend_from_slice(&[flip, 0x01 ^ flip]);
 }
 
+/// [`write_bin_escaped`] of an ascending value of at most 16 bytes with no zero byte (then
+/// `true`; `false`, writing nothing, otherwise).
+#[inline(always)]
+fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    if !copy_short(out, bytes) {
+        return false;
+    }
+    out.extend_from_slice(&[0, 0x01]);
+    true
+}
+
+/// Appends `bytes`, at most 16 of them and none zero, to `out` (then `true`; `false`, writing
+/// nothing, otherwise). The value is read and written as two words that overlap where it is
+/// shorter than both (the second written after cutting the first back), so every copy has a
+/// fixed size.
+#[inline(always)]
+fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let (len, start) = (bytes.len(), out.len());
+    match len {
+        8..=16 => {
+            let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+            a.copy_from_slice(&bytes[..8]);
+            b.copy_from_slice(&bytes[len - 8..]);
+            if has_zero_byte(u64::from_ne_bytes(a)) || has_zero_byte(u64::from_ne_bytes(b)) {
+                return false;
+            }
+            out.extend_from_slice(&a);
+            out.truncate(start + len - 8);
+            out.extend_from_slice(&b);
+        }
+        4..=7 => {
+            let (mut a, mut b) = ([0xffu8; 8], [0xffu8; 8]);
+            a[..4].copy_from_slice(&bytes[..4]);
+            b[..4].copy_from_slice(&bytes[len - 4..]);
+            if has_zero_byte(u64::from_ne_bytes(a)) || has_zero_byte(u64::from_ne_bytes(b)) {
+                return false;
+            }
+            out.extend_from_slice(&a[..4]);
+            out.truncate(start + len - 4);
+            out.extend_from_slice(&b[..4]);
+        }
+        1..=3 => {
+            // The first, middle and last bytes: all of a value of 1 to 3 bytes, then cut to it.
+            let three = [bytes[0], bytes[len / 2], bytes[len - 1]];
+            if three.contains(&0) {
+                return false;
+            }
+            out.extend_from_slice(&three);
+            out.truncate(start + len);
+        }
+        0 => {}
+        _ => return false,
+    }
+    true
+}
+
+/// Whether any of the eight bytes of `x` is zero.
+#[inline(always)]
+const fn has_zero_byte(x: u64) -> bool {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    x.wrapping_sub(LOW) & !x & HIGH != 0
+}
+
 /// Reads [`write_bin_escaped`]'s form at the start of `input`: the bytes and the length read, or
 /// the offset and reason of what is wrong.
+#[inline]
 pub(crate) fn read_bin_escaped(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), FieldFault> {
+    // Ascending with no escape (most values): the bytes before the end mark, copied once.
+    if !desc
+        && let Some(zero) = input.iter().position(|&b| b == 0)
+        && input.get(zero + 1) == Some(&0x01)
+    {
+        let value = &input[..zero];
+        // Room for `copy_short`'s widest write (three bytes of a shorter value).
+        let mut out = Vec::with_capacity(zero.max(3));
+        if !copy_short(&mut out, value) {
+            out.extend_from_slice(value);
+        }
+        return Ok((out, zero + 2));
+    }
+    read_bin_escaped_slow(input, desc)
+}
+
+/// [`read_bin_escaped`] of a value with escapes or inverted, or of bytes that are not one.
+fn read_bin_escaped_slow(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), FieldFault> {
     let flip = if desc { 0xff } else { 0 };
     let mut out = Vec::new();
     let mut i = 0;
@@ -363,5 +458,57 @@ mod tests {
         assert_eq!(read_hex("0g").unwrap_err().0, 1);
         assert_eq!(read_hex("AB").unwrap_err().0, 0);
         assert_eq!(read_hex("abc").unwrap_err().0, 3);
+    }
+
+    /// The binary string form by its definition, byte by byte: each `0x00` as `0x00 0xff`, then
+    /// `0x00 0x01`, every byte inverted when descending.
+    fn bin_escaped_by_definition(bytes: &[u8], desc: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &b in bytes {
+            out.extend_from_slice(if b == 0 {
+                &[0, 0xff]
+            } else {
+                std::slice::from_ref(&b)
+            });
+        }
+        out.extend_from_slice(&[0, 1]);
+        if desc {
+            out.iter_mut().for_each(|b| *b = !*b);
+        }
+        out
+    }
+
+    /// The short-value paths (fixed-size words, below and above 16 bytes, a zero byte anywhere)
+    /// write and read what the definition says, after bytes already in the buffer and before
+    /// bytes after the value.
+    #[test]
+    fn bin_escaped_forms_of_every_short_length_and_zero_position_are_the_definition() {
+        for len in 0..40usize {
+            for zero in std::iter::once(None).chain((0..len).map(Some)) {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if Some(i) == zero {
+                            0
+                        } else {
+                            b'a' + (i % 26) as u8
+                        }
+                    })
+                    .collect();
+                for desc in [false, true] {
+                    let expected = bin_escaped_by_definition(&bytes, desc);
+                    let mut out = vec![7, 7, 7];
+                    write_bin_escaped(&mut out, &bytes, desc);
+                    assert_eq!(&out[..3], &[7, 7, 7]);
+                    assert_eq!(
+                        &out[3..],
+                        &expected[..],
+                        "len {len}, zero {zero:?}, desc {desc}"
+                    );
+                    out.extend_from_slice(&[9, 9]);
+                    let (read, used) = read_bin_escaped(&out[3..], desc).unwrap();
+                    assert_eq!((read, used), (bytes.clone(), expected.len()));
+                }
+            }
+        }
     }
 }

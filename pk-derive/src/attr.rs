@@ -18,6 +18,7 @@ const MAX_LEN: &str = "max_len";
 const HASH: &str = "hash";
 const BUCKETS: &str = "buckets";
 const CRATE: &str = "crate";
+const FORM: &str = "form";
 // Inside `hash(...)`.
 const LEN: &str = "len";
 const SEPARATOR: &str = "separator";
@@ -67,6 +68,9 @@ pub(crate) struct Container {
     pub(crate) buckets: Option<WithSpan<Buckets>>,
     /// The path of pk-codec in generated code.
     pub(crate) krate: Option<TokenStream>,
+    /// The form's name (`#[pk(form = binary)]`), looked up by pk-codec (`__private::form`) in
+    /// generated code.
+    pub(crate) form: Option<WithSpan<String>>,
 }
 
 /// A field's attributes.
@@ -128,6 +132,11 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
                 let lit: LitStr = meta.value()?.parse()?;
                 let path: syn::Path = lit.parse()?;
                 set(&mut c.krate, quote!(#path), &meta, CRATE)
+            } else if meta.path.is_ident(FORM) {
+                // #[pk(form = binary)]
+                let ident: syn::Ident = meta.value()?.parse()?;
+                let value = WithSpan { value: ident.to_string(), span: ident.span() };
+                set(&mut c.form, value, &meta, FORM)
             } else if [WIDTH, DESC, ESCAPED, PRECISION].iter().any(|n| meta.path.is_ident(n)) {
                 Err(meta.error(format!(
                     "#[pk({})] is a field attribute: put it on a field",
@@ -135,7 +144,7 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
                 )))
             } else {
                 Err(meta.error(format!(
-                    "unknown #[pk({})] attribute on a struct; expected delimiter, max_len, hash, buckets or crate",
+                    "unknown #[pk({})] attribute on a struct; expected delimiter, max_len, hash, buckets, form or crate",
                     path_name(&meta)
                 )))
             }
@@ -318,7 +327,7 @@ pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
                 let ident: syn::Ident = meta.value()?.parse()?;
                 let value = WithSpan { value: ident.to_string(), span: ident.span() };
                 set(&mut f.precision, value, &meta, PRECISION)
-            } else if [DELIMITER, MAX_LEN, HASH, BUCKETS]
+            } else if [DELIMITER, MAX_LEN, HASH, BUCKETS, FORM]
                 .iter()
                 .any(|n| meta.path.is_ident(n))
             {

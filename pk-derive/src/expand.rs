@@ -54,6 +54,9 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
             fn write_part(&self, _: &#krate::FieldSpec, _: &::core::primitive::str, _: &mut #krate::KeyWriter<'_>) -> #krate::Result<()> {
                 ::core::unreachable!()
             }
+            fn write_part_binary(&self, _: &#krate::FieldSpec, _: &::core::primitive::str, _: &mut #krate::BinWriter<'_>) -> #krate::Result<()> {
+                ::core::unreachable!()
+            }
             fn layout_fields(_: &::core::primitive::str, _: #krate::FieldSpec, _: &mut ::std::vec::Vec<(::std::string::String, #krate::FieldSpec)>) {
                 ::core::unreachable!()
             }
@@ -487,6 +490,69 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Writes field `i` of `self` in the binary form (no delimiters: every binary field form is
+    /// self-delimiting); with `bookkeeping`, also declares the bucket value or span.
+    fn write_field_bin(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
+        let field = &self.input.fields[i];
+        let m = &field.member;
+        let ty = field.ty;
+        let name = &field.name;
+        let spec = spec(field, krate);
+        let call = match field.form {
+            Form::Part => quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::write_part_binary),
+            _ => quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::encode_field_binary),
+        };
+        let write = quote!(#call(&self.#m, &const { #spec }, #name, __pk_w)?;);
+        match if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        } {
+            Role::None => write,
+            Role::Modulo => quote! {
+                #write
+                #krate::__private::bin_bucket_value(__pk_w, &self.#m);
+            },
+            Role::Hashed => quote! {
+                let __pk_start = __pk_w.position();
+                #write
+                __pk_w.bucket_span(__pk_start);
+            },
+        }
+    }
+
+    /// Reads field `i` of a binary key into `__pk_f{i}`, the mirror of [`Gen::write_field_bin`].
+    fn read_field_bin(&self, i: usize, bookkeeping: bool) -> TokenStream {
+        let krate = &self.krate;
+        let field = &self.input.fields[i];
+        let ty = field.ty;
+        let name = &field.name;
+        let var = format_ident!("__pk_f{}", i);
+        let spec = spec(field, krate);
+        let call = match field.form {
+            Form::Part => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part_binary),
+            _ => quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field_binary),
+        };
+        let read = quote!(let #var = #call(&const { #spec }, #name, __pk_r)?;);
+        match if bookkeeping {
+            self.roles[i]
+        } else {
+            Role::None
+        } {
+            Role::None => read,
+            Role::Modulo => quote! {
+                #read
+                #krate::__private::read_bin_bucket_value(__pk_r, &#var);
+            },
+            Role::Hashed => quote! {
+                let __pk_start = __pk_r.position();
+                #read
+                __pk_r.bucket_span(__pk_start);
+            },
+        }
+    }
+
     fn construct(&self) -> TokenStream {
         let inits = self.input.fields.iter().enumerate().map(|(i, f)| {
             let m = &f.member;
@@ -562,7 +628,8 @@ impl Gen<'_, '_> {
             let __pk_shape = <Self as #krate::PartitionKey>::SHAPE;
             let mut __pk_b = #krate::Layout::builder()
                 .delimiter(__pk_shape.delimiter())
-                .max_len(__pk_shape.max_len());
+                .max_len(__pk_shape.max_len())
+                .form(<Self as #krate::PartitionKey>::FORM);
             #hashed_decl
             #(#fields)*
             #prefix
@@ -1101,6 +1168,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
         quote! {
             const _: () = {
                 let _ = <#ident #args as #krate::PartitionKey>::SHAPE;
+                let _ = <#ident #args as #krate::PartitionKey>::FORM;
             };
         }
     });
@@ -1135,6 +1203,29 @@ fn expand(input: &Input<'_>) -> TokenStream {
         )
     };
 
+    // The binary form: the same fields, each in its binary form, one after another.
+    let write_plain_bin: Vec<TokenStream> = (0..n).map(|i| g.write_field_bin(i, false)).collect();
+    let read_plain_bin: Vec<TokenStream> = (0..n).map(|i| g.read_field_bin(i, false)).collect();
+    let (encode_bin_body, decode_bin_body) = if g.has_prefix() {
+        let write: Vec<TokenStream> = (0..n).map(|i| g.write_field_bin(i, true)).collect();
+        let read: Vec<TokenStream> = (0..n).map(|i| g.read_field_bin(i, true)).collect();
+        (
+            quote!(|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }),
+            quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+        )
+    } else {
+        (
+            quote!(|__pk_w| #krate::PartitionKey::write_fields_binary(self, __pk_w)),
+            quote!(<Self as #krate::DecodeKey>::read_fields_binary),
+        )
+    };
+    // `#[pk(form = name)]`, looked up by pk-codec: an unknown name is a compile error on it.
+    let form = input.attrs.form.as_ref().map(|f| {
+        let (name, span) = (&f.value, f.span);
+        let lookup = respan(quote!(#krate::__private::form(#name)), span);
+        quote!(const FORM: #krate::Form = #lookup;)
+    });
+
     // A modulo bucket of one of the key's own fields is known before the fields are written.
     let encode_call = match g.roles.iter().position(|r| *r == Role::Modulo) {
         Some(i) => {
@@ -1167,6 +1258,16 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     <Self as #krate::DecodeKey>::read_fields(__pk_r)
                         .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
+
+                #[inline]
+                fn read_part_binary(
+                    _: &#krate::FieldSpec,
+                    __pk_field: &::core::primitive::str,
+                    __pk_r: &mut #krate::BinReader<'_>,
+                ) -> #krate::Result<Self> {
+                    <Self as #krate::DecodeKey>::read_fields_binary(__pk_r)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
+                }
             }
 
             #[automatically_derived]
@@ -1180,6 +1281,17 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn decode(__pk_key: &::core::primitive::str) -> #krate::Result<Self> {
                     #krate::__private::decode(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_body)
+                }
+
+                #[inline]
+                fn read_fields_binary(__pk_r: &mut #krate::BinReader<'_>) -> #krate::Result<Self> {
+                    #(#read_plain_bin)*
+                    ::core::result::Result::Ok(#construct)
+                }
+
+                #[inline]
+                fn decode_binary(__pk_key: &[::core::primitive::u8]) -> #krate::Result<Self> {
+                    #krate::__private::decode_bytes(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_bin_body)
                 }
             }
         }
@@ -1207,6 +1319,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
             impl #impl_generics #krate::PartitionKey for #ident #ty_generics #encode_where {
                 const SHAPE: #krate::KeyShape = #shape;
                 const FIELD_FLOOR: ::core::primitive::u8 = #floor;
+                #form
 
                 fn layout() -> #krate::Layout {
                     #layout
@@ -1221,6 +1334,17 @@ fn expand(input: &Input<'_>) -> TokenStream {
                 #[inline]
                 fn encode_into(&self, __pk_out: &mut ::std::string::String) -> #krate::Result<()> {
                     #encode_call
+                }
+
+                #[inline]
+                fn write_fields_binary(&self, __pk_w: &mut #krate::BinWriter<'_>) -> #krate::Result<()> {
+                    #(#write_plain_bin)*
+                    ::core::result::Result::Ok(())
+                }
+
+                #[inline]
+                fn encode_binary_into(&self, __pk_out: &mut ::std::vec::Vec<::core::primitive::u8>) -> #krate::Result<()> {
+                    #krate::__private::encode_bytes(&<Self as #krate::PartitionKey>::SHAPE, __pk_out, #encode_bin_body)
                 }
             }
 
@@ -1239,6 +1363,17 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     __pk_w: &mut #krate::KeyWriter<'_>,
                 ) -> #krate::Result<()> {
                     <Self as #krate::PartitionKey>::write_fields(self, __pk_w)
+                        .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
+                }
+
+                #[inline]
+                fn write_part_binary(
+                    &self,
+                    _: &#krate::FieldSpec,
+                    __pk_field: &::core::primitive::str,
+                    __pk_w: &mut #krate::BinWriter<'_>,
+                ) -> #krate::Result<()> {
+                    <Self as #krate::PartitionKey>::write_fields_binary(self, __pk_w)
                         .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                 }
 

@@ -21,6 +21,7 @@ mod codec_errors;
 mod codec_props;
 mod decimal_kind;
 mod decode_bad_input;
+mod derive_binary;
 mod derive_config_space;
 mod derive_decode;
 mod derive_golden;

@@ -10,7 +10,8 @@
 use std::fmt::Write as _;
 
 use pk_codec::{
-    DecodeKey, FieldSpec, IntBits, KeyReader, KeyShape, Kind, Layout, PartitionKey, Result, Value,
+    DecodeKey, FieldSpec, Form, IntBits, KeyReader, KeyShape, Kind, Layout, PartitionKey, Result,
+    Value,
 };
 use serde::{Deserialize, Serialize};
 
@@ -317,11 +318,13 @@ pub fn natural_key(c: &Card) -> String {
 }
 
 /// Asserts, before anything is timed, that every baseline is honest: the text baselines write
-/// exactly the crate's bytes, every decode returns the row, and the binary peers round-trip it.
-/// Returns the mean key sizes: (text, storekey, memcomparable).
-pub fn check_baselines(rows: &[Card]) -> (f64, f64, f64) {
+/// exactly the crate's bytes, every decode returns the row, and the binary peers and the derive's
+/// binary form round-trip it (the binary form also as the runtime layout writes it).
+/// Returns the mean key sizes: (text, storekey, memcomparable, the derive's binary form).
+pub fn check_baselines(rows: &[Card]) -> (f64, f64, f64, f64) {
     let layout = layout();
-    let (mut text, mut sk_len, mut mc_len) = (0usize, 0usize, 0usize);
+    let binary = layout.clone().with_form(Form::Binary);
+    let (mut text, mut sk_len, mut mc_len, mut bin_len) = (0usize, 0usize, 0usize, 0usize);
     // One vector for every row, as the `decode_into` case passes it: overwritten, never cleared.
     let mut reused = Vec::new();
     for c in rows {
@@ -368,10 +371,28 @@ pub fn check_baselines(rows: &[Card]) -> (f64, f64, f64) {
             memcomparable::from_slice::<Card>(&mc).expect("memcomparable"),
             *c
         );
+        let bin = derived
+            .encode_binary()
+            .expect("the rows encode in the binary form");
+        assert_eq!(
+            DerivedCard::decode_binary(&bin).expect("the binary form decodes"),
+            derived
+        );
+        assert_eq!(
+            binary.encode_bytes(&values(c)).expect("layout encodes"),
+            bin,
+            "binary Layout"
+        );
         text += key.len();
         sk_len += sk.len();
         mc_len += mc.len();
+        bin_len += bin.len();
     }
     let n = rows.len().max(1) as f64;
-    (text as f64 / n, sk_len as f64 / n, mc_len as f64 / n)
+    (
+        text as f64 / n,
+        sk_len as f64 / n,
+        mc_len as f64 / n,
+        bin_len as f64 / n,
+    )
 }

@@ -40,30 +40,11 @@ impl<'a> KeyReader<'a> {
     }
 }
 
-impl KeyField for [u8] {
-    const KIND: Kind = Kind::Bytes;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bytes(spec, field, self);
-        Ok(())
-    }
-}
-
-impl KeyField for Vec<u8> {
-    const KIND: Kind = Kind::Bytes;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.bytes(spec, field, self);
-        Ok(())
-    }
-}
-
-impl DecodeField for Vec<u8> {
-    #[inline]
-    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        r.bytes(spec, field)
-    }
-}
+ref_field!(
+    [u8] => Kind::Bytes, bytes;
+    Vec<u8> => Kind::Bytes, bytes;
+);
+decode_field!(Vec<u8>, bytes);
 
 impl From<Vec<u8>> for Value {
     fn from(v: Vec<u8>) -> Self {

@@ -89,12 +89,12 @@ impl<'a> KeyReader<'a> {
 }
 
 super::uint::integer_field!(
-    i8 => Int B8, int64 as i64, [MIN, MAX];
-    i16 => Int B16, int64 as i64, [MIN, MAX];
-    i32 => Int B32, int64 as i64, [MIN, MAX];
-    i64 => Int B64, int64 as i64, [MIN, MAX];
-    isize => Int B64, int64 as i64, [MIN, MAX];
-    i128 => Int B128, int128 as i128, [MIN, MAX];
+    i8 => Int B8, int64 as i64, [MIN, MAX], int64 as i64, [];
+    i16 => Int B16, int64 as i64, [MIN, MAX], int64 as i64, [];
+    i32 => Int B32, int64 as i64, [MIN, MAX], int64 as i64, [];
+    i64 => Int B64, int64 as i64, [MIN, MAX], int64 as i64, [];
+    isize => Int B64, int64 as i64, [MIN, MAX], int64 as i64, [];
+    i128 => Int B128, int128 as i128, [MIN, MAX], int as i128, [];
 );
 
 super::uint::value_from!(Int as i128: i8, i16, i32, i64, i128, isize);
@@ -181,7 +181,102 @@ impl BinWriter<'_> {
     }
 }
 
+impl BinWriter<'_> {
+    /// Writes a signed integer of up to 64 bits in the binary form: [`BinWriter::int`] without
+    /// 128-bit arithmetic, for the types that fit an `i64`.
+    ///
+    /// # Errors
+    ///
+    /// As [`BinWriter::int`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, KeyShape};
+    ///
+    /// let spec = FieldSpec::of::<i16>();
+    /// let mut key = Vec::new();
+    /// KeyShape::default().encode_bytes_with(&mut key, |w| w.int64(&spec, "t", -1))?;
+    /// assert_eq!(key, [0x7f, 0xff]); // the sign bit flipped: negatives sort first
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
+        if let Kind::Int { bits } = spec.kind()
+            && bits <= IntBits::B64
+        {
+            let (min, max) = bounds(bits);
+            if (min..=max).contains(&i128::from(v)) && fits_width(v, spec.width()) {
+                let n = super::uint::size(bits);
+                let flipped = (v as u64) ^ (1u64 << (8 * n - 1));
+                self.put(&flipped.to_be_bytes()[8 - n..], spec.is_descending());
+                return Ok(());
+            }
+        }
+        // What is wrong, or a 128-bit field: the general writer.
+        self.int(spec, field, i128::from(v))
+    }
+}
+
+/// Whether a field of `width` characters (a sign and `width - 1` digits) holds `v`: for
+/// `v < 0`, `!v` is `|v| - 1`, which must have at most `width - 1` digits.
+#[inline(always)]
+fn fits_width(v: i64, width: u8) -> bool {
+    let magnitude = if v < 0 { !v } else { v } as u64;
+    magnitude <= num::u64_limit(width.saturating_sub(1))
+}
+
 impl BinReader<'_> {
+    /// Reads a signed integer of up to 64 bits in the binary form: [`BinReader::int`] without
+    /// 128-bit arithmetic.
+    ///
+    /// # Errors
+    ///
+    /// As [`BinReader::int`], and [`Error::Malformed`](crate::Error::Malformed) for a
+    /// 128-bit field's value outside an `i64`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, KeyShape};
+    ///
+    /// let spec = FieldSpec::of::<i16>().descending();
+    /// let v = KeyShape::default().decode_bytes_with(&[0x80, 0x00], |r| r.int64(&spec, "t"))?;
+    /// assert_eq!(v, -1);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn int64(&mut self, spec: &FieldSpec, field: &str) -> Result<i64> {
+        if let Kind::Int { bits } = spec.kind()
+            && bits <= IntBits::B64
+        {
+            let n = super::uint::size(bits);
+            if let Some(bytes) = self.key.get(self.pos..self.pos + n) {
+                let mut b = [0u8; 8];
+                b[8 - n..].copy_from_slice(bytes);
+                let mut u = u64::from_be_bytes(b);
+                if spec.is_descending() {
+                    u = !u & (u64::MAX >> (64 - 8 * n));
+                }
+                u ^= 1u64 << (8 * n - 1);
+                // Sign-extended from its `8n` bits.
+                let shift = 64 - 8 * n as u32;
+                let v = ((u << shift) as i64) >> shift;
+                if fits_width(v, spec.width()) {
+                    self.pos += n;
+                    return Ok(v);
+                }
+            }
+        }
+        // What is wrong: the general reader says it.
+        let start = self.pos;
+        let v = self.int(spec, field)?;
+        i64::try_from(v).map_err(|_| {
+            self.pos = start;
+            Self::fault(field, start, format!("{v} is outside an i64"))
+        })
+    }
+
     /// Reads a signed integer in the binary form.
     ///
     /// # Errors

@@ -99,23 +99,67 @@ macro_rules! value_io {
     };
 }
 
-/// [`KeyField`](crate::KeyField) and [`DecodeField`](crate::DecodeField) for Rust types that are
-/// `Copy` and written and read by the writer and reader methods of one name.
-macro_rules! copy_field {
-    ($($t:ty => $kind:expr, $method:ident);* $(;)?) => {$(
+/// [`KeyField`](crate::KeyField) for a Rust type written, in both forms, by the writer methods
+/// of one name, given `$arg` (of the value `$v`, a reference to `self`).
+macro_rules! key_field {
+    ($t:ty => $kind:expr, $method:ident, |$v:ident| $arg:expr) => {
         impl KeyField for $t {
             const KIND: Kind = $kind;
             #[inline]
-            fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-                super::dispatch::Written::written(w.$method(spec, field, *self))
+            fn encode_field(
+                &self,
+                spec: &FieldSpec,
+                field: &str,
+                w: &mut KeyWriter<'_>,
+            ) -> Result<()> {
+                let $v = self;
+                super::dispatch::Written::written(w.$method(spec, field, $arg))
+            }
+            #[inline]
+            fn encode_field_binary(
+                &self,
+                spec: &FieldSpec,
+                field: &str,
+                w: &mut BinWriter<'_>,
+            ) -> Result<()> {
+                let $v = self;
+                super::dispatch::Written::written(w.$method(spec, field, $arg))
             }
         }
+    };
+}
+
+/// [`DecodeField`](crate::DecodeField) for a Rust type read, in both forms, by the reader
+/// methods of one name.
+macro_rules! decode_field {
+    ($($t:ty, $method:ident);* $(;)?) => {$(
         impl DecodeField for $t {
             #[inline]
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
                 r.$method(spec, field)
             }
+            #[inline]
+            fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+                r.$method(spec, field)
+            }
         }
+    )*};
+}
+
+/// [`KeyField`](crate::KeyField) and [`DecodeField`](crate::DecodeField) for Rust types that are
+/// `Copy` and written and read, in both forms, by the writer and reader methods of one name.
+macro_rules! copy_field {
+    ($($t:ty => $kind:expr, $method:ident);* $(;)?) => {$(
+        key_field!($t => $kind, $method, |v| *v);
+        decode_field!($t, $method);
+    )*};
+}
+
+/// [`KeyField`](crate::KeyField) for Rust types written, in both forms, by the writer methods of
+/// one name taking a reference (a `&String` passed as the `&str` it derefs to).
+macro_rules! ref_field {
+    ($($t:ty => $kind:expr, $method:ident);* $(;)?) => {$(
+        key_field!($t => $kind, $method, |v| v);
     )*};
 }
 

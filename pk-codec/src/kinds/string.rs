@@ -250,36 +250,12 @@ impl<'a> KeyReader<'a> {
     }
 }
 
-impl KeyField for str {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-}
-
-impl KeyField for String {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-}
-
-impl DecodeField for String {
-    #[inline]
-    fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
-        r.str(spec, field)
-    }
-}
-
-impl KeyField for Cow<'_, str> {
-    const KIND: Kind = Kind::Str;
-    #[inline]
-    fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        w.str(spec, field, self)
-    }
-}
+ref_field!(
+    str => Kind::Str, str;
+    String => Kind::Str, str;
+    Cow<'_, str> => Kind::Str, str;
+);
+decode_field!(String, str);
 
 impl From<String> for Value {
     fn from(v: String) -> Self {
@@ -332,6 +308,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a missing end mark, a bad escape or bytes that are not UTF-8.
+    #[inline]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         let start = self.pos;
         let bytes = self.bytes_form(spec, field)?;
@@ -342,6 +319,7 @@ impl BinReader<'_> {
     }
 
     /// The escaped and terminated bytes of a string or byte string field.
+    #[inline]
     pub(crate) fn bytes_form(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
         let start = self.pos;
         let (bytes, used) = text::read_bin_escaped(&self.key[start..], spec.is_descending())

@@ -52,20 +52,37 @@ impl KeyField for std::time::SystemTime {
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.timestamp(spec, field, crate::timestamp::system_time_nanos(*self))
     }
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.timestamp(spec, field, crate::timestamp::system_time_nanos(*self))
+    }
 }
 
 impl DecodeField for std::time::SystemTime {
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
-        let nanos = r.timestamp(spec, field)?;
-        crate::timestamp::system_time_from_nanos(nanos).ok_or_else(|| {
-            crate::Error::malformed(
-                Some(field),
-                start,
-                "this platform's SystemTime cannot hold the instant",
-            )
-        })
+        system_time_at(field, start, r.timestamp(spec, field)?)
     }
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+        let start = r.position();
+        system_time_at(field, start, r.timestamp(spec, field)?)
+    }
+}
+
+/// The `SystemTime` of `nanos`, read from the field at byte `start`, or the error of a platform
+/// whose `SystemTime` cannot hold it.
+fn system_time_at(field: &str, start: usize, nanos: i128) -> Result<std::time::SystemTime> {
+    crate::timestamp::system_time_from_nanos(nanos).ok_or_else(|| {
+        crate::Error::malformed(
+            Some(field),
+            start,
+            "this platform's SystemTime cannot hold the instant",
+        )
+    })
 }
 
 impl From<std::time::SystemTime> for Value {
@@ -80,21 +97,38 @@ impl KeyField for time::OffsetDateTime {
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.timestamp(spec, field, self.unix_timestamp_nanos())
     }
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.timestamp(spec, field, self.unix_timestamp_nanos())
+    }
 }
 
 #[cfg(feature = "time")]
 impl DecodeField for time::OffsetDateTime {
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
-        let nanos = r.timestamp(spec, field)?;
-        Self::from_unix_timestamp_nanos(nanos).map_err(|e| {
-            Error::malformed(
-                Some(field),
-                start,
-                format!("time cannot hold the instant: {e}"),
-            )
-        })
+        offset_date_time_at(field, start, r.timestamp(spec, field)?)
     }
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+        let start = r.position();
+        offset_date_time_at(field, start, r.timestamp(spec, field)?)
+    }
+}
+
+/// The `OffsetDateTime` of `nanos`, read from the field at byte `start`.
+#[cfg(feature = "time")]
+fn offset_date_time_at(field: &str, start: usize, nanos: i128) -> Result<time::OffsetDateTime> {
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|e| {
+        Error::malformed(
+            Some(field),
+            start,
+            format!("time cannot hold the instant: {e}"),
+        )
+    })
 }
 
 #[cfg(feature = "time")]
@@ -119,11 +153,25 @@ fn chrono_nanos(t: &chrono::DateTime<chrono::Utc>) -> i128 {
 impl KeyField for chrono::DateTime<chrono::Utc> {
     const KIND: Kind = Kind::Timestamp;
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
-        if self.timestamp_subsec_nanos() >= 1_000_000_000 {
-            return Err(leap_second(field, self));
-        }
-        w.timestamp(spec, field, chrono_nanos(self))
+        w.timestamp(spec, field, chrono_key_nanos(field, self)?)
     }
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.timestamp(spec, field, chrono_key_nanos(field, self)?)
+    }
+}
+
+/// The nanoseconds a key of `t` holds, a leap second refused.
+#[cfg(feature = "chrono")]
+fn chrono_key_nanos(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Result<i128> {
+    if t.timestamp_subsec_nanos() >= 1_000_000_000 {
+        return Err(leap_second(field, t));
+    }
+    Ok(chrono_nanos(t))
 }
 
 #[cfg(feature = "chrono")]
@@ -140,16 +188,25 @@ fn leap_second(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Error {
 impl DecodeField for chrono::DateTime<chrono::Utc> {
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
-        let nanos = r.timestamp(spec, field)?;
-        let (secs, sub) = (
-            nanos.div_euclid(1_000_000_000),
-            nanos.rem_euclid(1_000_000_000),
-        );
-        i64::try_from(secs)
-            .ok()
-            .and_then(|s| Self::from_timestamp(s, sub as u32))
-            .ok_or_else(|| Error::malformed(Some(field), start, "chrono cannot hold the instant"))
+        chrono_at(field, start, r.timestamp(spec, field)?)
     }
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+        let start = r.position();
+        chrono_at(field, start, r.timestamp(spec, field)?)
+    }
+}
+
+/// The `DateTime<Utc>` of `nanos`, read from the field at byte `start`.
+#[cfg(feature = "chrono")]
+fn chrono_at(field: &str, start: usize, nanos: i128) -> Result<chrono::DateTime<chrono::Utc>> {
+    let (secs, sub) = (
+        nanos.div_euclid(1_000_000_000),
+        nanos.rem_euclid(1_000_000_000),
+    );
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, sub as u32))
+        .ok_or_else(|| Error::malformed(Some(field), start, "chrono cannot hold the instant"))
 }
 
 /// The instant as [`Value::Timestamp`]. A leap second becomes the next second's instant, as

@@ -128,14 +128,21 @@ impl<'a> KeyReader<'a> {
 }
 
 /// Integer fields: the kind, the writer and reader method (the same name on both sides) and its
-/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed).
+/// width, and the bounds the reader checks (`MAX` for unsigned types, `MIN, MAX` for signed); then
+/// the same for the binary form (`uint`, `int`), whose reader of unsigned types takes `MAX` (a
+/// signed type's binary form holds nothing outside it).
 macro_rules! integer_field {
-    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+]);* $(;)?) => {$(
+    ($($t:ty => $kind:ident $bits:ident, $method:ident as $wide:ty, [$($bound:ident),+],
+        $bin:ident as $bin_wide:ty, [$($bin_bound:ident),*]);* $(;)?) => {$(
         impl KeyField for $t {
             const KIND: Kind = Kind::$kind { bits: IntBits::$bits };
             #[inline]
             fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
                 w.$method(spec, field, *self as $wide)
+            }
+            #[inline]
+            fn encode_field_binary(&self, spec: &FieldSpec, field: &str, w: &mut BinWriter<'_>) -> Result<()> {
+                w.$bin(spec, field, *self as $bin_wide)
             }
             #[inline]
             fn bucket_value(&self) -> Option<BucketValue> {
@@ -147,17 +154,21 @@ macro_rules! integer_field {
             fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
                 Ok(r.$method(spec, field, $(<$t>::$bound as $wide),+)? as $t)
             }
+            #[inline]
+            fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
+                Ok(r.$bin(spec, field $(, <$t>::$bin_bound as $bin_wide)*)? as $t)
+            }
         }
     )*};
 }
 pub(super) use integer_field;
 integer_field!(
-    u8 => Uint B8, uint64 as u64, [MAX];
-    u16 => Uint B16, uint64 as u64, [MAX];
-    u32 => Uint B32, uint64 as u64, [MAX];
-    u64 => Uint B64, uint64 as u64, [MAX];
-    usize => Uint B64, uint64 as u64, [MAX];
-    u128 => Uint B128, uint128 as u128, [MAX];
+    u8 => Uint B8, uint64 as u64, [MAX], uint64 as u64, [MAX];
+    u16 => Uint B16, uint64 as u64, [MAX], uint64 as u64, [MAX];
+    u32 => Uint B32, uint64 as u64, [MAX], uint64 as u64, [MAX];
+    u64 => Uint B64, uint64 as u64, [MAX], uint64 as u64, [MAX];
+    usize => Uint B64, uint64 as u64, [MAX], uint64 as u64, [MAX];
+    u128 => Uint B128, uint128 as u128, [MAX], uint as u128, [MAX];
 );
 
 macro_rules! value_from {
@@ -263,7 +274,90 @@ impl BinWriter<'_> {
     }
 }
 
+impl BinWriter<'_> {
+    /// Writes an unsigned integer of up to 64 bits in the binary form: [`BinWriter::uint`]
+    /// without 128-bit arithmetic, for the types that fit a `u64` (what derived keys call, so
+    /// that a field with a constant spec is a few instructions).
+    ///
+    /// # Errors
+    ///
+    /// As [`BinWriter::uint`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, KeyShape};
+    ///
+    /// let spec = FieldSpec::of::<u32>().with_width(6).descending();
+    /// let mut key = Vec::new();
+    /// KeyShape::default().encode_bytes_with(&mut key, |w| w.uint64(&spec, "device_id", 54))?;
+    /// assert_eq!(key, [0xff, 0xff, 0xff, !54]);
+    /// let too_wide = KeyShape::default().encode_bytes_with(&mut key, |w| w.uint64(&spec, "device_id", 1_000_000));
+    /// assert!(matches!(too_wide, Err(pk_codec::Error::ValueTooWide { .. })));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
+        match spec.kind() {
+            Kind::Uint { bits }
+                if bits <= IntBits::B64
+                    && v <= num::u64_limit(spec.width())
+                    && u128::from(v) <= max(bits) =>
+            {
+                let n = size(bits);
+                self.put(&v.to_be_bytes()[8 - n..], spec.is_descending());
+                Ok(())
+            }
+            // What is wrong, or a 128-bit field: the general writer.
+            _ => self.uint(spec, field, u128::from(v)),
+        }
+    }
+}
+
 impl BinReader<'_> {
+    /// Reads an unsigned integer of up to 64 bits, at most `max`, in the binary form:
+    /// [`BinReader::uint`] without 128-bit arithmetic.
+    ///
+    /// # Errors
+    ///
+    /// As [`BinReader::uint`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{FieldSpec, KeyShape};
+    ///
+    /// let spec = FieldSpec::of::<u32>().with_width(6);
+    /// let v = KeyShape::default().decode_bytes_with(&[0, 0, 0, 54], |r| r.uint64(&spec, "device_id", u32::MAX.into()))?;
+    /// assert_eq!(v, 54);
+    /// // 1,000,000 is a u32, but not one a field of 6 digits holds:
+    /// let bad = KeyShape::default().decode_bytes_with(&1_000_000u32.to_be_bytes(), |r| r.uint64(&spec, "device_id", u32::MAX.into()));
+    /// assert!(bad.unwrap_err().to_string().contains("device_id"));
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
+        if let Kind::Uint { bits } = spec.kind()
+            && bits <= IntBits::B64
+        {
+            let n = size(bits);
+            if let Some(bytes) = self.key.get(self.pos..self.pos + n) {
+                let mut b = [0u8; 8];
+                b[8 - n..].copy_from_slice(bytes);
+                let mut v = u64::from_be_bytes(b);
+                if spec.is_descending() {
+                    v = !v & (super::uint::max(bits) as u64);
+                }
+                if v <= max && v <= num::u64_limit(spec.width()) {
+                    self.pos += n;
+                    return Ok(v);
+                }
+            }
+        }
+        // What is wrong: the general reader says it (a value it answers is at most `max`).
+        self.uint(spec, field, u128::from(max)).map(|v| v as u64)
+    }
+
     /// Reads an unsigned integer in the binary form.
     ///
     /// # Errors

@@ -41,11 +41,23 @@ impl KeyField for uuid::Uuid {
         w.uuid(spec, field, self.as_u128());
         Ok(())
     }
+    fn encode_field_binary(
+        &self,
+        spec: &FieldSpec,
+        field: &str,
+        w: &mut BinWriter<'_>,
+    ) -> Result<()> {
+        w.uuid(spec, field, self.as_u128());
+        Ok(())
+    }
 }
 
 #[cfg(feature = "uuid")]
 impl DecodeField for uuid::Uuid {
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
+        Ok(Self::from_u128(r.uuid(spec, field)?))
+    }
+    fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         Ok(Self::from_u128(r.uuid(spec, field)?))
     }
 }
