@@ -346,7 +346,7 @@
 //! # Binary keys
 //!
 //! Every derived key also writes the binary form ([`Form::Binary`](crate::Form::Binary)), for the
-//! stores that take bytes: each field in its kind's binary form (big-endian integers with the sign
+//! stores that take bytes: each field in its kind's binary form (the table on [`Kind`](crate::Kind): big-endian integers in the bytes their width needs, signs
 //! bit flipped, escaped and terminated strings, ...), one
 //! after another with no delimiter (every binary form is self-delimiting), after the prefix's
 //! bytes (a hash prefix of `⌈len / 2⌉` digest bytes, a bucket number in one byte, or two above
@@ -370,7 +370,7 @@
 //!
 //! let card = CardKey { device_id: 54, seller_id: "a100".into(), card_id: 6777 };
 //! let key = card.encode_binary()?;
-//! assert_eq!(key.len(), 1 + 4 + (4 + 2) + 8); // bucket, u32, "a100" and its end mark, u64
+//! assert_eq!(key.len(), 1 + 3 + (4 + 2) + 8); // bucket, 6 digits' 3 bytes, "a100" and its end mark, u64
 //! assert_eq!(key[0], (6777 % 16) as u8);
 //! assert_eq!(CardKey::decode_binary(&key)?, card);
 //! // The runtime layout writes the same bytes in its binary form.

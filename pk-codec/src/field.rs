@@ -70,7 +70,7 @@ pub trait KeyField {
     /// KeyShape::default().encode_bytes_with(&mut key, |w| {
     ///     54u32.encode_field_binary(&spec, "device_id", w)
     /// })?;
-    /// assert_eq!(key, [0, 0, 0, 54]);
+    /// assert_eq!(key, [0, 0, 54]); // a width of 6 digits takes 3 bytes
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     fn encode_field_binary(

@@ -384,7 +384,7 @@ pub trait PartitionKey {
     ///
     /// let mut key = Vec::new();
     /// Card { device_id: 54, seller_id: "a100".into() }.encode_binary_into(&mut key)?;
-    /// assert_eq!(key, [0, 0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
+    /// assert_eq!(key, [0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     fn encode_binary_into(&self, out: &mut Vec<u8>) -> Result<()> {

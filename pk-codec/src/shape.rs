@@ -530,7 +530,7 @@ impl FieldSpec {
 /// let layout: Layout = "device_id: u32 width=6; seller_id: str; form=binary".parse()?;
 /// assert_eq!(layout.form(), Form::Binary);
 /// let key = layout.encode_bytes(&[Value::from(54u32), Value::from("a100")])?;
-/// assert_eq!(key, [0, 0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
+/// assert_eq!(key, [0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
 /// assert_eq!(layout.decode_bytes(&key)?, [Value::from(54u32), Value::from("a100")]);
 /// # Ok::<(), pk_codec::Error>(())
 /// ```

@@ -1222,13 +1222,13 @@ fn binary_keys_are_printed_and_read_as_hex() {
     let spec = "device_id: u32 width=6; seller_id: str";
     let o = pk(&["encode", "--spec", spec, "--form", "binary", "54", "a100"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "00000036613130300001\n");
+    assert_eq!(stdout(&o), "000036613130300001\n");
     // The spec's own form, and a key decoded back.
     let o = pk(&[
         "decode",
         "--spec",
         &format!("{spec}; form=binary"),
-        "00000036613130300001",
+        "000036613130300001",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), r#"{"device_id":54,"seller_id":"a100"}"#);
@@ -1257,7 +1257,7 @@ fn binary_keys_are_printed_and_read_as_hex() {
         spec,
         "--form",
         "binary",
-        "000000366131303000",
+        "0000366131303000",
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("cannot decode"), "{}", stderr(&o));
@@ -1280,8 +1280,8 @@ fn binary_keys_are_printed_and_read_as_hex() {
     let lines: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     let (start, end) = lines[0].split_once(' ').unwrap();
-    assert!(start.ends_with("00000036000000000000000a"), "{start}");
-    assert!(end.ends_with("000000360000000000000015"), "{end}");
+    assert!(start.ends_with("000036000000000000000a"), "{start}");
+    assert!(end.ends_with("0000360000000000000015"), "{end}");
 }
 
 #[test]

@@ -468,8 +468,9 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
         .map_err(|DecimalError(why)| why)
 }
 
-// ---- The binary form: the units at the field's scale, an i128's 16 bytes with the sign bit
-// flipped, big-endian, inverted when descending; the same values as the text form (the width's
+// ---- The binary form: the units at the field's scale, two's complement with the sign bit
+// flipped, big-endian, in the fewest bytes that hold the width's range (16 at most), inverted
+// when descending; the same values as the text form (the width's
 // digits, no more digits after the point than the scale).
 
 impl BinWriter<'_> {
@@ -483,7 +484,11 @@ impl BinWriter<'_> {
         if !bin_io::fits_signed(units, spec.width()) {
             return Err(bin_io::too_wide(field, v, spec.width()));
         }
-        self.put(&bin_io::signed_bytes(units, 16), spec.is_descending());
+        let n = super::int::signed_bin_size(spec.width(), 16);
+        self.put(
+            &bin_io::signed_bytes(units, n)[16 - n..],
+            spec.is_descending(),
+        );
         Ok(())
     }
 }
@@ -497,7 +502,15 @@ impl BinReader<'_> {
     /// does not hold.
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str) -> Result<Decimal> {
         let start = self.pos;
-        let units = bin_io::signed_of(&self.take_array::<16>(field, spec.is_descending())?);
+        let n = super::int::signed_bin_size(spec.width(), 16);
+        let mut bytes = [0u8; 16];
+        bytes[..n].copy_from_slice(self.take(field, n)?);
+        if spec.is_descending() {
+            for b in &mut bytes[..n] {
+                *b = !*b;
+            }
+        }
+        let units = bin_io::signed_of(&bytes[..n]);
         if !bin_io::fits_signed(units, spec.width()) {
             self.pos = start;
             return Err(Self::fault(

@@ -152,9 +152,34 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
         .map_err(|_| "an optional minus and digits")
 }
 
-// ---- The binary form: two's complement with the sign bit flipped, big-endian, the type's size
-// in bytes (`isize`: 8), inverted when descending; a value must fit the field's width as in the
-// text form.
+// ---- The binary form: two's complement with the sign bit flipped, big-endian, in the fewest
+// bytes that hold the field's range (its width's, or its type's when that is narrower: `i32
+// width=4` takes 2 bytes, `i64` 8), inverted when descending; a value must fit the field's width
+// as in the text form.
+
+/// The bytes of a signed field in the binary form: the fewest whose two's complement holds
+/// `-10^(width-1)..10^(width-1)` (a sign and `width - 1` digits), at most the type's
+/// `type_bytes`, at least one.
+#[inline(always)]
+pub(crate) const fn signed_bin_size(width: u8, type_bytes: usize) -> usize {
+    let Some(m) = 10u128.checked_pow(width.saturating_sub(1) as u32) else {
+        return type_bytes;
+    };
+    // 2^(8n - 1) >= m: 8n - 1 bits at least ceil(log2 m).
+    let log2 = if m <= 1 {
+        0
+    } else {
+        (128 - (m - 1).leading_zeros()) as usize
+    };
+    let n = (log2 + 1).div_ceil(8);
+    if n > type_bytes {
+        type_bytes
+    } else if n == 0 {
+        1
+    } else {
+        n
+    }
+}
 
 impl BinWriter<'_> {
     /// Writes a signed integer in the binary form.
@@ -175,7 +200,7 @@ impl BinWriter<'_> {
         if !bin_io::fits_signed(v, spec.width()) || v < min || v > max {
             return Err(bin_io::too_wide(field, v, spec.width()));
         }
-        let n = super::uint::size(bits);
+        let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
         self.put(&bin_io::signed_bytes(v, n)[16 - n..], spec.is_descending());
         Ok(())
     }
@@ -207,7 +232,7 @@ impl BinWriter<'_> {
         {
             let (min, max) = bounds(bits);
             if (min..=max).contains(&i128::from(v)) && fits_width(v, spec.width()) {
-                let n = super::uint::size(bits);
+                let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
                 let flipped = (v as u64) ^ (1u64 << (8 * n - 1));
                 self.put(&flipped.to_be_bytes()[8 - n..], spec.is_descending());
                 return Ok(());
@@ -250,7 +275,7 @@ impl BinReader<'_> {
         if let Kind::Int { bits } = spec.kind()
             && bits <= IntBits::B64
         {
-            let n = super::uint::size(bits);
+            let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
             if let Some(bytes) = self.key.get(self.pos..self.pos + n) {
                 let mut b = [0u8; 8];
                 b[8 - n..].copy_from_slice(bytes);
@@ -292,7 +317,7 @@ impl BinReader<'_> {
             ));
         };
         let start = self.pos;
-        let n = super::uint::size(bits);
+        let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
         let mut bytes = [0u8; 16];
         bytes[..n].copy_from_slice(self.take(field, n)?);
         if spec.is_descending() {

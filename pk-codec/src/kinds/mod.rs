@@ -199,15 +199,15 @@ mod uuid;
 ///
 /// | kind | binary form (ascending) |
 /// |---|---|
-/// | `u8`..`u128` | big-endian, the type's size (1 to 16 bytes; `usize` 8); a value must fit the width, as in text |
-/// | `i8`..`i128` | two's complement with the sign bit flipped, big-endian, the type's size |
+/// | `u8`..`u128` | big-endian in the fewest bytes that hold the field's widest value (its width's digits, or its type's maximum: `u32 width=6` takes 3 bytes, `u64` 8); a value must fit the width, as in text |
+/// | `i8`..`i128` | two's complement with the sign bit flipped, big-endian, in the fewest bytes that hold the width's range (a sign and `width - 1` digits) or the type's |
 /// | `str`, `bytes` | the bytes, each `0x00` written `0x00 0xff`, then `0x00 0x01` (a prefix of a value sorts first) |
 /// | `bool` | `0x00` / `0x01` |
 /// | `char` | the scalar value, 4 bytes big-endian |
 /// | `f32`, `f64` | the total-order image of the bits, 4 / 8 bytes big-endian |
 /// | `uuid` | its 16 bytes |
 /// | `timestamp` | units of the precision since the epoch, as `i64` (8 bytes; `i128`, 16 bytes, at `ns`) |
-/// | `decimal scale=s` | `v × 10^s` as `i128` (16 bytes) |
+/// | `decimal scale=s` | `v × 10^s` as a signed integer, as `i*` (at most 16 bytes) |
 /// | `Option<T>` | `0x00` for `None`; `0x01` then T's form for `Some` (descending `0xff` / `0xfe`) |
 ///
 /// A hash prefix is the first `⌈len / 2⌉` bytes of the digest; a bucket prefix the bucket

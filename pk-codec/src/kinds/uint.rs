@@ -242,12 +242,31 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
     text.parse().map(Value::Uint).map_err(|_| "digits only")
 }
 
-// ---- The binary form: big-endian, the type's size in bytes (`usize`: 8), inverted when
-// descending; a value must fit the field's width as in the text form.
+// ---- The binary form: big-endian in the fewest bytes that hold the field's widest value (its
+// width's digits, or its type's maximum when that is lower: `u32 width=6` takes 3 bytes, `u64` 8),
+// inverted when descending; a value must fit the field's width as in the text form.
 
-/// The bytes of an unsigned integer of `bits` bits.
-pub(crate) const fn size(bits: IntBits) -> usize {
-    bits.get() as usize / 8
+/// The bytes of an unsigned field of `bits` bits in the binary form: the fewest that hold the
+/// largest value its width and its type both allow, at least one.
+#[inline(always)]
+pub(crate) const fn bin_size(spec: &FieldSpec, bits: IntBits) -> usize {
+    let type_max = max(bits);
+    let limit = match 10u128.checked_pow(spec.width() as u32) {
+        Some(p) if p - 1 < type_max => p - 1,
+        _ => type_max,
+    };
+    let used = (128 - limit.leading_zeros()) as usize;
+    if used == 0 { 1 } else { used.div_ceil(8) }
+}
+
+/// The `n` low bytes set: what inverting an `n`-byte field flips.
+#[inline(always)]
+pub(crate) const fn byte_mask(n: usize) -> u128 {
+    if n >= 16 {
+        u128::MAX
+    } else {
+        (1u128 << (8 * n)) - 1
+    }
 }
 
 impl BinWriter<'_> {
@@ -268,7 +287,7 @@ impl BinWriter<'_> {
         if !bin_io::fits_unsigned(v, spec.width()) || v > max(bits) {
             return Err(bin_io::too_wide(field, v, spec.width()));
         }
-        let n = size(bits);
+        let n = bin_size(spec, bits);
         self.put(&v.to_be_bytes()[16 - n..], spec.is_descending());
         Ok(())
     }
@@ -291,7 +310,7 @@ impl BinWriter<'_> {
     /// let spec = FieldSpec::of::<u32>().with_width(6).descending();
     /// let mut key = Vec::new();
     /// KeyShape::default().encode_bytes_with(&mut key, |w| w.uint64(&spec, "device_id", 54))?;
-    /// assert_eq!(key, [0xff, 0xff, 0xff, !54]);
+    /// assert_eq!(key, [0xff, 0xff, !54]); // 999,999 fits 3 bytes: a field of 6 digits takes 3
     /// let too_wide = KeyShape::default().encode_bytes_with(&mut key, |w| w.uint64(&spec, "device_id", 1_000_000));
     /// assert!(matches!(too_wide, Err(pk_codec::Error::ValueTooWide { .. })));
     /// # Ok::<(), pk_codec::Error>(())
@@ -304,7 +323,7 @@ impl BinWriter<'_> {
                     && v <= num::u64_limit(spec.width())
                     && u128::from(v) <= max(bits) =>
             {
-                let n = size(bits);
+                let n = bin_size(spec, bits);
                 self.put(&v.to_be_bytes()[8 - n..], spec.is_descending());
                 Ok(())
             }
@@ -328,10 +347,10 @@ impl BinReader<'_> {
     /// use pk_codec::{FieldSpec, KeyShape};
     ///
     /// let spec = FieldSpec::of::<u32>().with_width(6);
-    /// let v = KeyShape::default().decode_bytes_with(&[0, 0, 0, 54], |r| r.uint64(&spec, "device_id", u32::MAX.into()))?;
+    /// let v = KeyShape::default().decode_bytes_with(&[0, 0, 54], |r| r.uint64(&spec, "device_id", u32::MAX.into()))?;
     /// assert_eq!(v, 54);
     /// // 1,000,000 is a u32, but not one a field of 6 digits holds:
-    /// let bad = KeyShape::default().decode_bytes_with(&1_000_000u32.to_be_bytes(), |r| r.uint64(&spec, "device_id", u32::MAX.into()));
+    /// let bad = KeyShape::default().decode_bytes_with(&1_000_000u32.to_be_bytes()[1..], |r| r.uint64(&spec, "device_id", u32::MAX.into()));
     /// assert!(bad.unwrap_err().to_string().contains("device_id"));
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
@@ -340,13 +359,13 @@ impl BinReader<'_> {
         if let Kind::Uint { bits } = spec.kind()
             && bits <= IntBits::B64
         {
-            let n = size(bits);
+            let n = bin_size(spec, bits);
             if let Some(bytes) = self.key.get(self.pos..self.pos + n) {
                 let mut b = [0u8; 8];
                 b[8 - n..].copy_from_slice(bytes);
                 let mut v = u64::from_be_bytes(b);
                 if spec.is_descending() {
-                    v = !v & (super::uint::max(bits) as u64);
+                    v = !v & (byte_mask(n) as u64);
                 }
                 if v <= max && v <= num::u64_limit(spec.width()) {
                     self.pos += n;
@@ -374,11 +393,11 @@ impl BinReader<'_> {
         };
         let start = self.pos;
         let mut bytes = [0u8; 16];
-        let n = size(bits);
+        let n = bin_size(spec, bits);
         bytes[16 - n..].copy_from_slice(self.take(field, n)?);
         let mut v = u128::from_be_bytes(bytes);
         if spec.is_descending() {
-            v = !v & super::uint::max(bits);
+            v = !v & byte_mask(n);
         }
         if !bin_io::fits_unsigned(v, spec.width()) || v > max {
             self.pos = start;

@@ -225,7 +225,7 @@ impl Layout {
     /// let binary = text.clone().with_form(Form::Binary);
     /// let values = [Value::from(54u32), Value::from(1_700_000_000_000u64)];
     /// assert_eq!(text.encode_bytes(&values)?, b"000054,8299999999999");
-    /// assert_eq!(binary.encode_bytes(&values)?.len(), 4 + 8);
+    /// assert_eq!(binary.encode_bytes(&values)?.len(), 3 + 6); // the widths' digits: 3 and 6 bytes
     /// assert_eq!(binary.decode_bytes(&binary.encode_bytes(&values)?)?, values);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
