@@ -108,7 +108,7 @@ pub use field_spec::FieldSpec;
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
 pub use key::{BorrowDecodeKey, BorrowDecodePart, DecodeKey, DecodePart, KeyPart, PartitionKey};
-pub use key_range::KeyRange;
+pub use key_range::{ByteRange, KeyBounds, KeyRange};
 pub use kinds::*;
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
