@@ -398,6 +398,29 @@ mod etcd_model {
                     .collect();
                 format!("{{\"kvs\":[{}]}}", kvs.join(","))
             }
+            // Transactions without compares (batches): each write of `success` in order.
+            "/v3/kv/txn" => {
+                let none = Vec::new();
+                let compare = request.get("compare").and_then(|c| c.as_array());
+                assert!(compare.is_none_or(Vec::is_empty), "the model has no compares");
+                let ops = request
+                    .get("success")
+                    .and_then(|s| s.as_array())
+                    .unwrap_or(&none);
+                for op in ops {
+                    let field = |req: &str, name: &str| {
+                        op.get(req)?.get(name)?.as_str().map(str::to_owned)
+                    };
+                    if let Some(key) = field("request_put", "key") {
+                        kv.insert(unb64(&key), field("request_put", "value").unwrap_or_default());
+                    } else if let Some(key) = field("request_delete_range", "key") {
+                        kv.remove(&unb64(&key));
+                    } else {
+                        panic!("the model has no {op}");
+                    }
+                }
+                "{\"succeeded\":true}".to_owned()
+            }
             other => panic!("the model has no {other}"),
         }
     }

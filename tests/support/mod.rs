@@ -408,3 +408,21 @@ pub(crate) struct Reading {
     #[pk(width = 13)]
     pub(crate) ts: u64,
 }
+
+/// The byte ranges that read every row of a binary layout: one per bucket of a bucket prefix
+/// (the bucket number's bytes, big-endian in the prefix's width), else one range of every key.
+/// TODO(issue 31): the coordinator's typed ranges of a binary layout (`Layout::byte_ranges`-like)
+/// replace this once they are in.
+#[allow(dead_code)] // Only the files that read binary layouts use it.
+pub(crate) fn binary_bucket_ranges(layout: &pk_codec::Layout) -> Vec<pk_codec::ByteRange> {
+    let prefix = layout.shape().prefix();
+    match prefix {
+        pk_codec::Prefix::Bucket { count, .. } => (0..count)
+            .map(|b| {
+                let bytes = b.to_be_bytes();
+                pk_codec::ByteRange::starting_with(&bytes[bytes.len() - prefix.bin_len()..])
+            })
+            .collect(),
+        _ => vec![pk_codec::ByteRange::starting_with(&[])],
+    }
+}

@@ -316,6 +316,30 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         }
     }
 
+    /// Deletes the key `layout` makes of `values`; whether it was there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::put`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout};
+    /// use pk_codec::store::{MemoryStore, Typed};
+    ///
+    /// let layout = "id: u64".parse::<Layout>()?.with_form(Form::Binary);
+    /// let store = MemoryStore::default();
+    /// let typed = Typed::new(&store);
+    /// typed.put_values(&layout, &[7u64.into()], "seven")?;
+    /// assert!(typed.delete_values(&layout, &[7u64.into()])?);
+    /// assert!(!typed.delete_values(&layout, &[7u64.into()])?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete_values(&self, layout: &Layout, values: &[Value]) -> Result<bool, TypedError> {
+        Ok(self.store.delete(&layout.encode_bytes(values)?)?)
+    }
+
     /// [`Typed::scan`] for a runtime layout of either form: `visit` gets each key's decoded
     /// values ([`Layout::decode_bytes`]), the ranges' rows merged past the prefix of the
     /// layout's form. A binary layout's ranges are [`ByteRange`](crate::ByteRange)s.
