@@ -201,7 +201,10 @@ fn binary_keys_are_bytes_and_shorter_than_text() {
         assert_eq!(stored_keys(&*store), [key.clone()], "{name}");
         let got: Option<String> = Typed::new(&*store).get_values(&binary, &row).unwrap();
         assert_eq!(got.as_deref(), Some("x"), "{name}");
-        assert!(Typed::new(&*store).delete_values(&binary, &row).unwrap(), "{name}");
+        assert!(
+            Typed::new(&*store).delete_values(&binary, &row).unwrap(),
+            "{name}"
+        );
         assert!(stored_keys(&*store).is_empty(), "{name}");
     }
 }
@@ -218,8 +221,16 @@ fn a_string_key_column_refuses_binary_keys_as_invalid() {
         "the key 0x8000 is not UTF-8 text (at byte 0), and the table's key column \"pk\" is a \
          String: binary keys need a Binary key column"
     );
-    assert_eq!(RangeStore::range(&table, &RangeQuery::new("", None)).unwrap().rows, []);
+    assert_eq!(
+        RangeStore::range(&table, &RangeQuery::new("", None))
+            .unwrap()
+            .rows,
+        []
+    );
     // Text keys go in as their bytes, and come back as them.
     RangeStore::put(&table, b"000054,a", b"v").unwrap();
-    assert_eq!(RangeStore::get(&table, b"000054,a").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(
+        RangeStore::get(&table, b"000054,a").unwrap(),
+        Some(b"v".to_vec())
+    );
 }

@@ -27,6 +27,8 @@ use crate::support::typed_cmp;
 mod rekey;
 // A read across periods (a timeline's tables).
 mod timeline;
+// Binary keys (issue 31) against the gateway model.
+mod binary_keys;
 
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
@@ -402,17 +404,22 @@ mod etcd_model {
             "/v3/kv/txn" => {
                 let none = Vec::new();
                 let compare = request.get("compare").and_then(|c| c.as_array());
-                assert!(compare.is_none_or(Vec::is_empty), "the model has no compares");
+                assert!(
+                    compare.is_none_or(Vec::is_empty),
+                    "the model has no compares"
+                );
                 let ops = request
                     .get("success")
                     .and_then(|s| s.as_array())
                     .unwrap_or(&none);
                 for op in ops {
-                    let field = |req: &str, name: &str| {
-                        op.get(req)?.get(name)?.as_str().map(str::to_owned)
-                    };
+                    let field =
+                        |req: &str, name: &str| op.get(req)?.get(name)?.as_str().map(str::to_owned);
                     if let Some(key) = field("request_put", "key") {
-                        kv.insert(unb64(&key), field("request_put", "value").unwrap_or_default());
+                        kv.insert(
+                            unb64(&key),
+                            field("request_put", "value").unwrap_or_default(),
+                        );
                     } else if let Some(key) = field("request_delete_range", "key") {
                         kv.remove(&unb64(&key));
                     } else {
@@ -479,10 +486,8 @@ fn etcd_reads_a_range_whose_answer_is_larger_than_the_client_takes_at_once() {
     for (k, v) in &rows {
         store.put(k.as_bytes(), v).unwrap();
     }
-    let rows: Vec<(Vec<u8>, Vec<u8>)> = rows
-        .into_iter()
-        .map(|(k, v)| (k.into_bytes(), v))
-        .collect();
+    let rows: Vec<(Vec<u8>, Vec<u8>)> =
+        rows.into_iter().map(|(k, v)| (k.into_bytes(), v)).collect();
     for limit in [usize::MAX, 12] {
         let mut read = Vec::new();
         let mut resume: Option<Vec<u8>> = None;

@@ -769,7 +769,9 @@ fn a_resume_of_another_job_or_with_other_layouts_is_refused() {
     let empty = Arc::new(MemoryStore::default());
     let e = RekeyJob::resume(Arc::clone(&empty), rekey("j", 0, "v2/"), options(1)).unwrap_err();
     assert!(matches!(e, RekeyError::NoJob { .. }), "{e}");
-    empty.put(Rekey::DEFAULT_STATE_KEY.as_bytes(), b"not a state").unwrap();
+    empty
+        .put(Rekey::DEFAULT_STATE_KEY.as_bytes(), b"not a state")
+        .unwrap();
     let e = RekeyJob::resume(empty, rekey("j", 0, "v2/"), options(1)).unwrap_err();
     assert!(matches!(e, RekeyError::BadState { .. }), "{e}");
 }

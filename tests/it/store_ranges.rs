@@ -306,12 +306,19 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
                 .direction(Direction::Backward)
                 .resume(Some(resume.as_bytes()));
             assert!(
-                query.remaining().1.is_some_and(|top| top <= b"c".as_slice()),
+                query
+                    .remaining()
+                    .1
+                    .is_some_and(|top| top <= b"c".as_slice()),
                 "{resume}: {:?}",
                 query.remaining()
             );
             let page = store.range(&query).unwrap();
-            let keys: Vec<&str> = page.rows.iter().map(|(k, _)| std::str::from_utf8(k).unwrap()).collect();
+            let keys: Vec<&str> = page
+                .rows
+                .iter()
+                .map(|(k, _)| std::str::from_utf8(k).unwrap())
+                .collect();
             assert_eq!(keys, want, "{name}: [a, c) backward, resumed at {resume:?}");
             assert_eq!(page.next, None, "{name}: {resume:?}");
         }
@@ -324,7 +331,11 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
                 .limit(1)
                 .resume(resume.as_deref());
             let page = store.range(&query).unwrap();
-            keys.extend(page.rows.into_iter().map(|(k, _)| String::from_utf8(k).unwrap()));
+            keys.extend(
+                page.rows
+                    .into_iter()
+                    .map(|(k, _)| String::from_utf8(k).unwrap()),
+            );
             match page.next {
                 Some(n) => resume = Some(n),
                 None => break,

@@ -155,7 +155,9 @@ fn single_table(
     let one = layout(0);
     let store = MemoryStore::default();
     for &r in rows {
-        store.put(&one.encode_bytes(&values(r)).unwrap(), b"").unwrap();
+        store
+            .put(&one.encode_bytes(&values(r)).unwrap(), b"")
+            .unwrap();
     }
     let range = one.range(prefix, lower, upper).unwrap();
     let page = store

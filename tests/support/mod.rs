@@ -382,17 +382,10 @@ pub(crate) fn scan_keys(
     stop: usize,
 ) -> (Vec<String>, Option<pk_codec::store::ScanCursor>) {
     let mut keys = Vec::new();
-    let next = pk_codec::store::scan_ranges(
-        store,
-        layout,
-        ranges,
-        page,
-        cursor,
-        |key, _| {
-            keys.push(String::from_utf8(key.to_vec()).expect("a text layout's key"));
-            stop_after(keys.len(), stop)
-        },
-    )
+    let next = pk_codec::store::scan_ranges(store, layout, ranges, page, cursor, |key, _| {
+        keys.push(String::from_utf8(key.to_vec()).expect("a text layout's key"));
+        stop_after(keys.len(), stop)
+    })
     .unwrap();
     (keys, next)
 }

@@ -1057,10 +1057,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     pub fn delete(&self, values: &[Value]) -> Result<(), RekeyError> {
         let (old, new) = self.keys(values)?;
         let _state = read(&self.state);
-        self.write_all(vec![
-            WriteOp::delete(old),
-            WriteOp::delete(new),
-        ])
+        self.write_all(vec![WriteOp::delete(old), WriteOp::delete(new)])
     }
 
     /// Writes `ops` at once, unconditionally.
@@ -1211,15 +1208,15 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
                 continue;
             }
             let bare = &key[self.rekey.from.namespace.len()..];
-            let values = self
-                .rekey
-                .from
-                .layout
-                .decode_bytes(bare)
-                .map_err(|error| RekeyError::Key {
-                    key: show_key(&key),
-                    error,
-                })?;
+            let values =
+                self.rekey
+                    .from
+                    .layout
+                    .decode_bytes(bare)
+                    .map_err(|error| RekeyError::Key {
+                        key: show_key(&key),
+                        error,
+                    })?;
             let new = self.new_key(&values)?;
             out.push(OldRow {
                 old: key,

@@ -504,7 +504,8 @@ pub fn scan_ranges<S: RangeStore + ?Sized, R: KeyBounds>(
                 // read stopped. Nothing more is read: a read the caller did not ask for could
                 // only fail, and lose the cursor of the rows visited. A stop on the last row
                 // leaves nothing to resume: the scan is done, and says so as a full read does.
-                let positions: Vec<Option<Vec<u8>>> = buckets.iter().map(Bucket::position).collect();
+                let positions: Vec<Option<Vec<u8>>> =
+                    buckets.iter().map(Bucket::position).collect();
                 if positions.iter().all(Option::is_none) {
                     return Ok(None);
                 }
@@ -531,7 +532,10 @@ mod tests {
         let store = MemoryStore::default();
         for ts in 0..600u64 {
             store
-                .put(&layout.encode_bytes(&[ts.into()]).unwrap(), &ts.to_be_bytes())
+                .put(
+                    &layout.encode_bytes(&[ts.into()]).unwrap(),
+                    &ts.to_be_bytes(),
+                )
                 .unwrap();
         }
         let ranges = layout.prefix_ranges(&[]).unwrap();
