@@ -198,7 +198,7 @@ fn binary_keys_are_bytes_and_shorter_than_text() {
     assert!(key.len() < text.encode_bytes(&row).unwrap().len());
     for (name, store) in stores() {
         Typed::new(&*store).put_values(&binary, &row, "x").unwrap();
-        assert_eq!(stored_keys(&*store), [key.clone()], "{name}");
+        assert_eq!(stored_keys(&*store), std::slice::from_ref(&key), "{name}");
         let got: Option<String> = Typed::new(&*store).get_values(&binary, &row).unwrap();
         assert_eq!(got.as_deref(), Some("x"), "{name}");
         assert!(

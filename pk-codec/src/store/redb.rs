@@ -151,6 +151,15 @@ fn begin_write(db: &Database) -> Result<redb::WriteTransaction, StoreError> {
     Ok(tx)
 }
 
+/// One row of a redb range read: its key and value, or redb's error.
+type Entry<'a> = Result<
+    (
+        redb::AccessGuard<'a, &'static [u8]>,
+        redb::AccessGuard<'a, &'static [u8]>,
+    ),
+    redb::StorageError,
+>;
+
 /// Applies `ops` to `table`, in order, within its transaction.
 fn apply(
     table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
@@ -402,10 +411,7 @@ impl RangeStore for RedbStore {
         .map_err(other)?;
         let mut rows = Vec::new();
         let mut next = None;
-        let mut take = |entry: Result<
-            (redb::AccessGuard<'_, &[u8]>, redb::AccessGuard<'_, &[u8]>),
-            redb::StorageError,
-        >| {
+        let mut take = |entry: Entry<'_>| {
             let (k, v) = entry.map_err(other)?;
             if rows.len() == query.limit {
                 next = Some(k.value().to_vec());
