@@ -36,15 +36,13 @@ impl KeyRange {
     /// Whether `key` lies in the range.
     #[must_use]
     pub fn contains(&self, key: &str) -> bool {
-        key >= self.start.as_str() && self.end.as_deref().is_none_or(|end| key < end)
+        self.contains_bytes(key.as_bytes())
     }
 
     /// Whether the range holds no key at all.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.end
-            .as_deref()
-            .is_some_and(|end| end <= self.start.as_str())
+        holds_no_key(self)
     }
 }
 
@@ -106,15 +104,13 @@ impl ByteRange {
     /// Whether `key` lies in the range.
     #[must_use]
     pub fn contains(&self, key: &[u8]) -> bool {
-        key >= self.start.as_slice() && self.end.as_deref().is_none_or(|end| key < end)
+        self.contains_bytes(key)
     }
 
     /// Whether the range holds no key at all.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.end
-            .as_deref()
-            .is_some_and(|end| end <= self.start.as_slice())
+        holds_no_key(self)
     }
 }
 
@@ -181,6 +177,14 @@ impl<T: KeyBounds + ?Sized> KeyBounds for &T {
     fn end_bytes(&self) -> Option<&[u8]> {
         (**self).end_bytes()
     }
+}
+
+/// Whether `range` holds no key at all: its end at or below its start (text ranges compare as
+/// their bytes do).
+fn holds_no_key(range: &impl KeyBounds) -> bool {
+    range
+        .end_bytes()
+        .is_some_and(|end| end <= range.start_bytes())
 }
 
 /// The smallest byte string above every byte string that starts with `prefix`: `prefix` with

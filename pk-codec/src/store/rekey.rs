@@ -249,7 +249,7 @@ impl Default for RekeyOptions {
 /// let new: Layout = "card_id: u64 width=8; buckets=64:mod(card_id):sep".parse()?;
 /// let store = Arc::new(MemoryStore::default());
 /// for id in 0..100u64 {
-///     store.put(&old.encode(&[id.into()])?, format!("card {id}").as_bytes())?;
+///     store.put(&old.encode_bytes(&[id.into()])?, format!("card {id}").as_bytes())?;
 /// }
 /// let rekey = Rekey::new("cards-16-to-64", KeySpace::new(old), KeySpace::new(new).under("v2/"));
 /// let job = RekeyJob::start(Arc::clone(&store), rekey, RekeyOptions::default())?;
@@ -258,8 +258,8 @@ impl Default for RekeyOptions {
 /// job.run()?;
 /// assert_eq!(job.state().phase, Phase::Done);
 /// assert_eq!(job.get(&[Value::Uint(7)])?, Some(b"card 7, topped up".to_vec()));
-/// assert_eq!(store.get("v2/07,00000007")?, Some(b"card 7, topped up".to_vec()));
-/// assert_eq!(store.get("07,00000007")?, None);
+/// assert_eq!(store.get(b"v2/07,00000007")?, Some(b"card 7, topped up".to_vec()));
+/// assert_eq!(store.get(b"07,00000007")?, None);
 /// assert_eq!(job.state().counts.verified, 100);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -913,7 +913,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// let plan = || Rekey::new("add-a-hash", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
     /// let store = Arc::new(MemoryStore::default());
     /// for id in 0..10u32 {
-    ///     store.put(&old.encode(&[id.into()])?, b"row")?;
+    ///     store.put(&old.encode_bytes(&[id.into()])?, b"row")?;
     /// }
     /// let options = RekeyOptions { step_rows: 4, ..RekeyOptions::default() };
     /// let job = RekeyJob::start(Arc::clone(&store), plan(), options.clone())?;
@@ -1133,7 +1133,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// assert_eq!(job.step()?, Step::Worked { phase: Phase::Backfill, rows: 2 });
     /// assert_eq!(job.state().phase, Phase::Verify);
     /// job.run()?;
-    /// assert_eq!(store.get("v2/0004,eu")?, Some(b"row".to_vec()));
+    /// assert_eq!(store.get(b"v2/0004,eu")?, Some(b"row".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
