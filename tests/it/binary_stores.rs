@@ -234,3 +234,75 @@ fn a_string_key_column_refuses_binary_keys_as_invalid() {
         Some(b"v".to_vec())
     );
 }
+
+/// Re-keying moves a table to binary keys and on: text keys to binary keys of the same fields
+/// (under `v2/`), then those to binary keys with more buckets (under `v3/`), in every store;
+/// each time every row ends under its new key with its value, and no old key is left.
+#[test]
+fn rekeying_moves_text_keys_to_binary_keys_and_binary_keys_to_more_buckets() {
+    let schema = Schema::new(vec![PkColumn::new("pk", PkType::Binary)]).unwrap();
+    rekey_to_binary("memory", Arc::new(MemoryStore::default()));
+    rekey_to_binary(
+        "table",
+        Arc::new(Table::new(schema, TableOptions::default()).unwrap()),
+    );
+    rekey_to_binary("redb", Arc::new(RedbStore::in_memory().unwrap()));
+}
+
+fn rekey_to_binary<S: RangeStore + 'static>(name: &str, store: Arc<S>) {
+    use pk_codec::store::{KeySpace, Rekey, RekeyJob, RekeyOptions};
+    let text: Layout = "card: u32 width=10; seq: u16 width=5; buckets=4:mod(card):sep"
+        .parse()
+        .unwrap();
+    let binary = text.clone().with_form(Form::Binary);
+    let wider = "card: u32 width=10; seq: u16 width=5; buckets=300:mod(card):sep"
+        .parse::<Layout>()
+        .unwrap()
+        .with_form(Form::Binary);
+    let rows: Vec<[Value; 2]> = (0..40u32)
+        .flat_map(|card| (0..3u16).map(move |seq| [(card * 0x0101_0101).into(), seq.into()]))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        store
+            .put(&text.encode_bytes(row).unwrap(), &[i as u8])
+            .unwrap();
+    }
+    let steps = [
+        (
+            "to-binary",
+            KeySpace::new(text.clone()),
+            KeySpace::new(binary.clone()).under("v2/"),
+        ),
+        (
+            "more-buckets",
+            KeySpace::new(binary).under("v2/"),
+            KeySpace::new(wider).under("v3/"),
+        ),
+    ];
+    for (job, from, to) in steps {
+        let space = to.clone();
+        let options = RekeyOptions {
+            step_rows: 7,
+            ..RekeyOptions::default()
+        };
+        RekeyJob::start(Arc::clone(&store), Rekey::new(job, from, to), options)
+            .unwrap()
+            .run()
+            .unwrap();
+        let mut want: Vec<Vec<u8>> = rows.iter().map(|r| space.key(r).unwrap()).collect();
+        want.sort();
+        // Every key but the job's state: the rows' new keys, and no old one.
+        let left: Vec<Vec<u8>> = stored_keys(&*store)
+            .into_iter()
+            .filter(|k| k.as_slice() != Rekey::DEFAULT_STATE_KEY.as_bytes())
+            .collect();
+        assert_eq!(left, want, "{name}, {job}");
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(
+                store.get(&space.key(row).unwrap()).unwrap(),
+                Some(vec![i as u8]),
+                "{name}, {job}"
+            );
+        }
+    }
+}
