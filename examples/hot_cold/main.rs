@@ -396,12 +396,12 @@ fn main() -> Res {
     let ranges = layout.prefix_ranges(&card)?;
     scan_ranges(
         all as &dyn RangeStore,
-        layout.shape().prefix(),
+        &layout,
         &ranges,
         1000,
         None,
         |k, _| {
-            one.push(layout.decode(k).expect("a key the layout wrote"));
+            one.push(layout.decode_bytes(k).expect("a key the layout wrote"));
             ControlFlow::Continue(())
         },
     )?;

@@ -164,9 +164,9 @@ pub fn run() -> Result<(), Box<dyn Error>> {
         .rows;
     let old_left = all
         .iter()
-        .filter(|(k, _)| !k.starts_with("v2/") && k.as_str() != Rekey::DEFAULT_STATE_KEY)
+        .filter(|(k, _)| !k.starts_with(b"v2/") && k != Rekey::DEFAULT_STATE_KEY.as_bytes())
         .count();
-    let extra = all.iter().filter(|(k, _)| k.starts_with("v2/")).count() as u64
+    let extra = all.iter().filter(|(k, _)| k.starts_with(b"v2/")).count() as u64
         - (model.len() as u64 - lost);
 
     let c = state.counts;

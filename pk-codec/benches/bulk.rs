@@ -56,7 +56,7 @@ fn plain_import(t: &Table, rows: Vec<(String, Vec<u8>)>) {
         let ops: Vec<WriteOp> = rows
             .by_ref()
             .take(200)
-            .map(|(key, value)| WriteOp::Put { key, value })
+            .map(|(key, value)| WriteOp::put(key, value))
             .collect();
         if ops.is_empty() {
             break;
@@ -132,10 +132,7 @@ fn checked_input() -> Vec<(String, Vec<u8>)> {
     for chunk in input.chunks(200) {
         let ops: Vec<WriteOp> = chunk
             .iter()
-            .map(|(k, v)| WriteOp::Put {
-                key: k.clone(),
-                value: v.clone(),
-            })
+            .map(|(k, v)| WriteOp::put(k.as_str(), v.clone()))
             .collect();
         assert!(
             RangeStore::batch_write(&*plain, &ops)
@@ -151,8 +148,16 @@ fn checked_input() -> Vec<(String, Vec<u8>)> {
     }
     assert_eq!(writer.close().rows_written, ROWS as u64);
     for (k, v) in input.iter().step_by(997) {
-        assert_eq!(RangeStore::get(&*via_writer, k).unwrap().as_ref(), Some(v));
-        assert_eq!(RangeStore::get(&*plain, k).unwrap().as_ref(), Some(v));
+        assert_eq!(
+            RangeStore::get(&*via_writer, k.as_bytes())
+                .unwrap()
+                .as_ref(),
+            Some(v)
+        );
+        assert_eq!(
+            RangeStore::get(&*plain, k.as_bytes()).unwrap().as_ref(),
+            Some(v)
+        );
     }
     assert_eq!(via_writer.report().rows, plain.report().rows);
     input

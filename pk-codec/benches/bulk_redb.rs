@@ -29,7 +29,7 @@ const READINGS: u64 = 200;
 const ROWS: u64 = DEVICES * READINGS;
 
 /// The table `RedbStore::create` writes, as the plain loops write it.
-const TABLE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new(RedbStore::DEFAULT_TABLE);
+const TABLE: TableDefinition<'_, &[u8], &[u8]> = TableDefinition::new(RedbStore::DEFAULT_TABLE);
 
 /// The batch sizes the plain loops try (the last, every row in one transaction).
 const LOOP_BATCHES: [usize; 5] = [10_000, 20_000, 50_000, 100_000, ROWS as usize];
@@ -37,7 +37,7 @@ const LOOP_BATCHES: [usize; 5] = [10_000, 20_000, 50_000, 100_000, ROWS as usize
 /// The batch sizes the loops that insert by reference try (the fastest sizes of the others).
 const BORROWING_BATCHES: [usize; 2] = [100_000, ROWS as usize];
 
-type Rows = Vec<(String, Vec<u8>)>;
+type Rows = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// 1,000 devices, a reading each every second for 200 s, in time order (as they arrive).
 fn rows() -> Rows {
@@ -54,7 +54,7 @@ fn rows() -> Rows {
                 r#"{{"celsius":{celsius:.1},"humidity":{}}}"#,
                 (device + t) % 100
             );
-            rows.push((key, value.into_bytes()));
+            rows.push((key.into_bytes(), value.into_bytes()));
         }
     }
     rows
@@ -72,7 +72,7 @@ enum Held {
 /// One transaction: `fill` inserts its rows, then it commits.
 fn transaction(
     db: &Database,
-    fill: impl FnOnce(&mut redb::Table<'_, &'static str, &'static [u8]>),
+    fill: impl FnOnce(&mut redb::Table<'_, &'static [u8], &'static [u8]>),
 ) {
     let tx = db.begin_write().unwrap();
     fill(&mut tx.open_table(TABLE).unwrap());
@@ -89,7 +89,7 @@ fn plain_loop(path: &Path, rows: Rows, batch: usize, held: Held) -> u64 {
             while rows.peek().is_some() {
                 transaction(&db, |table| {
                     for (key, value) in rows.by_ref().take(batch) {
-                        table.insert(key.as_str(), value.as_slice()).unwrap();
+                        table.insert(key.as_slice(), value.as_slice()).unwrap();
                     }
                 });
             }
@@ -98,7 +98,7 @@ fn plain_loop(path: &Path, rows: Rows, batch: usize, held: Held) -> u64 {
             for chunk in rows.chunks(batch) {
                 transaction(&db, |table| {
                     for (key, value) in chunk {
-                        table.insert(key.as_str(), value.as_slice()).unwrap();
+                        table.insert(key.as_slice(), value.as_slice()).unwrap();
                     }
                 });
             }

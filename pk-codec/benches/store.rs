@@ -29,10 +29,7 @@ fn fill(store: &RedbStore, layout: &Layout) -> Vec<pk_codec::KeyRange> {
     for chunk in keys.chunks(10_000) {
         let ops: Vec<WriteOp> = chunk
             .iter()
-            .map(|k| WriteOp::Put {
-                key: k.clone(),
-                value: vec![1u8; 16],
-            })
+            .map(|k| WriteOp::put(k.as_str(), vec![1u8; 16]))
             .collect();
         store.batch_write(&ops).unwrap();
     }
@@ -42,7 +39,7 @@ fn fill(store: &RedbStore, layout: &Layout) -> Vec<pk_codec::KeyRange> {
 /// Every row of `[start, end)`, page by page; returns how many.
 fn plain_read(store: &RedbStore, start: &str, end: Option<&str>) -> u64 {
     let mut n = 0;
-    let mut resume: Option<String> = None;
+    let mut resume: Option<Vec<u8>> = None;
     loop {
         let page = store
             .range(
@@ -81,18 +78,14 @@ fn main() {
         ROWS
     );
     let mut expect = 0u64;
-    scan_ranges(
-        &bucketed,
-        bucket_layout.shape().prefix(),
-        &ranges,
-        PAGE,
-        None,
-        |k, _| {
-            assert_eq!(bucket_layout.decode(k).unwrap()[0].as_u64(), Some(expect));
-            expect += 1;
-            ControlFlow::Continue(())
-        },
-    )
+    scan_ranges(&bucketed, &bucket_layout, &ranges, PAGE, None, |k, _| {
+        assert_eq!(
+            bucket_layout.decode_bytes(k).unwrap()[0].as_u64(),
+            Some(expect)
+        );
+        expect += 1;
+        ControlFlow::Continue(())
+    })
     .unwrap();
     assert_eq!(expect, ROWS);
 

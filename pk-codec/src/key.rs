@@ -8,10 +8,11 @@ use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField, read_optional};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
+use crate::kinds::Form;
 use crate::layout::Layout;
 use crate::prefix::BucketValue;
 use crate::scratch::encode_new;
-use crate::shape::{Form, KeyShape};
+use crate::shape::KeyShape;
 
 /// One field of a derived key, as the field's type says: a [`KeyField`] value (every `KeyField`
 /// type is one), or a whole key spliced in (`#[derive(PartitionKey)]` implements it for the key).

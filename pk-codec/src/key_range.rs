@@ -36,15 +36,13 @@ impl KeyRange {
     /// Whether `key` lies in the range.
     #[must_use]
     pub fn contains(&self, key: &str) -> bool {
-        key >= self.start.as_str() && self.end.as_deref().is_none_or(|end| key < end)
+        self.contains_bytes(key.as_bytes())
     }
 
     /// Whether the range holds no key at all.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.end
-            .as_deref()
-            .is_some_and(|end| end <= self.start.as_str())
+        holds_no_key(self)
     }
 }
 
@@ -60,64 +58,141 @@ pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// The `[start, end)` byte range a store's range read takes: what a binary layout's typed
-/// ranges answer ([`Layout::byte_ranges`](crate::Layout::byte_ranges)), and a text layout's as
-/// their UTF-8 bytes. `end: None` reads to the end of the key space.
+/// A range of byte keys: `start` inclusive, `end` exclusive, `end == None` for no upper bound.
+/// What a store reads when its keys are bytes (a binary [`Layout`](crate::Layout)'s keys); a
+/// text [`KeyRange`] converts into the range of its keys' UTF-8 bytes, which holds the same keys
+/// (a text key's bytes sort as the text does).
 ///
 /// # Examples
 ///
 /// ```
-/// use pk_codec::{ByteRange, Form, Layout, Value};
-/// use std::ops::Bound::{Excluded, Included};
+/// use pk_codec::{ByteRange, KeyRange};
 ///
-/// let layout = "device_id: u32; ts: u64".parse::<Layout>()?.with_form(Form::Binary);
-/// let ranges = layout.byte_ranges(&[Value::from(54u32)], Included(&Value::from(10u64)), Excluded(&Value::from(20u64)))?;
-/// assert_eq!(ranges.len(), 1);
-/// let key = |ts: u64| layout.encode_bytes(&[Value::from(54u32), Value::from(ts)]).unwrap();
-/// assert!(ranges[0].contains(&key(10)) && ranges[0].contains(&key(19)));
-/// assert!(!ranges[0].contains(&key(20)) && !ranges[0].contains(&key(9)));
-/// # Ok::<(), pk_codec::Error>(())
+/// let bytes = ByteRange::new(vec![0x00, 0x36], Some(vec![0x00, 0x64]));
+/// assert!(bytes.contains(&[0x00, 0x36, 0xff]));
+/// assert!(!bytes.contains(&[0x00, 0x64]));
+/// // Every key that starts with 0x01 0xff: up to 0x02, the next byte string that does not.
+/// assert_eq!(ByteRange::starting_with(&[0x01, 0xff]).end, Some(vec![0x02]));
+/// let text = KeyRange { start: "000015".into(), end: Some("000100".into()) };
+/// assert_eq!(ByteRange::from(text), ByteRange::new(b"000015".to_vec(), Some(b"000100".to_vec())));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct ByteRange {
-    /// The first key of the range (included).
+    /// The first key in the range (inclusive).
     pub start: Vec<u8>,
-    /// The key after the last one (excluded), or `None` for the end of the key space.
+    /// The first key after the range (exclusive), or `None` for no upper bound.
     pub end: Option<Vec<u8>>,
 }
 
 impl ByteRange {
+    /// The range `[start, end)`.
+    #[must_use]
+    pub const fn new(start: Vec<u8>, end: Option<Vec<u8>>) -> Self {
+        Self { start, end }
+    }
+
+    /// Every key that starts with `prefix` (every key for an empty one).
+    #[must_use]
+    pub fn starting_with(prefix: &[u8]) -> Self {
+        Self {
+            start: prefix.to_vec(),
+            end: after_all_bytes_starting_with(prefix),
+        }
+    }
+
     /// Whether `key` lies in the range.
     #[must_use]
     pub fn contains(&self, key: &[u8]) -> bool {
-        key >= self.start.as_slice() && self.end.as_deref().is_none_or(|end| key < end)
+        self.contains_bytes(key)
     }
 
-    /// Whether the range holds no key.
+    /// Whether the range holds no key at all.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.end
-            .as_deref()
-            .is_some_and(|end| end <= self.start.as_slice())
+        holds_no_key(self)
     }
 }
 
 impl From<KeyRange> for ByteRange {
-    /// The text range's bytes: a text key's UTF-8 bytes sort as the text does.
-    fn from(r: KeyRange) -> Self {
+    /// The range of the text keys' UTF-8 bytes: the same keys, in the same order.
+    fn from(range: KeyRange) -> Self {
         Self {
-            start: r.start.into_bytes(),
-            end: r.end.map(String::into_bytes),
+            start: range.start.into_bytes(),
+            end: range.end.map(String::into_bytes),
         }
     }
 }
 
-/// The first byte string after every one that starts with `b`: `b` without its trailing `0xff`
-/// bytes, its last byte incremented; `None` when there is none (`b` empty or all `0xff`).
-pub(crate) fn after_all_bytes_starting_with(b: &[u8]) -> Option<Vec<u8>> {
-    let keep = b.iter().rposition(|&x| x != 0xff)?;
-    let mut out = b[..=keep].to_vec();
+/// The bounds of a range a store reads, as bytes: what
+/// [`scan_ranges`](crate::store::scan_ranges) and typed scans take, so that they read text
+/// [`KeyRange`]s and [`ByteRange`]s alike.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{ByteRange, KeyBounds, KeyRange};
+///
+/// let text = KeyRange { start: "a".into(), end: None };
+/// assert_eq!((text.start_bytes(), text.end_bytes()), (&b"a"[..], None));
+/// let bytes = ByteRange::new(vec![1], Some(vec![2]));
+/// assert_eq!(bytes.end_bytes(), Some(&[2u8][..]));
+/// ```
+pub trait KeyBounds {
+    /// The first key of the range (inclusive).
+    fn start_bytes(&self) -> &[u8];
+    /// The first key after the range (exclusive), or `None` for no upper bound.
+    fn end_bytes(&self) -> Option<&[u8]>;
+    /// Whether `key` lies in the range.
+    fn contains_bytes(&self, key: &[u8]) -> bool {
+        key >= self.start_bytes() && self.end_bytes().is_none_or(|end| key < end)
+    }
+}
+
+impl KeyBounds for KeyRange {
+    fn start_bytes(&self) -> &[u8] {
+        self.start.as_bytes()
+    }
+
+    fn end_bytes(&self) -> Option<&[u8]> {
+        self.end.as_deref().map(str::as_bytes)
+    }
+}
+
+impl KeyBounds for ByteRange {
+    fn start_bytes(&self) -> &[u8] {
+        &self.start
+    }
+
+    fn end_bytes(&self) -> Option<&[u8]> {
+        self.end.as_deref()
+    }
+}
+
+impl<T: KeyBounds + ?Sized> KeyBounds for &T {
+    fn start_bytes(&self) -> &[u8] {
+        (**self).start_bytes()
+    }
+
+    fn end_bytes(&self) -> Option<&[u8]> {
+        (**self).end_bytes()
+    }
+}
+
+/// Whether `range` holds no key at all: its end at or below its start (text ranges compare as
+/// their bytes do).
+fn holds_no_key(range: &impl KeyBounds) -> bool {
+    range
+        .end_bytes()
+        .is_some_and(|end| end <= range.start_bytes())
+}
+
+/// The smallest byte string above every byte string that starts with `prefix`: `prefix` with
+/// its trailing `0xFF` bytes dropped and its last byte then incremented; `None` when there is no
+/// such string (an empty prefix, or one of `0xFF` bytes only: every key above it starts with it).
+pub(crate) fn after_all_bytes_starting_with(prefix: &[u8]) -> Option<Vec<u8>> {
+    let keep = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut out = prefix[..=keep].to_vec();
     out[keep] += 1;
     Some(out)
 }

@@ -108,7 +108,7 @@ pub use field_spec::FieldSpec;
 pub use hash::HashAlg;
 pub use io::{KeyReader, KeyWriter};
 pub use key::{BorrowDecodeKey, BorrowDecodePart, DecodeKey, DecodePart, KeyPart, PartitionKey};
-pub use key_range::{ByteRange, KeyRange};
+pub use key_range::{ByteRange, KeyBounds, KeyRange};
 pub use kinds::*;
 pub use layout::{FieldDef, Layout, LayoutBuilder};
 pub use prefix::{
@@ -117,7 +117,7 @@ pub use prefix::{
 };
 pub use range::RangeBuilder;
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
-pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, Form, KeyShape};
+pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use timestamp::Precision;
 
 /// `#[derive(PartitionKey)]`: see [`_derive`] for every `#[pk(...)]` attribute, with examples.

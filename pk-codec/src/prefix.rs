@@ -548,6 +548,16 @@ impl Prefix {
         )
     }
 
+    /// The bytes of this prefix in keys of `form`, separator included: [`Prefix::len`] for text,
+    /// [`Prefix::bin_len`] for binary.
+    #[must_use]
+    pub const fn len_in(&self, form: crate::kinds::Form) -> usize {
+        match form {
+            crate::kinds::Form::Text => self.len(),
+            crate::kinds::Form::Binary => self.bin_len(),
+        }
+    }
+
     /// The bytes of this prefix in the binary form: the first `⌈len / 2⌉` bytes of the digest for
     /// a hash prefix (the bytes of its `len` hex digits, the last rounded up to a whole byte), the
     /// bucket number big-endian in the fewest bytes that hold `count - 1` for a bucket prefix; no

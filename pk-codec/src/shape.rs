@@ -514,59 +514,6 @@ impl FieldSpec {
         }
     }
 }
-/// The form of a layout's keys: readable text (the default), or bytes for stores that take
-/// them, with fixed-size numbers in place of zero-padded digits. One declaration writes either,
-/// and both keep every guarantee; a binary layout keeps the text form's rules too (its
-/// delimiter and widths are checked as for text, and a value must fit its field's width), so that
-/// the same declaration is valid in both forms and takes the same values (but for plain strings,
-/// whose bytes at or below the delimiter only the text form refuses). `max_len` limits the binary
-/// key's bytes.
-///
-/// # Examples
-///
-/// ```
-/// use pk_codec::{Form, Layout, Value};
-///
-/// let layout: Layout = "device_id: u32 width=6; seller_id: str; form=binary".parse()?;
-/// assert_eq!(layout.form(), Form::Binary);
-/// let key = layout.encode_bytes(&[Value::from(54u32), Value::from("a100")])?;
-/// assert_eq!(key, [0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
-/// assert_eq!(layout.decode_bytes(&key)?, [Value::from(54u32), Value::from("a100")]);
-/// # Ok::<(), pk_codec::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-pub enum Form {
-    /// Text: each field in its kind's text form, joined by the delimiter.
-    #[default]
-    Text,
-    /// Bytes: each field in its kind's binary form, one after another (every binary form is
-    /// self-delimiting), after the prefix's bytes.
-    Binary,
-}
-
-impl Form {
-    /// The form's name in a spec (`form=text`, `form=binary`).
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Text => "text",
-            Self::Binary => "binary",
-        }
-    }
-
-    /// The form named `name`.
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "text" => Some(Self::Text),
-            "binary" => Some(Self::Binary),
-            _ => None,
-        }
-    }
-}
-
 impl KeyShape {
     /// Encodes one key in the binary form into `out`: the prefix's bytes, then what `body`
     /// writes. The mirror of [`KeyShape::encode_with`] for keys of bytes; the delimiter plays no

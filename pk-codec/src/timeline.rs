@@ -172,6 +172,12 @@ pub enum TimelineError {
         /// Which field differs and how.
         reason: String,
     },
+    /// Period `index`'s layout writes binary keys ([`Form::Binary`](crate::Form::Binary)): a
+    /// timeline's keys and ranges are text for now.
+    BinaryForm {
+        /// The period.
+        index: usize,
+    },
     /// Periods `first` and `second` write keys into one table that could collide (see
     /// [`Timeline::new`] for the rule).
     Collision {
@@ -255,6 +261,11 @@ impl fmt::Display for TimelineError {
                 "period {index}'s layout differs from period 0's: {reason} (every period's layout must have \
                  the same field names, kinds, orders and optionality, so that rows of all periods merge in one \
                  typed order)"
+            ),
+            Self::BinaryForm { index } => write!(
+                f,
+                "period {index}'s layout writes binary keys; a timeline reads and writes text keys for \
+                 now (use the layout's text form)"
             ),
             Self::Collision {
                 first,
@@ -515,6 +526,9 @@ impl Timeline {
             return Err(TimelineError::Empty);
         };
         for (index, p) in periods.iter().enumerate() {
+            if p.layout.form() == crate::kinds::Form::Binary {
+                return Err(TimelineError::BinaryForm { index });
+            }
             if index > 0 && p.start_ms <= periods[index - 1].start_ms {
                 return Err(TimelineError::Unordered {
                     index,

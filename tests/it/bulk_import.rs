@@ -87,9 +87,9 @@ impl RangeStore for Flaky {
                     .attempts
                     .lock()
                     .unwrap()
-                    .entry(op.key().to_owned())
+                    .entry(String::from_utf8(op.key().to_vec()).unwrap())
                     .or_default() += 1;
-                if op.key().ends_with(self.bad_suffix) {
+                if op.key().ends_with(self.bad_suffix.as_bytes()) {
                     Err(StoreError::new(StoreErrorKind::Invalid, "bad row"))
                 } else if self.roll(self.busy_pct) {
                     self.busy_refused.fetch_add(1, Relaxed);
@@ -159,15 +159,16 @@ proptest! {
         prop_assert_eq!(outcomes.len(), rows);
         let mut seen = HashMap::new();
         for o in outcomes.iter() {
-            prop_assert!(seen.insert(o.key.clone(), ()).is_none(), "{} reported twice", o.key);
+            let key = String::from_utf8(o.key.clone()).unwrap();
+            prop_assert!(seen.insert(key.clone(), ()).is_none(), "{} reported twice", key);
             match &o.result {
                 Ok(()) => prop_assert!(store.inner.get(&o.key).unwrap().is_some()),
                 Err(e) => {
                     // Only the bad rows fail (the deadline is far), and they are never retried.
-                    prop_assert!(o.key.ends_with("13"), "{}: {}", o.key, e);
+                    prop_assert!(key.ends_with("13"), "{}: {}", key, e);
                     prop_assert!(!e.is_retryable());
                     prop_assert_eq!(o.retries, 0);
-                    prop_assert_eq!(store.attempts.lock().unwrap()[&o.key], 1);
+                    prop_assert_eq!(store.attempts.lock().unwrap()[&key], 1);
                 }
             }
         }
@@ -191,13 +192,13 @@ proptest! {
 fn rows_that_stay_busy_fail_at_their_deadline_with_the_busy_error() {
     struct AlwaysBusy;
     impl RangeStore for AlwaysBusy {
-        fn put(&self, _: &str, _: &[u8]) -> Result<(), StoreError> {
+        fn put(&self, _: &[u8], _: &[u8]) -> Result<(), StoreError> {
             Err(StoreError::new(StoreErrorKind::Busy, "busy"))
         }
-        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        fn get(&self, _: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
             Ok(None)
         }
-        fn delete(&self, _: &str) -> Result<bool, StoreError> {
+        fn delete(&self, _: &[u8]) -> Result<bool, StoreError> {
             Ok(false)
         }
         fn range(&self, _: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
@@ -237,13 +238,13 @@ fn rows_that_stay_busy_fail_at_their_deadline_with_the_busy_error() {
 fn a_backoff_longer_than_the_deadline_waits_until_the_deadline() {
     struct AlwaysBusy;
     impl RangeStore for AlwaysBusy {
-        fn put(&self, _: &str, _: &[u8]) -> Result<(), StoreError> {
+        fn put(&self, _: &[u8], _: &[u8]) -> Result<(), StoreError> {
             Err(StoreError::new(StoreErrorKind::Busy, "busy"))
         }
-        fn get(&self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        fn get(&self, _: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
             Ok(None)
         }
-        fn delete(&self, _: &str) -> Result<bool, StoreError> {
+        fn delete(&self, _: &[u8]) -> Result<bool, StoreError> {
             Ok(false)
         }
         fn range(&self, _: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
@@ -307,7 +308,7 @@ fn bad_options_are_refused() {
     assert!(
         simulate_import(
             &*store,
-            Vec::new(),
+            Vec::<(String, Vec<u8>)>::new(),
             &BulkOptions::default(),
             Duration::ZERO,
             |_| {}
@@ -332,7 +333,7 @@ impl<H: Fn(&[WriteOp]) + Send + Sync> RangeStore for Hooked<H> {
 fn panics_on_boom() -> Hooked<impl Fn(&[WriteOp]) + Send + Sync> {
     Hooked(MemoryStore::default(), |ops: &[WriteOp]| {
         assert!(
-            !ops.iter().any(|op| op.key() == "boom"),
+            !ops.iter().any(|op| op.key() == b"boom"),
             "the store panicked (on purpose, in a test)"
         );
     })
@@ -496,7 +497,7 @@ fn a_flush_returns_when_rows_are_added_while_it_waits() {
         let gate = std::sync::Mutex::new(gate);
         let entered_tx = std::sync::Mutex::new(entered_tx);
         let store = Arc::new(Hooked(MemoryStore::default(), move |ops: &[WriteOp]| {
-            if ops.iter().any(|op| op.key() == "slow") {
+            if ops.iter().any(|op| op.key() == b"slow") {
                 let _ = entered_tx.lock().unwrap().send(());
                 let _ = gate.lock().unwrap().recv();
             }
@@ -705,7 +706,7 @@ proptest! {
         prop_assert_eq!((stats.rows_written, stats.rows_lost()), (rows.len() as u64, 0));
         prop_assert_eq!(reported.load(SeqCst), rows.len() as u64);
         for (k, v) in &last {
-            let stored = store.inner.get(k).unwrap();
+            let stored = store.inner.get(k.as_bytes()).unwrap();
             prop_assert_eq!(stored.as_ref(), Some(v), "key {}", k);
         }
     }

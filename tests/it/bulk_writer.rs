@@ -228,8 +228,8 @@ fn a_full_batch_is_written_without_waiting_for_the_flush_interval() {
         .expect("the byte-full batch is written");
     assert_eq!((first.rows, first.bytes), (1, 60));
     // Two more small rows fill the batch's 3 rows: it goes too.
-    writer.add("c".into(), vec![]).unwrap();
-    writer.add("d".into(), vec![]).unwrap();
+    writer.add("c", vec![]).unwrap();
+    writer.add("d", vec![]).unwrap();
     let second = batches
         .recv_timeout(HANG)
         .expect("the row-full batch is written");
@@ -253,7 +253,7 @@ fn a_profile_that_cannot_work_is_refused_and_says_whose_it_is() {
         ..BulkOptions::default()
     };
     let writer = BulkWriter::new(Arc::clone(&broken), mended).unwrap();
-    writer.add("k".into(), b"v".to_vec()).unwrap();
+    writer.add("k", b"v".to_vec()).unwrap();
     assert_eq!(writer.close().rows_written, 1);
     let store = Arc::new(MemoryStore::default());
     for (options, message) in [

@@ -12,6 +12,7 @@ mod support;
 
 mod analyze_judge;
 mod analyze_practices;
+mod binary_stores;
 mod bucket_pruning;
 mod buckets;
 mod bulk_import;

@@ -33,10 +33,19 @@ impl Drop for TempDir {
 }
 
 fn everything(store: &dyn RangeStore) -> Vec<(String, Vec<u8>)> {
-    store
-        .range(&RangeQuery::new("", None).limit(usize::MAX))
-        .unwrap()
-        .rows
+    text_rows(
+        store
+            .range(&RangeQuery::new("", None).limit(usize::MAX))
+            .unwrap()
+            .rows,
+    )
+}
+
+/// Rows of text keys, as text.
+fn text_rows(rows: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
+    rows.into_iter()
+        .map(|(k, v)| (String::from_utf8(k).unwrap(), v))
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -77,18 +86,18 @@ proptest! {
         for op in ops {
             match op {
                 Op::Put(t, k, v) => {
-                    tables[t].put(&k, &[v]).unwrap();
+                    tables[t].put(k.as_bytes(), &[v]).unwrap();
                     models[t].insert(k, vec![v]);
                 }
                 Op::Delete(t, k) => {
-                    prop_assert_eq!(tables[t].delete(&k).unwrap(), models[t].remove(&k).is_some());
+                    prop_assert_eq!(tables[t].delete(k.as_bytes()).unwrap(), models[t].remove(&k).is_some());
                 }
                 Op::Batch(t, writes) => {
                     let batch: Vec<WriteOp> = writes
                         .iter()
                         .map(|(key, v)| match v {
-                            Some(v) => WriteOp::Put { key: key.clone(), value: vec![*v] },
-                            None => WriteOp::Delete { key: key.clone() },
+                            Some(v) => WriteOp::put(key.as_str(), vec![*v]),
+                            None => WriteOp::delete(key.as_str()),
                         })
                         .collect();
                     prop_assert!(tables[t].batch_write(&batch).unwrap().iter().all(Result::is_ok));
@@ -108,10 +117,10 @@ proptest! {
             let again = db.table(name).unwrap();
             prop_assert_eq!(again.table_name(), *name);
             let mut paged = Vec::new();
-            let mut resume: Option<String> = None;
+            let mut resume: Option<Vec<u8>> = None;
             loop {
                 let p = again.range(&RangeQuery::new("", None).limit(page).resume(resume.as_deref())).unwrap();
-                paged.extend(p.rows);
+                paged.extend(text_rows(p.rows));
                 match p.next {
                     Some(next) => resume = Some(next),
                     None => break,
@@ -119,7 +128,7 @@ proptest! {
             }
             prop_assert_eq!(&paged, &want);
             for key in ["", "a", "ab", "b", "bba"] {
-                prop_assert_eq!(tables[t].get(key).unwrap(), models[t].get(key).cloned());
+                prop_assert_eq!(tables[t].get(key.as_bytes()).unwrap(), models[t].get(key).cloned());
             }
         }
         let mut listed = names.map(str::to_owned).to_vec();
@@ -134,9 +143,9 @@ fn tables_persist_in_the_file_beside_the_default_table() {
     let path = dir.0.join("iot.redb");
     {
         let single = RedbStore::create(&path).unwrap();
-        single.put("k", b"default").unwrap();
+        single.put(b"k", b"default").unwrap();
         let index = single.database().table("index").unwrap();
-        index.put("k", b"index").unwrap();
+        index.put(b"k", b"index").unwrap();
     }
     let db = RedbDatabase::create(&path).unwrap();
     assert_eq!(
@@ -146,13 +155,13 @@ fn tables_persist_in_the_file_beside_the_default_table() {
     assert_eq!(
         db.table(RedbStore::DEFAULT_TABLE)
             .unwrap()
-            .get("k")
+            .get(b"k")
             .unwrap()
             .as_deref(),
         Some(&b"default"[..])
     );
     assert_eq!(
-        db.table("index").unwrap().get("k").unwrap().as_deref(),
+        db.table("index").unwrap().get(b"k").unwrap().as_deref(),
         Some(&b"index"[..])
     );
     drop(db);
@@ -179,9 +188,12 @@ fn a_name_the_file_uses_for_another_kind_of_table_is_refused_as_invalid() {
     let dir = TempDir::new("redb-tables-foreign");
     let path = dir.0.join("shared.redb");
     {
-        // Another program's tables in the same file: numbers to numbers, and a multimap.
+        // Another program's tables in the same file: numbers to numbers, and a multimap; and a
+        // table of text keys, as pk-codec wrote before its keys were bytes.
         let db = redb::Database::create(&path).unwrap();
         let tx = db.begin_write().unwrap();
+        tx.open_table(redb::TableDefinition::<&str, &[u8]>::new("text_keys"))
+            .unwrap();
         tx.open_table(redb::TableDefinition::<u64, u64>::new("counters"))
             .unwrap();
         tx.open_multimap_table(redb::MultimapTableDefinition::<&str, &str>::new("tags"))
@@ -189,19 +201,19 @@ fn a_name_the_file_uses_for_another_kind_of_table_is_refused_as_invalid() {
         tx.commit().unwrap();
     }
     let db = RedbDatabase::create(&path).unwrap();
-    for name in ["counters", "tags"] {
+    for name in ["counters", "tags", "text_keys"] {
         let err = db.table(name).unwrap_err();
         assert_eq!(err.kind(), StoreErrorKind::Invalid, "{err}");
         assert!(
             err.message().starts_with(&format!(
-                "redb: the file's table {name:?} is not a pk-codec table of text keys and byte values"
+                "redb: the file's table {name:?} is not a pk-codec table of byte keys and byte values"
             )),
             "{err}"
         );
         assert!(err.message().ends_with("choose another name"), "{err}");
     }
     // The file's other names are free.
-    db.table("readings").unwrap().put("a", b"1").unwrap();
+    db.table("readings").unwrap().put(b"a", b"1").unwrap();
 }
 
 /// Writers to two tables of one file take turns (redb runs one write transaction at a time):

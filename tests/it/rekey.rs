@@ -83,9 +83,9 @@ fn options(step_rows: usize) -> RekeyOptions {
     }
 }
 
-fn everything(store: &dyn RangeStore) -> BTreeMap<String, Vec<u8>> {
+fn everything(store: &dyn RangeStore) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let mut rows = BTreeMap::new();
-    let mut next: Option<String> = None;
+    let mut next: Option<Vec<u8>> = None;
     loop {
         let page = store
             .range(&RangeQuery::new("", None).resume(next.as_deref()))
@@ -103,7 +103,7 @@ fn everything(store: &dyn RangeStore) -> BTreeMap<String, Vec<u8>> {
 fn assert_moved(store: &dyn RangeStore, r: &Rekey, which: usize, model: &BTreeMap<(u32, u16), u8>) {
     let (layout, fill) = new_layout(which);
     let new = KeySpace::new(layout).under("v2/");
-    let expected: BTreeMap<String, Vec<u8>> = model
+    let expected: BTreeMap<Vec<u8>, Vec<u8>> = model
         .iter()
         .map(|(&(card, seq), &v)| {
             let mut vals = values(card, seq).to_vec();
@@ -112,7 +112,7 @@ fn assert_moved(store: &dyn RangeStore, r: &Rekey, which: usize, model: &BTreeMa
         })
         .collect();
     let mut found = everything(store);
-    let state = found.remove(Rekey::DEFAULT_STATE_KEY);
+    let state = found.remove(Rekey::DEFAULT_STATE_KEY.as_bytes());
     assert!(state.is_some(), "the job's state is kept");
     assert_eq!(found, expected, "job {}", r.job_id());
 }
@@ -171,17 +171,17 @@ impl RangeStore for Flaky {
         self.inner.write_profile()
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.tick()?;
         self.inner.put(key, value)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.tick()?;
         self.inner.get(key)
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
         self.tick()?;
         self.inner.delete(key)
     }
@@ -471,7 +471,7 @@ fn a_plain_copy_in_the_same_race_loses_the_update() {
     let new = KeySpace::new(new_layout).under("v2/");
     let page = store.range(&RangeQuery::new("", Some("\u{7f}"))).unwrap();
     for (key, value) in page.rows {
-        if let Ok(vals) = old_layout().decode(&key) {
+        if let Ok(vals) = old_layout().decode_bytes(&key) {
             store.put(&new.key(&vals).unwrap(), &value).unwrap();
         }
     }
@@ -544,7 +544,7 @@ fn live_writers_on_threads_during_the_backfill_keep_their_latest_values() {
         }
     }
     let mut all = everything(&*store);
-    all.remove(Rekey::DEFAULT_STATE_KEY);
+    all.remove(Rekey::DEFAULT_STATE_KEY.as_bytes());
     assert_eq!(all, expected);
     assert_eq!(job.state().counts.repaired, 0);
 }
@@ -769,7 +769,9 @@ fn a_resume_of_another_job_or_with_other_layouts_is_refused() {
     let empty = Arc::new(MemoryStore::default());
     let e = RekeyJob::resume(Arc::clone(&empty), rekey("j", 0, "v2/"), options(1)).unwrap_err();
     assert!(matches!(e, RekeyError::NoJob { .. }), "{e}");
-    empty.put(Rekey::DEFAULT_STATE_KEY, b"not a state").unwrap();
+    empty
+        .put(Rekey::DEFAULT_STATE_KEY.as_bytes(), b"not a state")
+        .unwrap();
     let e = RekeyJob::resume(empty, rekey("j", 0, "v2/"), options(1)).unwrap_err();
     assert!(matches!(e, RekeyError::BadState { .. }), "{e}");
 }
@@ -823,7 +825,7 @@ fn child_bulk_import() {
         },
         |row| {
             if row.result.is_ok() {
-                report(&format!("written {}", row.key));
+                report(&format!("written {}", String::from_utf8_lossy(&row.key)));
             }
         },
     )
@@ -955,7 +957,7 @@ fn bulk_import_killed_with_sigkill_loses_no_reported_row() {
     assert_eq!(reported.len(), kill_after);
     for key in &reported {
         assert!(
-            store.get(key).unwrap().is_some(),
+            store.get(key.as_bytes()).unwrap().is_some(),
             "row {key} was reported written and is lost"
         );
     }
@@ -996,7 +998,7 @@ fn backfill_killed_with_sigkill_resumes_from_its_cursor() {
     // the kill cut short).
     let copied = everything(&*store)
         .keys()
-        .filter(|k| k.starts_with("v2/"))
+        .filter(|k| k.starts_with(b"v2/"))
         .count() as u64;
     assert!(
         copied >= state.counts.copied,

@@ -26,7 +26,7 @@ fn a_scan_stopped_on_the_last_row_is_done_and_one_stopped_before_it_is_not() {
     for store in stores() {
         for ts in 0..10u64 {
             store
-                .put(&layout.encode(&[ts.into()]).unwrap(), b"v")
+                .put(&layout.encode_bytes(&[ts.into()]).unwrap(), b"v")
                 .unwrap();
         }
         let ranges = layout.prefix_ranges(&[]).unwrap();
@@ -91,7 +91,7 @@ proptest! {
         let want: Vec<String> = rows.iter().map(|&ts| layout.encode(&[ts.into()]).unwrap()).collect();
         for store in stores() {
             for key in &want {
-                store.put(key, b"").unwrap();
+                store.put(key.as_bytes(), b"").unwrap();
             }
             let threaded = ReaderThreads(&*store);
             let reader: &dyn RangeStore = if threads { &threaded } else { &*store };

@@ -17,13 +17,17 @@ fn key() -> impl Strategy<Value = String> {
 /// Every row of `query`, following resume keys page by page.
 fn read_all(store: &dyn RangeStore, query: &RangeQuery<'_>) -> Vec<(String, Vec<u8>)> {
     let mut rows = Vec::new();
-    let mut resume: Option<String> = None;
+    let mut resume: Option<Vec<u8>> = None;
     for _ in 0..1_000 {
         let page = store
             .range(&query.clone().resume(resume.as_deref()))
             .unwrap();
         assert!(page.rows.len() <= query.limit);
-        rows.extend(page.rows);
+        rows.extend(
+            page.rows
+                .into_iter()
+                .map(|(k, v)| (String::from_utf8(k).unwrap(), v)),
+        );
         match page.next {
             Some(n) => resume = Some(n),
             None => return rows,
@@ -49,14 +53,14 @@ proptest! {
         let ops: Vec<WriteOp> = writes
             .iter()
             .map(|(k, v, del)| if *del {
-                WriteOp::Delete { key: k.clone() }
+                WriteOp::delete(k.as_str())
             } else {
-                WriteOp::Put { key: k.clone(), value: vec![*v] }
+                WriteOp::put(k.as_str(), vec![*v])
             })
             .collect();
         for chunk in ops.chunks(7) {
             // A batch holds each key once; write repeated keys one by one.
-            let mut keys: Vec<&str> = chunk.iter().map(WriteOp::key).collect();
+            let mut keys: Vec<&[u8]> = chunk.iter().map(WriteOp::key).collect();
             keys.sort_unstable();
             keys.dedup();
             if keys.len() == chunk.len() {
@@ -82,11 +86,11 @@ proptest! {
             }
         }
         for (k, _, _) in &writes {
-            prop_assert_eq!(RangeStore::get(&table, k).unwrap(), memory.get(k).unwrap());
-            prop_assert_eq!(redb.get(k).unwrap(), memory.get(k).unwrap());
+            prop_assert_eq!(RangeStore::get(&table, k.as_bytes()).unwrap(), memory.get(k.as_bytes()).unwrap());
+            prop_assert_eq!(redb.get(k.as_bytes()).unwrap(), memory.get(k.as_bytes()).unwrap());
         }
         let direction = if backward { Direction::Backward } else { Direction::Forward };
-        let query = RangeQuery::new(&start, end.as_deref()).direction(direction).limit(limit);
+        let query = RangeQuery::new(start.as_str(), end.as_deref()).direction(direction).limit(limit);
         let want = read_all(&memory, &query);
         prop_assert_eq!(read_all(&table, &query), want.clone());
         prop_assert_eq!(read_all(&redb, &query), want.clone());
@@ -133,14 +137,14 @@ proptest! {
         let memory = MemoryStore::default();
         for (i, k) in keys.iter().enumerate() {
             let value = if i % 3 == 0 { Vec::new() } else { k.as_bytes().to_vec() };
-            memory.put(k, &value).unwrap();
-            redb.put(k, &value).unwrap();
-            RangeStore::put(&table, k, &value).unwrap();
+            memory.put(k.as_bytes(), &value).unwrap();
+            redb.put(k.as_bytes(), &value).unwrap();
+            RangeStore::put(&table, k.as_bytes(), &value).unwrap();
         }
         let direction = if backward { Direction::Backward } else { Direction::Forward };
-        let base = RangeQuery::new(&start, end.as_deref()).direction(direction).limit(limit);
+        let base = RangeQuery::new(start.as_str(), end.as_deref()).direction(direction).limit(limit);
         // Page by page from the given resume key, each page as the reference's.
-        let mut at = resume.clone();
+        let mut at = resume.clone().map(String::into_bytes);
         for _ in 0..40 {
             let query = base.clone().resume(at.as_deref());
             let want = memory.range(&query).unwrap();

@@ -164,7 +164,7 @@ proptest! {
         let store = MemoryStore::default();
         let mut want: Vec<(String, usize)> = Vec::new();
         for (b, natural) in &keys {
-            store.put(&format!("{b},{natural}"), b"").unwrap();
+            store.put(format!("{b},{natural}").as_bytes(), b"").unwrap();
             if !want.contains(&(natural.clone(), *b)) {
                 want.push((natural.clone(), *b));
             }
@@ -178,7 +178,8 @@ proptest! {
         let stores: [&dyn RangeStore; 2] = [&store, &threaded];
         for s in stores {
             let mut got: Vec<(String, usize)> = Vec::new();
-            let mut visit = |key: &str, _: &[u8], stop: bool| {
+            let mut visit = |key: &[u8], _: &[u8], stop: bool| {
+                let key = std::str::from_utf8(key).unwrap();
                 let b = usize::from(key.as_bytes()[0] - b'0');
                 got.push((key[2..].to_owned(), b));
                 if stop && got.len() == stop_after { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
@@ -290,7 +291,7 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
         [("memory", &mem), ("redb", &redb), ("table", &table)];
     for (name, store) in stores {
         for k in ["a", "b", "c", "d"] {
-            store.put(k, b"v").unwrap();
+            store.put(k.as_bytes(), b"v").unwrap();
         }
         for (resume, want) in [
             ("z", &["b", "a"][..]),
@@ -303,27 +304,38 @@ fn a_backward_read_resumed_above_its_end_stays_in_its_range() {
         ] {
             let query = RangeQuery::new("a", Some("c"))
                 .direction(Direction::Backward)
-                .resume(Some(resume));
+                .resume(Some(resume.as_bytes()));
             assert!(
-                query.remaining().1.is_some_and(|top| top <= "c"),
+                query
+                    .remaining()
+                    .1
+                    .is_some_and(|top| top <= b"c".as_slice()),
                 "{resume}: {:?}",
                 query.remaining()
             );
             let page = store.range(&query).unwrap();
-            let keys: Vec<&str> = page.rows.iter().map(|(k, _)| k.as_str()).collect();
+            let keys: Vec<&str> = page
+                .rows
+                .iter()
+                .map(|(k, _)| std::str::from_utf8(k).unwrap())
+                .collect();
             assert_eq!(keys, want, "{name}: [a, c) backward, resumed at {resume:?}");
             assert_eq!(page.next, None, "{name}: {resume:?}");
         }
         // Paged backward read of the whole range, one row a page: each key of [a, c) once.
         let mut keys = Vec::new();
-        let mut resume: Option<String> = None;
+        let mut resume: Option<Vec<u8>> = None;
         loop {
             let query = RangeQuery::new("a", Some("c"))
                 .direction(Direction::Backward)
                 .limit(1)
                 .resume(resume.as_deref());
             let page = store.range(&query).unwrap();
-            keys.extend(page.rows.into_iter().map(|(k, _)| k));
+            keys.extend(
+                page.rows
+                    .into_iter()
+                    .map(|(k, _)| String::from_utf8(k).unwrap()),
+            );
             match page.next {
                 Some(n) => resume = Some(n),
                 None => break,
@@ -380,7 +392,7 @@ proptest! {
         let mut want: Vec<(u16, u8)> = Vec::new();
         for &(b, n) in &rows {
             if b < buckets {
-                store.inner.put(&format!("{b},{n:03}"), &[b]).unwrap();
+                store.inner.put(format!("{b},{n:03}").as_bytes(), &[b]).unwrap();
                 want.push((n, b));
             }
         }
@@ -399,7 +411,8 @@ proptest! {
         for _ in 0..10_000 {
             let mut call = Vec::new();
             let mut stopped = false;
-            let visit = |key: &str, value: &[u8]| {
+            let visit = |key: &[u8], value: &[u8]| {
+                let key = std::str::from_utf8(key).unwrap();
                 call.push((key[2..].parse::<u16>().unwrap(), value[0]));
                 if call.len() == stop {
                     stopped = true;
@@ -449,7 +462,7 @@ fn a_typed_scan_names_the_key_of_a_value_it_cannot_read() {
             .unwrap();
     }
     let bad = layout.encode(&[13u16.into()]).unwrap();
-    store.put(&bad, b"not json").unwrap();
+    store.put(bad.as_bytes(), b"not json").unwrap();
     let ranges = layout.prefix_ranges(&[]).unwrap();
     let e = typed
         .scan_values(&layout, &ranges, 5, None, |_, _: String| {
@@ -457,7 +470,7 @@ fn a_typed_scan_names_the_key_of_a_value_it_cannot_read() {
         })
         .unwrap_err();
     match &e {
-        TypedError::StoredValue { key, .. } => assert_eq!(key, &bad),
+        TypedError::StoredValue { key, .. } => assert_eq!(key, bad.as_bytes()),
         other => panic!("{other:?}"),
     }
     assert!(e.to_string().contains(&bad), "{e}");

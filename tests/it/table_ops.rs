@@ -452,7 +452,7 @@ fn a_table_batch_that_writes_a_key_twice_ends_as_in_memory() {
         .unwrap()
         .rows
         .into_iter()
-        .map(|(k, _)| k)
+        .map(|(k, _)| String::from_utf8(k).unwrap())
         .collect();
     assert_eq!(keys, ["c", "d", "e", "f", "g"]);
 }
@@ -479,8 +479,8 @@ proptest::proptest! {
             let ops: Vec<WriteOp> = batch
                 .iter()
                 .map(|&(k, v)| match v {
-                    Some(v) => WriteOp::Put { key: format!("k{k}"), value: vec![v] },
-                    None => WriteOp::Delete { key: format!("k{k}") },
+                    Some(v) => WriteOp::put(format!("k{k}"), vec![v]),
+                    None => WriteOp::delete(format!("k{k}")),
                 })
                 .collect();
             let t = RangeStore::batch_write(&table, &ops);

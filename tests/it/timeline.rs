@@ -155,15 +155,17 @@ fn single_table(
     let one = layout(0);
     let store = MemoryStore::default();
     for &r in rows {
-        store.put(&one.encode(&values(r)).unwrap(), b"").unwrap();
+        store
+            .put(&one.encode_bytes(&values(r)).unwrap(), b"")
+            .unwrap();
     }
     let range = one.range(prefix, lower, upper).unwrap();
     let page = store
-        .range(&RangeQuery::new(&range.start, range.end.as_deref()).limit(usize::MAX))
+        .range(&RangeQuery::new(range.start.as_str(), range.end.as_deref()).limit(usize::MAX))
         .unwrap();
     page.rows
         .iter()
-        .map(|(k, _)| one.decode(k).unwrap())
+        .map(|(k, _)| one.decode_bytes(k).unwrap())
         .collect()
 }
 
@@ -204,7 +206,7 @@ proptest! {
         let mut period_of = Vec::new();
         for &r in &rows {
             let placed = timeline.encode(r.1 as i64, &values(r)).unwrap();
-            tables.get(placed.table).unwrap().put(&placed.key, b"").unwrap();
+            tables.get(placed.table).unwrap().put(placed.key.as_bytes(), b"").unwrap();
             period_of.push(placed.period);
         }
         // The card fixed and a time window, or cards within bounds.
@@ -273,7 +275,7 @@ fn a_read_across_periods_in_redb_tables_is_a_read_of_one_table() {
         let placed = timeline.encode(r.1 as i64, &values(r)).unwrap();
         store(placed.table)
             .unwrap()
-            .put(&placed.key, &r.1.to_be_bytes())
+            .put(placed.key.as_bytes(), &r.1.to_be_bytes())
             .unwrap();
     }
     let (lo, hi) = (Value::from(3u16), Value::from(17u16));
@@ -393,6 +395,20 @@ fn a_space_needs_a_table_name_and_a_printable_prefix() {
         "{err:?}"
     );
     assert!(err.to_string().contains("printable ASCII"), "{err}");
+}
+
+#[test]
+fn a_binary_layout_is_refused_naming_its_period() {
+    let err = Timeline::new(vec![
+        Period::new(0, "a", plain()),
+        Period::new(5, "b", plain().with_form(pk_codec::Form::Binary)),
+    ])
+    .unwrap_err();
+    assert!(
+        matches!(err, TimelineError::BinaryForm { index: 1 }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("period 1"), "{err}");
 }
 
 #[test]
@@ -587,7 +603,7 @@ fn a_read_refuses_an_unknown_table_a_foreign_cursor_and_an_undecodable_key() {
     .unwrap_err();
     assert!(err.message().contains("1 visits for 2 visits"), "{err}");
 
-    a.put("not a key", b"").unwrap();
+    a.put(b"not a key", b"").unwrap();
     let err =
         scan_timeline(&t, &visits, both, 10, None, |_| ControlFlow::Continue(())).unwrap_err();
     assert_eq!(err.kind(), StoreErrorKind::Other);
@@ -600,21 +616,21 @@ fn a_read_refuses_an_unknown_table_a_foreign_cursor_and_an_undecodable_key() {
 #[test]
 fn a_key_space_reads_and_writes_behind_its_prefix_only() {
     let store = MemoryStore::default();
-    store.put("v1", b"outside").unwrap();
-    store.put("v1/", b"empty key").unwrap();
-    store.put("v10", b"outside").unwrap();
+    store.put(b"v1", b"outside").unwrap();
+    store.put(b"v1/", b"empty key").unwrap();
+    store.put(b"v10", b"outside").unwrap();
     let space = PrefixedStore::new(&store, "v1/");
-    space.put("k", b"1").unwrap();
-    assert_eq!(space.get("k").unwrap(), Some(b"1".to_vec()));
+    space.put(b"k", b"1").unwrap();
+    assert_eq!(space.get(b"k").unwrap(), Some(b"1".to_vec()));
     let page = space.range(&RangeQuery::new("", None).limit(1)).unwrap();
-    assert_eq!(page.rows, [(String::new(), b"empty key".to_vec())]);
+    assert_eq!(page.rows, [(Vec::new(), b"empty key".to_vec())]);
     let rest = space
         .range(&RangeQuery::new("", None).resume(page.next.as_deref()))
         .unwrap();
-    assert_eq!(rest.rows, [("k".to_owned(), b"1".to_vec())]);
+    assert_eq!(rest.rows, [(b"k".to_vec(), b"1".to_vec())]);
     assert!(rest.next.is_none());
-    assert!(space.delete("k").unwrap());
-    assert_eq!(store.get("v1/k").unwrap(), None);
+    assert!(space.delete(b"k").unwrap());
+    assert_eq!(store.get(b"v1/k").unwrap(), None);
 }
 
 #[test]

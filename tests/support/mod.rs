@@ -101,13 +101,8 @@ pub(crate) fn stderr(o: &std::process::Output) -> String {
 #[allow(dead_code)]
 pub(crate) fn batches_writing_keys_twice(prefix: &str) -> Vec<Vec<pk_codec::store::WriteOp>> {
     use pk_codec::store::WriteOp;
-    let put = |k: &str, v: &str| WriteOp::Put {
-        key: format!("{prefix}{k}"),
-        value: v.as_bytes().to_vec(),
-    };
-    let del = |k: &str| WriteOp::Delete {
-        key: format!("{prefix}{k}"),
-    };
+    let put = |k: &str, v: &str| WriteOp::put(format!("{prefix}{k}"), v);
+    let del = |k: &str| WriteOp::delete(format!("{prefix}{k}"));
     vec![
         vec![put("a", "1"), put("a", "2"), put("b", "1"), put("c", "1")],
         vec![
@@ -337,15 +332,15 @@ pub(crate) fn typed_cmp(
 #[allow(unused_macros)] // Only the files with wrapping test stores use it.
 macro_rules! forward_to {
     ($inner:tt) => {
-        fn put(&self, key: &str, value: &[u8]) -> Result<(), pk_codec::store::StoreError> {
+        fn put(&self, key: &[u8], value: &[u8]) -> Result<(), pk_codec::store::StoreError> {
             self.$inner.put(key, value)
         }
 
-        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, pk_codec::store::StoreError> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, pk_codec::store::StoreError> {
             self.$inner.get(key)
         }
 
-        fn delete(&self, key: &str) -> Result<bool, pk_codec::store::StoreError> {
+        fn delete(&self, key: &[u8]) -> Result<bool, pk_codec::store::StoreError> {
             self.$inner.delete(key)
         }
     };
@@ -375,7 +370,8 @@ pub(crate) fn stop_after(seen: usize, stop: usize) -> std::ops::ControlFlow<()> 
 
 /// The keys a scatter-gather read of `ranges` visits (`page` rows per store read, from `cursor`),
 /// in the order it visits them, stopping after `stop` rows (`usize::MAX`: never), and what it
-/// answered: the cursor to resume from, or `None` when it is done.
+/// answered: the cursor to resume from, or `None` when it is done. The keys are a text layout's,
+/// so UTF-8.
 #[allow(dead_code)] // Only the files that read bucket ranges use it.
 pub(crate) fn scan_keys(
     store: &dyn pk_codec::store::RangeStore,
@@ -386,17 +382,10 @@ pub(crate) fn scan_keys(
     stop: usize,
 ) -> (Vec<String>, Option<pk_codec::store::ScanCursor>) {
     let mut keys = Vec::new();
-    let next = pk_codec::store::scan_ranges(
-        store,
-        layout.shape().prefix(),
-        ranges,
-        page,
-        cursor,
-        |key, _| {
-            keys.push(key.to_owned());
-            stop_after(keys.len(), stop)
-        },
-    )
+    let next = pk_codec::store::scan_ranges(store, layout, ranges, page, cursor, |key, _| {
+        keys.push(String::from_utf8(key.to_vec()).expect("a text layout's key"));
+        stop_after(keys.len(), stop)
+    })
     .unwrap();
     (keys, next)
 }
@@ -411,4 +400,13 @@ pub(crate) struct Reading {
     pub(crate) device_id: u32,
     #[pk(width = 13)]
     pub(crate) ts: u64,
+}
+
+/// The byte ranges that read every row of a binary layout: its typed ranges with nothing fixed
+/// (one per bucket of a bucket prefix).
+#[allow(dead_code)] // Only the files that read binary layouts use it.
+pub(crate) fn binary_bucket_ranges(layout: &pk_codec::Layout) -> Vec<pk_codec::ByteRange> {
+    layout
+        .byte_ranges(&[], std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+        .expect("a layout without a whole-key hash reads its whole key space")
 }

@@ -3,8 +3,8 @@
 use crate::error::Result;
 use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
+use crate::kinds::Form;
 use crate::prefix::{BucketBy, Separator};
-use crate::shape::Form;
 
 use super::config::{FieldConfig, LayoutConfig, PrefixConfig};
 use super::{FieldDef, Layout};

@@ -7,10 +7,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::hash::HashAlg;
+use crate::kinds::Form;
 use crate::kinds::{Kind, Order};
 use crate::prefix::{BucketBy, HashOver, Prefix, Separator};
 use crate::rules;
-use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, Form, KeyShape};
+use crate::shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 use crate::timestamp::Precision;
 use std::collections::BTreeMap;
 

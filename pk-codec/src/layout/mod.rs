@@ -9,11 +9,12 @@ use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::key_range::{ByteRange, KeyRange, after_all_bytes_starting_with};
+use crate::kinds::Form;
 use crate::kinds::dispatch;
 use crate::kinds::{Order, Value};
 use crate::prefix::{BucketValue, Prefix, ReadSeed, ValueSpan, bucket_bound};
 use crate::range::RangeBuilder;
-use crate::shape::{Form, KeyShape};
+use crate::shape::KeyShape;
 
 mod builder;
 mod config;

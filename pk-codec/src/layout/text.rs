@@ -7,9 +7,9 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
+use crate::kinds::Form;
 use crate::kinds::Kind;
 use crate::prefix::BucketBy;
-use crate::shape::Form;
 use crate::timestamp::Precision;
 
 use super::Layout;

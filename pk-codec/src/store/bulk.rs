@@ -247,7 +247,7 @@ struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowOutcome {
     /// The row's key.
-    pub key: String,
+    pub key: Vec<u8>,
     /// `Ok` once written; the last error when it failed for good (not retryable, or past its
     /// deadline).
     pub result: Result<(), StoreError>,
@@ -303,7 +303,7 @@ impl BulkStats {
 /// A row waiting in a lane.
 #[derive(Debug, Clone)]
 struct Pending {
-    key: String,
+    key: Vec<u8>,
     value: Vec<u8>,
     retries: u32,
     first_try: Option<Duration>,
@@ -510,7 +510,7 @@ impl Lane {
         // The keys of the rows put back for a retry, and the rows put back. A later row of the
         // same key goes back too, after its key's earlier row, even when it was written (the
         // retry would overwrite it): one key's writes land in the order they were added.
-        let mut retried: HashSet<String> = HashSet::new();
+        let mut retried: HashSet<Vec<u8>> = HashSet::new();
         let mut again: Vec<Pending> = Vec::new();
         // New rows have no retries and are tried now (no room is spent saying so).
         let mut tries = meta.drain(..);
@@ -657,13 +657,13 @@ impl Dispatcher {
         }
     }
 
-    fn lane_of(&self, key: &str) -> usize {
+    fn lane_of(&self, key: &[u8]) -> usize {
         if self.lanes == 1 {
             return 0;
         }
         let n = self.lanes as u64;
         if let Dispatch::HashOfKey = self.how {
-            return (xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % n) as usize;
+            return (xxhash_rust::xxh3::xxh3_64(key) % n) as usize;
         }
         let turn = self.turn.fetch_add(1, Relaxed);
         (match self.how {
@@ -964,12 +964,14 @@ impl BulkWriter {
         })
     }
 
-    /// Queues one row; waits while its worker's queue is full.
+    /// Queues one row; waits while its worker's queue is full. The key is bytes: a binary
+    /// key (`Vec<u8>`) as it is, a text key (`String`, `&str`) as its UTF-8 bytes.
     ///
     /// # Errors
     ///
     /// [`StoreErrorKind::Other`] if the worker has stopped (it panicked).
-    pub fn add(&self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
+    pub fn add(&self, key: impl Into<Vec<u8>>, value: Vec<u8>) -> Result<(), StoreError> {
+        let key = key.into();
         let lane = self.dispatcher.lane_of(&key);
         // Staged for a stopped worker, the row would only be lost.
         if self.stopped_lane(lane) {
@@ -1186,7 +1188,7 @@ pub struct Simulation {
 /// ```
 pub fn simulate_import<S: RangeStore + ?Sized>(
     store: &S,
-    rows: impl IntoIterator<Item = (String, Vec<u8>)>,
+    rows: impl IntoIterator<Item = (impl Into<Vec<u8>>, Vec<u8>)>,
     options: &BulkOptions,
     service_time: Duration,
     mut set_clock: impl FnMut(i64),
@@ -1204,6 +1206,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
         .map(|w| (Lane::new(lane_seed(options.seed, w)), Duration::ZERO))
         .collect();
     for (key, value) in rows {
+        let key = key.into();
         counters.added.fetch_add(1, Relaxed);
         let lane = dispatcher.lane_of(&key);
         lanes[lane].0.queue.push_back(Pending {
@@ -1255,13 +1258,13 @@ mod tests {
     fn a_row_is_counted_before_it_is_reported() {
         struct FailsOdd(crate::store::MemoryStore);
         impl RangeStore for FailsOdd {
-            fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+            fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
                 self.0.put(key, value)
             }
-            fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
                 self.0.get(key)
             }
-            fn delete(&self, key: &str) -> Result<bool, StoreError> {
+            fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
                 self.0.delete(key)
             }
             fn batch_write(
@@ -1271,7 +1274,7 @@ mod tests {
                 Ok(ops
                     .iter()
                     .map(|op| {
-                        let odd = op.key().ends_with(['1', '3', '5', '7', '9']);
+                        let odd = op.key().last().is_some_and(|b| b"13579".contains(b));
                         if odd {
                             Err(StoreError::new(StoreErrorKind::Invalid, "odd"))
                         } else {
@@ -1294,7 +1297,7 @@ mod tests {
         for i in 0..10u32 {
             counters.added.fetch_add(1, Relaxed);
             lane.queue.push_back(Pending {
-                key: format!("{i:02}"),
+                key: format!("{i:02}").into_bytes(),
                 value: Vec::new(),
                 retries: 0,
                 first_try: None,
@@ -1309,7 +1312,7 @@ mod tests {
             let seen = counters.snapshot();
             assert!(
                 seen.rows_written >= reported.0 && seen.rows_failed >= reported.1,
-                "row {} reported before it was counted: {seen:?}, reported {reported:?}",
+                "row {:?} reported before it was counted: {seen:?}, reported {reported:?}",
                 o.key
             );
         };

@@ -33,7 +33,7 @@ const MAX_TXN_OPS: usize = 128;
 /// use pk_codec::store::{EtcdStore, RangeQuery, RangeStore};
 ///
 /// let store = EtcdStore::new(["http://127.0.0.1:2379", "http://127.0.0.1:22379"])?;
-/// store.put("000054,a100", b"card")?;
+/// store.put(b"000054,a100", b"card")?;
 /// let page = store.range(&RangeQuery::new("000054", Some("000055")))?;
 /// assert_eq!(page.rows.len(), 1);
 /// # Ok::<(), pk_codec::store::StoreError>(())
@@ -71,8 +71,8 @@ fn unb64(field: Option<&Json>) -> Result<Vec<u8>, StoreError> {
 
 /// The smallest key above every key that starts with `key` followed by anything: `key` + NUL is
 /// the smallest key above `key` itself, which is what an inclusive top needs.
-fn just_above(key: &str) -> Vec<u8> {
-    let mut k = key.as_bytes().to_vec();
+fn just_above(key: &[u8]) -> Vec<u8> {
+    let mut k = key.to_vec();
     k.push(0);
     k
 }
@@ -222,10 +222,10 @@ fn txn_ops(ops: &[WriteOp]) -> Vec<Json> {
         .filter(|&(i, op)| last.get(op.key()) == Some(&i))
         .map(|(_, op)| match op {
             WriteOp::Put { key, value } => {
-                json!({ "request_put": { "key": b64(key.as_bytes()), "value": b64(value) } })
+                json!({ "request_put": { "key": b64(key), "value": b64(value) } })
             }
             WriteOp::Delete { key } => {
-                json!({ "request_delete_range": { "key": b64(key.as_bytes()) } })
+                json!({ "request_delete_range": { "key": b64(key) } })
             }
         })
         .collect()
@@ -236,16 +236,16 @@ impl RangeStore for EtcdStore {
         MAX_TXN_OPS
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.call(
             "/v3/kv/put",
-            &json!({ "key": b64(key.as_bytes()), "value": b64(value) }),
+            &json!({ "key": b64(key), "value": b64(value) }),
         )?;
         Ok(())
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let answer = self.call("/v3/kv/range", &json!({ "key": b64(key.as_bytes()) }))?;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let answer = self.call("/v3/kv/range", &json!({ "key": b64(key) }))?;
         match answer
             .get("kvs")
             .and_then(Json::as_array)
@@ -256,8 +256,8 @@ impl RangeStore for EtcdStore {
         }
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        let answer = self.call("/v3/kv/deleterange", &json!({ "key": b64(key.as_bytes()) }))?;
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
+        let answer = self.call("/v3/kv/deleterange", &json!({ "key": b64(key) }))?;
         Ok(answer.get("deleted").is_some_and(|d| d != "0" && d != 0))
     }
 
@@ -294,11 +294,11 @@ impl RangeStore for EtcdStore {
             .iter()
             .map(|e| match &e.value {
                 Some(v) => json!({
-                    "key": b64(e.key.as_bytes()), "target": "VALUE", "result": "EQUAL",
+                    "key": b64(&e.key), "target": "VALUE", "result": "EQUAL",
                     "value": b64(v),
                 }),
                 None => json!({
-                    "key": b64(e.key.as_bytes()), "target": "CREATE", "result": "EQUAL",
+                    "key": b64(&e.key), "target": "CREATE", "result": "EQUAL",
                     "create_revision": "0",
                 }),
             })
@@ -321,16 +321,12 @@ impl RangeStore for EtcdStore {
         let (from, to, to_inclusive) = query.remaining();
         let end: Vec<u8> = match to {
             Some(t) if to_inclusive => just_above(t),
-            Some(t) => t.as_bytes().to_vec(),
+            Some(t) => t.to_vec(),
             // etcd's "every key from `key` on".
             None => vec![0],
         };
         // etcd takes no empty key; NUL is the smallest key there is, so it starts the same range.
-        let key: &[u8] = if from.is_empty() {
-            &[0]
-        } else {
-            from.as_bytes()
-        };
+        let key: &[u8] = if from.is_empty() { &[0] } else { from };
         // Nothing at or above the end: empty. Compared with the key sent, not `from`: an end of
         // `"\0"` above an empty `from` is no range in etcd's terms, and sent as `range_end` it
         // would mean "every key from `key` on".
@@ -367,12 +363,7 @@ impl RangeStore for EtcdStore {
         let mut rows = Vec::with_capacity(kvs.len().min(want));
         let mut next = None;
         for kv in kvs {
-            let key = String::from_utf8(unb64(kv.get("key"))?).map_err(|_| {
-                StoreError::new(
-                    StoreErrorKind::Other,
-                    "etcd holds a key that is not UTF-8 text",
-                )
-            })?;
+            let key = unb64(kv.get("key"))?;
             if rows.len() == want {
                 next = Some(key);
                 break;

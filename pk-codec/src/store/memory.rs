@@ -12,7 +12,7 @@ use super::{
 /// are tested against, and a store for tests and examples.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    rows: RwLock<BTreeMap<String, Vec<u8>>>,
+    rows: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
 }
 
 impl MemoryStore {
@@ -28,14 +28,14 @@ impl MemoryStore {
         self.read().is_empty()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>> {
         // A writer that panicked left the map as it was before or after its one operation.
         self.rows
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>> {
         self.rows
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -48,16 +48,16 @@ impl RangeStore for MemoryStore {
         false
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.write().insert(key.to_owned(), value.to_vec());
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.write().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.read().get(key).cloned())
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
         Ok(self.write().remove(key).is_some())
     }
 
@@ -107,9 +107,9 @@ impl RangeStore for MemoryStore {
             return Ok(RangePage::default());
         }
         let rows = self.read();
-        let range = rows.range::<str, _>((Bound::Included(from), upper));
-        let take = |it: &mut dyn Iterator<Item = (&String, &Vec<u8>)>| {
-            let mut page: Vec<(String, Vec<u8>)> = Vec::new();
+        let range = rows.range::<[u8], _>((Bound::Included(from), upper));
+        let take = |it: &mut dyn Iterator<Item = (&Vec<u8>, &Vec<u8>)>| {
+            let mut page: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             let mut next = None;
             for (k, v) in it {
                 if page.len() == query.limit {

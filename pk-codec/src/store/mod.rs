@@ -1,11 +1,23 @@
 //! Keys into real stores: one small range-store interface, implemented by the in-memory
 //! [`table::Table`](crate::table::Table) model and by store adapters behind cargo features.
 //!
-//! A [`RangeStore`] is a sorted map from codec keys (UTF-8 text, compared bytewise) to values
+//! A [`RangeStore`] is a sorted map from codec keys (bytes, compared bytewise) to values
 //! (bytes): point writes and reads, batches with a result per row, and paged range reads, forward
 //! or backward, start inclusive, end exclusive, that stop after a row limit and say where to
-//! resume. It is what [`KeyRange`](crate::KeyRange)s are read from, and what typed access and
-//! bulk imports write through.
+//! resume. It is what [`KeyRange`](crate::KeyRange)s and [`ByteRange`](crate::ByteRange)s are
+//! read from, and what typed access and bulk imports write through.
+//!
+//! # Keys are bytes
+//!
+//! A binary [`Layout`](crate::Layout)'s keys
+//! ([`Layout::encode_bytes`](crate::Layout::encode_bytes)) go in as they are; a text key goes
+//! in as its UTF-8 bytes, which sort as the text does, so text and binary keys are read back in
+//! the order they were made. The trait's methods take `&[u8]` (it stays usable as
+//! `dyn RangeStore`); where a text caller would write `.as_bytes()` over and over, the types
+//! around it take either: [`RangeQuery::new`] takes `&str`, `String`, `&[u8]` or `Vec<u8>`
+//! bounds, [`WriteOp::put`], [`WriteOp::delete`], [`Expect`] and
+//! [`BulkWriter::add`] take anything `Into<Vec<u8>>` (`String` and `&str` included), and rows
+//! compare with byte literals (`page.rows[0].0 == b"000054,a100"`).
 //!
 //! # Examples
 //!
@@ -14,15 +26,19 @@
 //!
 //! let store = MemoryStore::default();
 //! for key in ["000054,a100", "000054,a1001", "000167,a101"] {
-//!     store.put(key, key.as_bytes())?;
+//!     store.put(key.as_bytes(), key.as_bytes())?;
 //! }
 //! let page = store.range(&RangeQuery::new("000054", Some("000055")).limit(1))?;
-//! assert_eq!(page.rows[0].0, "000054,a100");
+//! assert_eq!(page.rows[0].0, b"000054,a100");
 //! let rest = store.range(&RangeQuery::new("000054", Some("000055")).resume(page.next.as_deref()))?;
-//! assert_eq!(rest.rows[0].0, "000054,a1001");
+//! assert_eq!(rest.rows[0].0, b"000054,a1001");
 //! assert!(rest.next.is_none());
 //! let back = store.range(&RangeQuery::new("", None).direction(Direction::Backward))?;
-//! assert_eq!(back.rows[0].0, "000167,a101");
+//! assert_eq!(back.rows[0].0, b"000167,a101");
+//! // Binary keys go straight in, and sort bytewise.
+//! store.put(&[0xff, 0x00], b"binary")?;
+//! let last = store.range(&RangeQuery::new(&[0xff][..], None))?;
+//! assert_eq!(last.rows, vec![(vec![0xff, 0x00], b"binary".to_vec())]);
 //! # Ok::<(), pk_codec::store::StoreError>(())
 //! ```
 
@@ -55,7 +71,7 @@ pub use rekey::{
     KeySpace, Phase, Rekey, RekeyCounts, RekeyError, RekeyJob, RekeyOptions, RekeyState, Step,
     Throttle,
 };
-pub use scan::{ReaderThreads, ScanCursor, scan_ranges};
+pub use scan::{PrefixLen, ReaderThreads, ScanCursor, scan_ranges};
 #[cfg(feature = "table")]
 pub use table::VALUE_COLUMN;
 pub use timeline::{PrefixedStore, TimelineCursor, TimelineRow, scan_timeline};
@@ -66,15 +82,26 @@ pub use typed::{Typed, TypedError};
 /// (one transaction, one conditional copy).
 fn put_as_batch<S: RangeStore + ?Sized>(
     store: &S,
-    key: &str,
+    key: &[u8],
     value: &[u8],
 ) -> Result<(), StoreError> {
-    store
-        .batch_write(&[WriteOp::Put {
-            key: key.to_owned(),
-            value: value.to_vec(),
-        }])?
-        .remove(0)
+    store.batch_write(&[WriteOp::put(key, value)])?.remove(0)
+}
+
+/// A key as people read it in messages: its text when it is UTF-8 (quoted, as `{:?}` shows a
+/// string), else `0x` and its bytes in hex.
+pub(crate) fn show_key(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(text) => format!("{text:?}"),
+        Err(_) => {
+            let mut out = String::with_capacity(2 + 2 * key.len());
+            out.push_str("0x");
+            for b in key {
+                out.push_str(&format!("{b:02x}"));
+            }
+            out
+        }
+    }
 }
 
 /// Which way a range read walks.
@@ -92,24 +119,37 @@ pub enum Direction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeQuery<'a> {
     /// The first key of the range (inclusive).
-    pub start: &'a str,
+    pub start: &'a [u8],
     /// The first key after the range (exclusive), or `None` for no upper bound.
-    pub end: Option<&'a str>,
+    pub end: Option<&'a [u8]>,
     /// Which way to walk.
     pub direction: Direction,
     /// The most rows to return (at least 1).
     pub limit: usize,
     /// Where to resume a read that stopped early: a [`RangePage::next`] of the same query.
-    pub resume: Option<&'a str>,
+    pub resume: Option<&'a [u8]>,
 }
 
 impl<'a> RangeQuery<'a> {
-    /// A forward read of `[start, end)`, up to 1,000 rows a page.
+    /// A forward read of `[start, end)`, up to 1,000 rows a page. The bounds are keys of either
+    /// form: text (`&str`, `String`) as its UTF-8 bytes, or bytes (`[u8]`, `Vec<u8>`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::RangeQuery;
+    ///
+    /// let text = RangeQuery::new("000054", Some("000055"));
+    /// let bytes = RangeQuery::new(&b"000054"[..], Some(&b"000055"[..]));
+    /// assert_eq!(text, bytes);
+    /// let everything = RangeQuery::new("", None);
+    /// assert_eq!((everything.start, everything.end), (&b""[..], None));
+    /// ```
     #[must_use]
-    pub const fn new(start: &'a str, end: Option<&'a str>) -> Self {
+    pub fn new<K: AsRef<[u8]> + ?Sized>(start: &'a K, end: Option<&'a K>) -> Self {
         Self {
-            start,
-            end,
+            start: start.as_ref(),
+            end: end.map(AsRef::as_ref),
             direction: Direction::Forward,
             limit: 1000,
             resume: None,
@@ -132,7 +172,7 @@ impl<'a> RangeQuery<'a> {
 
     /// The same query, resumed where a page stopped.
     #[must_use]
-    pub const fn resume(mut self, resume: Option<&'a str>) -> Self {
+    pub const fn resume(mut self, resume: Option<&'a [u8]>) -> Self {
         self.resume = resume;
         self
     }
@@ -149,11 +189,11 @@ impl<'a> RangeQuery<'a> {
     /// use pk_codec::store::{Direction, RangeQuery};
     ///
     /// let q = RangeQuery::new("a", Some("c")).direction(Direction::Backward);
-    /// assert_eq!(q.clone().resume(Some("b")).remaining(), ("a", Some("b"), true));
-    /// assert_eq!(q.resume(Some("z")).remaining(), ("a", Some("c"), false));
+    /// assert_eq!(q.clone().resume(Some(&b"b"[..])).remaining(), (&b"a"[..], Some(&b"b"[..]), true));
+    /// assert_eq!(q.resume(Some(&b"z"[..])).remaining(), (&b"a"[..], Some(&b"c"[..]), false));
     /// ```
     #[must_use]
-    pub fn remaining(&self) -> (&'a str, Option<&'a str>, bool) {
+    pub fn remaining(&self) -> (&'a [u8], Option<&'a [u8]>, bool) {
         match (self.direction, self.resume) {
             (_, None) => (self.start, self.end, false),
             (Direction::Forward, Some(r)) => (r.max(self.start), self.end, false),
@@ -170,11 +210,11 @@ impl<'a> RangeQuery<'a> {
 /// One page of a range read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RangePage {
-    /// The rows, in the query's direction.
-    pub rows: Vec<(String, Vec<u8>)>,
+    /// The rows (key, value), in the query's direction.
+    pub rows: Vec<(Vec<u8>, Vec<u8>)>,
     /// Where the next page starts (pass it to [`RangeQuery::resume`]), or `None` when the range
     /// is exhausted.
-    pub next: Option<String>,
+    pub next: Option<Vec<u8>>,
 }
 
 /// One write of a batch.
@@ -183,21 +223,46 @@ pub enum WriteOp {
     /// Write `value` at `key`, replacing what was there.
     Put {
         /// The key.
-        key: String,
+        key: Vec<u8>,
         /// The value.
         value: Vec<u8>,
     },
     /// Delete `key` (nothing if it is absent).
     Delete {
         /// The key.
-        key: String,
+        key: Vec<u8>,
     },
 }
 
 impl WriteOp {
+    /// Write `value` at `key` (a text key as its UTF-8 bytes, or bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::WriteOp;
+    ///
+    /// let op = WriteOp::put("000054,a100", b"card");
+    /// assert_eq!(op, WriteOp::Put { key: b"000054,a100".to_vec(), value: b"card".to_vec() });
+    /// assert_eq!(WriteOp::delete(vec![0xff]).key(), [0xff]);
+    /// ```
+    #[must_use]
+    pub fn put(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
+        Self::Put {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+
+    /// Delete `key` (a text key as its UTF-8 bytes, or bytes).
+    #[must_use]
+    pub fn delete(key: impl Into<Vec<u8>>) -> Self {
+        Self::Delete { key: key.into() }
+    }
+
     /// The key the write touches.
     #[must_use]
-    pub fn key(&self) -> &str {
+    pub fn key(&self) -> &[u8] {
         match self {
             Self::Put { key, .. } | Self::Delete { key } => key,
         }
@@ -208,15 +273,15 @@ impl WriteOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expect {
     /// The key.
-    pub key: String,
+    pub key: Vec<u8>,
     /// The value the key must hold, or `None` for a key that must be absent.
     pub value: Option<Vec<u8>>,
 }
 
 impl Expect {
-    /// `key` must hold `value`.
+    /// `key` (a text key as its UTF-8 bytes, or bytes) must hold `value`.
     #[must_use]
-    pub fn value(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+    pub fn value(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
         Self {
             key: key.into(),
             value: Some(value.into()),
@@ -225,7 +290,7 @@ impl Expect {
 
     /// `key` must be absent.
     #[must_use]
-    pub fn absent(key: impl Into<String>) -> Self {
+    pub fn absent(key: impl Into<Vec<u8>>) -> Self {
         Self {
             key: key.into(),
             value: None,
@@ -399,7 +464,8 @@ impl WriteProfile {
 
 /// A sorted key-value store that reads key ranges: what codec keys are written into.
 ///
-/// Keys are compared bytewise. Every method takes `&self` and the store is `Send + Sync`, so
+/// Keys are bytes, compared bytewise: a binary layout's keys as they are, a text key as its
+/// UTF-8 bytes (which sort as the text does). Every method takes `&self` and the store is `Send + Sync`, so
 /// readers and writers share it across threads (the scatter-gather reads of bucketed keys read
 /// every bucket in parallel).
 pub trait RangeStore: Send + Sync {
@@ -458,21 +524,21 @@ pub trait RangeStore: Send + Sync {
     /// # Errors
     ///
     /// The store's refusal.
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
 
     /// The value at `key`, if any.
     ///
     /// # Errors
     ///
     /// The store's refusal.
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Deletes `key`; whether it was there.
     ///
     /// # Errors
     ///
     /// The store's refusal.
-    fn delete(&self, key: &str) -> Result<bool, StoreError>;
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError>;
 
     /// Applies the writes, each on its own: one result per write, in order. The outer error is
     /// for a batch refused as a whole (over the store's limits, the store unreachable).
@@ -521,11 +587,11 @@ pub trait RangeStore: Send + Sync {
     /// use pk_codec::store::{CondWrite, Expect, MemoryStore, RangeStore, WriteOp};
     ///
     /// let store = MemoryStore::default();
-    /// store.put("old", b"1")?;
+    /// store.put(b"old", b"1")?;
     /// // Copy "old" to "new" only if "old" still holds 1 and "new" is absent.
     /// let copy = CondWrite {
-    ///     expect: vec![Expect::value("old", b"1".to_vec()), Expect::absent("new")],
-    ///     ops: vec![WriteOp::Put { key: "new".into(), value: b"1".to_vec() }],
+    ///     expect: vec![Expect::value("old", b"1"), Expect::absent("new")],
+    ///     ops: vec![WriteOp::put("new", b"1")],
     /// };
     /// assert!(store.write_if(&copy)?);
     /// // "new" is there now: the same copy writes nothing.
@@ -552,12 +618,12 @@ pub trait RangeStore: Send + Sync {
     /// let store = MemoryStore::default();
     /// let create = |key: &str| CondWrite {
     ///     expect: vec![Expect::absent(key)],
-    ///     ops: vec![WriteOp::Put { key: key.into(), value: b"1".to_vec() }],
+    ///     ops: vec![WriteOp::put(key, b"1")],
     /// };
-    /// store.put("b", b"0")?;
+    /// store.put(b"b", b"0")?;
     /// let results = store.batch_write_if(&[create("a"), create("b")])?;
     /// assert_eq!(results, vec![Ok(true), Ok(false)]);
-    /// assert_eq!(store.get("b")?, Some(b"0".to_vec()));
+    /// assert_eq!(store.get(b"b")?, Some(b"0".to_vec()));
     /// # Ok::<(), pk_codec::store::StoreError>(())
     /// ```
     ///

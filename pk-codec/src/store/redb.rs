@@ -33,11 +33,11 @@ fn other(e: impl std::fmt::Display) -> StoreError {
 /// let db = RedbDatabase::create(dir.join("iot.redb"))?;
 /// let readings = db.table("readings")?;
 /// let newest_first = db.table("readings_newest_first")?;
-/// readings.put("07,000054,1700000000000", b"21.5")?;
-/// newest_first.put("07,000054,8299999999999", b"21.5")?;
+/// readings.put(b"07,000054,1700000000000", b"21.5")?;
+/// newest_first.put(b"07,000054,8299999999999", b"21.5")?;
 /// // Each table is its own key space.
 /// assert_eq!(readings.range(&RangeQuery::new("", None))?.rows.len(), 1);
-/// assert_eq!(readings.get("07,000054,8299999999999")?, None);
+/// assert_eq!(readings.get(b"07,000054,8299999999999")?, None);
 /// assert_eq!(db.table_names()?, ["readings", "readings_newest_first"]);
 /// # drop((readings, newest_first, db));
 /// # std::fs::remove_dir_all(&dir)?;
@@ -88,7 +88,7 @@ impl RedbDatabase {
     /// # Errors
     ///
     /// [`StoreErrorKind::Invalid`] for an empty name, and for a name the file already uses for
-    /// a table that is not a key-value table of text keys and byte values (another program's
+    /// a table that is not a key-value table of byte keys and byte values (another program's
     /// table, or a multimap table): the message names the table and what it holds.
     /// [`StoreErrorKind::Other`] with redb's message when the file cannot be written.
     ///
@@ -151,29 +151,39 @@ fn begin_write(db: &Database) -> Result<redb::WriteTransaction, StoreError> {
     Ok(tx)
 }
 
+/// One row of a redb range read: its key and value, or redb's error.
+type Entry<'a> = Result<
+    (
+        redb::AccessGuard<'a, &'static [u8]>,
+        redb::AccessGuard<'a, &'static [u8]>,
+    ),
+    redb::StorageError,
+>;
+
 /// Applies `ops` to `table`, in order, within its transaction.
 fn apply(
-    table: &mut redb::Table<'_, &'static str, &'static [u8]>,
+    table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
     ops: &[WriteOp],
 ) -> Result<(), StoreError> {
     for op in ops {
         match op {
             WriteOp::Put { key, value } => {
                 table
-                    .insert(key.as_str(), value.as_slice())
+                    .insert(key.as_slice(), value.as_slice())
                     .map_err(other)?;
             }
             WriteOp::Delete { key } => {
-                table.remove(key.as_str()).map_err(other)?;
+                table.remove(key.as_slice()).map_err(other)?;
             }
         }
     }
     Ok(())
 }
 
-/// The definition of table `name`: text keys, byte values. redb's own constructor panics on an
-/// empty name, which [`RedbDatabase::table`] refuses before it gets here.
-fn definition(name: &str) -> TableDefinition<'_, &'static str, &'static [u8]> {
+/// The definition of table `name`: byte keys (redb orders `&[u8]` bytewise), byte values.
+/// redb's own constructor panics on an empty name, which [`RedbDatabase::table`] refuses before
+/// it gets here.
+fn definition(name: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(name)
 }
 
@@ -185,7 +195,7 @@ fn table_error(name: &str, e: TableError) -> StoreError {
         TableError::TableTypeMismatch { .. } | TableError::TableIsMultimap(_) => StoreError::new(
             StoreErrorKind::Invalid,
             format!(
-                "redb: the file's table {name:?} is not a pk-codec table of text keys and byte \
+                "redb: the file's table {name:?} is not a pk-codec table of byte keys and byte \
                  values (redb: {e}); choose another name"
             ),
         ),
@@ -213,9 +223,9 @@ fn table_error(name: &str, e: TableError) -> StoreError {
 /// let dir = std::env::temp_dir().join(format!("pk-codec-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// let store = RedbStore::create(dir.join("keys.redb"))?;
-/// store.put("000054,a100", b"card")?;
+/// store.put(b"000054,a100", b"card")?;
 /// let page = store.range(&RangeQuery::new("000054", Some("000055")))?;
-/// assert_eq!(page.rows, vec![("000054,a100".to_owned(), b"card".to_vec())]);
+/// assert_eq!(page.rows, vec![(b"000054,a100".to_vec(), b"card".to_vec())]);
 /// # drop(store);
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -272,8 +282,8 @@ impl RedbStore {
     ///
     /// let store = RedbStore::in_memory()?;
     /// let index = store.database().table("index")?;
-    /// index.put("a", b"1")?;
-    /// assert_eq!(store.get("a")?, None);
+    /// index.put(b"a", b"1")?;
+    /// assert_eq!(store.get(b"a")?, None);
     /// assert_eq!(store.database().table_names()?, ["index", RedbStore::DEFAULT_TABLE]);
     /// # Ok::<(), pk_codec::store::StoreError>(())
     /// ```
@@ -284,7 +294,7 @@ impl RedbStore {
         }
     }
 
-    fn rows(&self) -> TableDefinition<'_, &'static str, &'static [u8]> {
+    fn rows(&self) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
         definition(&self.table)
     }
 }
@@ -312,17 +322,17 @@ impl RangeStore for RedbStore {
             .max_batch_bytes(32 << 20)
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         super::put_as_batch(self, key, value)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let tx = self.db.begin_read().map_err(other)?;
         let table = tx.open_table(self.rows()).map_err(other)?;
         Ok(table.get(key).map_err(other)?.map(|v| v.value().to_vec()))
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
         let tx = begin_write(&self.db)?;
         let existed = {
             let mut table = tx.open_table(self.rows()).map_err(other)?;
@@ -359,7 +369,7 @@ impl RangeStore for RedbStore {
             for write in writes {
                 let mut holds = true;
                 for e in &write.expect {
-                    let found = table.get(e.key.as_str()).map_err(other)?;
+                    let found = table.get(e.key.as_slice()).map_err(other)?;
                     if !e.holds(found.as_ref().map(|v| v.value())) {
                         holds = false;
                         break;
@@ -394,23 +404,20 @@ impl RangeStore for RedbStore {
         let tx = self.db.begin_read().map_err(other)?;
         let table = tx.open_table(self.rows()).map_err(other)?;
         let range = match (to, to_inclusive) {
-            (Some(t), true) => table.range::<&str>(from..=t),
-            (Some(t), false) => table.range::<&str>(from..t),
-            (None, _) => table.range::<&str>(from..),
+            (Some(t), true) => table.range::<&[u8]>(from..=t),
+            (Some(t), false) => table.range::<&[u8]>(from..t),
+            (None, _) => table.range::<&[u8]>(from..),
         }
         .map_err(other)?;
         let mut rows = Vec::new();
         let mut next = None;
-        let mut take = |entry: Result<
-            (redb::AccessGuard<'_, &str>, redb::AccessGuard<'_, &[u8]>),
-            redb::StorageError,
-        >| {
+        let mut take = |entry: Entry<'_>| {
             let (k, v) = entry.map_err(other)?;
             if rows.len() == query.limit {
-                next = Some(k.value().to_owned());
+                next = Some(k.value().to_vec());
                 return Ok::<bool, StoreError>(false);
             }
-            rows.push((k.value().to_owned(), v.value().to_vec()));
+            rows.push((k.value().to_vec(), v.value().to_vec()));
             Ok(true)
         };
         match query.direction {

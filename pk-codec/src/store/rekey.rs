@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 
 use super::{
     BulkOptions, BulkWriter, CondWrite, Expect, RangePage, RangeQuery, RangeStore, StoreError,
-    StoreErrorKind, WriteOp, WriteProfile,
+    StoreErrorKind, WriteOp, WriteProfile, show_key,
 };
 use crate::field_spec::FieldSpec;
+use crate::key_range::after_all_bytes_starting_with;
 use crate::kinds::{Kind, Value};
 use crate::layout::Layout;
 
-/// A layout's keys in a store: the layout's keys, each after `namespace`.
+/// A layout's keys in a store: the layout's keys in its form ([`Layout::encode_bytes`]: text or
+/// binary), each after `namespace` (printable ASCII, as its bytes).
 ///
 /// # Examples
 ///
@@ -26,7 +28,7 @@ use crate::layout::Layout;
 ///
 /// let layout: Layout = "card_id: u64 width=8; buckets=64:mod(card_id):sep".parse()?;
 /// let space = KeySpace::new(layout).under("v2/");
-/// assert_eq!(space.key(&[1234u64.into()])?, "v2/18,00001234");
+/// assert_eq!(space.key(&[1234u64.into()])?, b"v2/18,00001234");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,10 +71,10 @@ impl KeySpace {
     /// # Errors
     ///
     /// [`RekeyError::Key`] with the layout's refusal.
-    pub fn key(&self, values: &[Value]) -> Result<String, RekeyError> {
-        let mut key = self.namespace.clone();
+    pub fn key(&self, values: &[Value]) -> Result<Vec<u8>, RekeyError> {
+        let mut key = self.namespace.as_bytes().to_vec();
         self.layout
-            .encode_into(values, &mut key)
+            .encode_bytes_into(values, &mut key)
             .map_err(|error| RekeyError::Key {
                 key: format!("{values:?}"),
                 error,
@@ -81,31 +83,22 @@ impl KeySpace {
     }
 
     /// The row values of `key`, if it is a key of this space.
-    fn decode(&self, key: &str) -> Option<Vec<Value>> {
+    fn decode(&self, key: &[u8]) -> Option<Vec<Value>> {
         self.layout
-            .decode(key.strip_prefix(self.namespace.as_str())?)
+            .decode_bytes(key.strip_prefix(self.namespace.as_bytes())?)
             .ok()
     }
 
     /// The key range a scan of the space reads: the namespace's keys.
-    fn bounds(&self) -> (&str, Option<String>) {
-        (&self.namespace, namespace_end(&self.namespace))
+    fn bounds(&self) -> (&[u8], Option<Vec<u8>>) {
+        let start = self.namespace.as_bytes();
+        (start, after_all_bytes_starting_with(start))
     }
 
     /// How the space is written in a job's state: the namespace and the layout's spec.
     fn describe(&self) -> String {
         format!("{:?} {}", self.namespace, self.layout)
     }
-}
-
-/// The first key after every key that starts with `namespace` (printable ASCII), or `None` for
-/// the empty namespace (every key).
-fn namespace_end(namespace: &str) -> Option<String> {
-    let mut end = namespace.as_bytes().to_vec();
-    let last = end.pop()?;
-    end.push(last + 1);
-    // Printable ASCII plus one is still ASCII.
-    String::from_utf8(end).ok()
 }
 
 /// A token bucket that lets the backfill copy at most `rows_per_second` rows a second on
@@ -256,7 +249,7 @@ impl Default for RekeyOptions {
 /// let new: Layout = "card_id: u64 width=8; buckets=64:mod(card_id):sep".parse()?;
 /// let store = Arc::new(MemoryStore::default());
 /// for id in 0..100u64 {
-///     store.put(&old.encode(&[id.into()])?, format!("card {id}").as_bytes())?;
+///     store.put(&old.encode_bytes(&[id.into()])?, format!("card {id}").as_bytes())?;
 /// }
 /// let rekey = Rekey::new("cards-16-to-64", KeySpace::new(old), KeySpace::new(new).under("v2/"));
 /// let job = RekeyJob::start(Arc::clone(&store), rekey, RekeyOptions::default())?;
@@ -265,8 +258,8 @@ impl Default for RekeyOptions {
 /// job.run()?;
 /// assert_eq!(job.state().phase, Phase::Done);
 /// assert_eq!(job.get(&[Value::Uint(7)])?, Some(b"card 7, topped up".to_vec()));
-/// assert_eq!(store.get("v2/07,00000007")?, Some(b"card 7, topped up".to_vec()));
-/// assert_eq!(store.get("07,00000007")?, None);
+/// assert_eq!(store.get(b"v2/07,00000007")?, Some(b"card 7, topped up".to_vec()));
+/// assert_eq!(store.get(b"07,00000007")?, None);
 /// assert_eq!(job.state().counts.verified, 100);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -367,7 +360,7 @@ impl Rekey {
             });
         }
         for space in [&self.from, &self.to] {
-            if space.decode(&self.state_key).is_some() {
+            if space.decode(self.state_key.as_bytes()).is_some() {
                 return Err(RekeyError::StateKeyInKeySpace {
                     key: self.state_key.clone(),
                 });
@@ -535,7 +528,7 @@ pub struct RekeyState {
     /// The phase.
     pub phase: Phase,
     /// Where the phase's pass goes on (the next old key to read), `None` at its start.
-    pub cursor: Option<String>,
+    pub cursor: Option<Vec<u8>>,
     /// What it did so far.
     pub counts: RekeyCounts,
 }
@@ -548,9 +541,9 @@ impl RekeyState {
         let c = &self.counts;
         format!(
             "{STATE_MAGIC}\njob {}\nfrom {}\nto {}\nphase {}\ncursor {}\ncounts {} {} {} {} {}\n",
-            hex(&self.job_id),
-            hex(&self.from),
-            hex(&self.to),
+            hex(self.job_id.as_bytes()),
+            hex(self.from.as_bytes()),
+            hex(self.to.as_bytes()),
             self.phase.name(),
             self.cursor.as_deref().map_or_else(|| "-".to_owned(), hex),
             c.copied,
@@ -575,9 +568,10 @@ impl RekeyState {
                 .strip_prefix(' ')
                 .map(str::to_owned)
         };
-        let job_id = unhex(&field("job")?)?;
-        let from = unhex(&field("from")?)?;
-        let to = unhex(&field("to")?)?;
+        let text = |hex: &str| String::from_utf8(unhex(hex)?).ok();
+        let job_id = text(&field("job")?)?;
+        let from = text(&field("from")?)?;
+        let to = text(&field("to")?)?;
         let phase = Phase::from_name(&field("phase")?)?;
         let cursor = match field("cursor")?.as_str() {
             "-" => None,
@@ -609,21 +603,20 @@ impl RekeyState {
     }
 }
 
-fn hex(text: &str) -> String {
+fn hex(bytes: &[u8]) -> String {
     use fmt::Write as _;
-    text.bytes().fold(String::new(), |mut out, b| {
+    bytes.iter().fold(String::new(), |mut out, b| {
         let _ = write!(out, "{b:02x}");
         out
     })
 }
 
-fn unhex(text: &str) -> Option<String> {
+fn unhex(text: &str) -> Option<Vec<u8>> {
     // An odd length leaves a last pair that `get` cannot take: `None`.
-    let bytes = (0..text.len())
+    (0..text.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect::<Option<Vec<u8>>>()?;
-    String::from_utf8(bytes).ok()
+        .collect()
 }
 
 /// Why a re-keying was refused or stopped.
@@ -901,7 +894,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
             cursor: None,
             counts: RekeyCounts::default(),
         };
-        store.put(&rekey.state_key, &state.to_bytes())?;
+        store.put(rekey.state_key.as_bytes(), &state.to_bytes())?;
         Ok(Self::with_state(store, rekey, sources, options, state))
     }
 
@@ -920,7 +913,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// let plan = || Rekey::new("add-a-hash", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
     /// let store = Arc::new(MemoryStore::default());
     /// for id in 0..10u32 {
-    ///     store.put(&old.encode(&[id.into()])?, b"row")?;
+    ///     store.put(&old.encode_bytes(&[id.into()])?, b"row")?;
     /// }
     /// let options = RekeyOptions { step_rows: 4, ..RekeyOptions::default() };
     /// let job = RekeyJob::start(Arc::clone(&store), plan(), options.clone())?;
@@ -994,7 +987,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     }
 
     /// The new key of the row with the old layout's `values`.
-    fn new_key(&self, old_values: &[Value]) -> Result<String, RekeyError> {
+    fn new_key(&self, old_values: &[Value]) -> Result<Vec<u8>, RekeyError> {
         let values: Vec<Value> = self
             .sources
             .iter()
@@ -1007,7 +1000,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     }
 
     /// Both keys of the row with the old layout's `values`.
-    fn keys(&self, values: &[Value]) -> Result<(String, String), RekeyError> {
+    fn keys(&self, values: &[Value]) -> Result<(Vec<u8>, Vec<u8>), RekeyError> {
         let old = self.rekey.from.key(values)?;
         if self.rekey.to.decode(&old).is_some() {
             return Err(self.overlap(&old));
@@ -1017,7 +1010,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
 
     /// Refuses `key` of the new key space when it is a key of the old one too (an old layout
     /// without a namespace whose keys can start with the new namespace).
-    fn apart(&self, key: &str) -> Result<(), RekeyError> {
+    fn apart(&self, key: &[u8]) -> Result<(), RekeyError> {
         if self.rekey.from.decode(key).is_some() {
             return Err(self.overlap(key));
         }
@@ -1025,11 +1018,12 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     }
 
     #[cold]
-    fn overlap(&self, key: &str) -> RekeyError {
+    fn overlap(&self, key: &[u8]) -> RekeyError {
         RekeyError::KeySpacesOverlap {
             why: format!(
-                "{key:?} is a key of both layouts (the new namespace {:?} starts keys of the \
+                "{} is a key of both layouts (the new namespace {:?} starts keys of the \
                  old layout): choose another namespace",
+                show_key(key),
                 self.rekey.to.namespace
             ),
         }
@@ -1046,10 +1040,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
         // Held while writing, so that reads do not switch (and the old keys' drop does not
         // pass this key) between the phase read and the write.
         let state = read(&self.state);
-        let put = |key: String| WriteOp::Put {
-            key,
-            value: value.to_vec(),
-        };
+        let put = |key: Vec<u8>| WriteOp::put(key, value);
         let ops = if state.phase < Phase::Drop {
             vec![put(old), put(new)]
         } else {
@@ -1066,10 +1057,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     pub fn delete(&self, values: &[Value]) -> Result<(), RekeyError> {
         let (old, new) = self.keys(values)?;
         let _state = read(&self.state);
-        self.write_all(vec![
-            WriteOp::Delete { key: old },
-            WriteOp::Delete { key: new },
-        ])
+        self.write_all(vec![WriteOp::delete(old), WriteOp::delete(new)])
     }
 
     /// Writes `ops` at once, unconditionally.
@@ -1145,7 +1133,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// assert_eq!(job.step()?, Step::Worked { phase: Phase::Backfill, rows: 2 });
     /// assert_eq!(job.state().phase, Phase::Verify);
     /// job.run()?;
-    /// assert_eq!(store.get("v2/0004,eu")?, Some(b"row".to_vec()));
+    /// assert_eq!(store.get(b"v2/0004,eu")?, Some(b"row".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -1209,10 +1197,10 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
 
     /// The old layout's rows of a page, with their new keys: the keys of the new key space and
     /// the state key (which lie in the old one's range when its namespace is empty) left out.
-    fn old_rows(&self, rows: Vec<(String, Vec<u8>)>) -> Result<Vec<OldRow>, RekeyError> {
+    fn old_rows(&self, rows: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<OldRow>, RekeyError> {
         let mut out = Vec::with_capacity(rows.len());
         for (key, value) in rows {
-            if key == self.rekey.state_key {
+            if key == self.rekey.state_key.as_bytes() {
                 continue;
             }
             if self.rekey.to.decode(&key).is_some() {
@@ -1220,15 +1208,15 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
                 continue;
             }
             let bare = &key[self.rekey.from.namespace.len()..];
-            let values = self
-                .rekey
-                .from
-                .layout
-                .decode(bare)
-                .map_err(|error| RekeyError::Key {
-                    key: key.clone(),
-                    error,
-                })?;
+            let values =
+                self.rekey
+                    .from
+                    .layout
+                    .decode_bytes(bare)
+                    .map_err(|error| RekeyError::Key {
+                        key: show_key(&key),
+                        error,
+                    })?;
             let new = self.new_key(&values)?;
             out.push(OldRow {
                 old: key,
@@ -1303,10 +1291,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
                 }
                 let repair = CondWrite {
                     expect: vec![Expect::value(r.old.clone(), now.clone())],
-                    ops: vec![WriteOp::Put {
-                        key: r.new.clone(),
-                        value: now,
-                    }],
+                    ops: vec![WriteOp::put(r.new.clone(), now)],
                 };
                 if self.store.write_if(&repair)? {
                     counts.repaired += 1;
@@ -1318,8 +1303,8 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
                 return Err(RekeyError::Store(StoreError::new(
                     StoreErrorKind::Busy,
                     format!(
-                        "row {:?} changed under every verification: the step is done again",
-                        r.old
+                        "row {} changed under every verification: the step is done again",
+                        show_key(&r.old)
                     ),
                 )));
             }
@@ -1332,7 +1317,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     fn advance(
         &self,
         phase: Phase,
-        next: Option<String>,
+        next: Option<Vec<u8>>,
         counts: &RekeyCounts,
     ) -> Result<(), RekeyError> {
         // The write lock waits for the live writes under way, so that none writes the old
@@ -1356,7 +1341,8 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
                 };
             }
         }
-        self.store.put(&self.rekey.state_key, &new.to_bytes())?;
+        self.store
+            .put(self.rekey.state_key.as_bytes(), &new.to_bytes())?;
         *state = new;
         Ok(())
     }
@@ -1376,14 +1362,14 @@ fn same_value(r: &OldRow, value: &[u8], ops: Vec<WriteOp>) -> CondWrite {
 /// An old row read by a pass.
 #[derive(Debug)]
 struct OldRow {
-    old: String,
-    new: String,
+    old: Vec<u8>,
+    new: Vec<u8>,
     value: Vec<u8>,
 }
 
 /// Reads the job state at `key`, if any.
 fn load<S: RangeStore + ?Sized>(store: &S, key: &str) -> Result<Option<RekeyState>, RekeyError> {
-    match store.get(key)? {
+    match store.get(key.as_bytes())? {
         None => Ok(None),
         Some(bytes) => {
             RekeyState::from_bytes(&bytes)
@@ -1401,25 +1387,22 @@ fn load<S: RangeStore + ?Sized>(store: &S, key: &str) -> Result<Option<RekeyStat
 struct CopySink<S: RangeStore> {
     store: Arc<S>,
     /// The old key of each new key of the step.
-    origins: HashMap<String, String>,
+    origins: HashMap<Vec<u8>, Vec<u8>>,
     /// Rows copied, rows skipped.
     tally: Mutex<(u64, u64)>,
 }
 
 impl<S: RangeStore> CopySink<S> {
-    fn copy_of(&self, key: &str, value: &[u8]) -> Result<CondWrite, StoreError> {
+    fn copy_of(&self, key: &[u8], value: &[u8]) -> Result<CondWrite, StoreError> {
         let old = self.origins.get(key).ok_or_else(|| {
             StoreError::new(
                 StoreErrorKind::Invalid,
-                format!("the backfill read no old row for {key:?}"),
+                format!("the backfill read no old row for {}", show_key(key)),
             )
         })?;
         Ok(CondWrite {
             expect: vec![Expect::value(old.clone(), value), Expect::absent(key)],
-            ops: vec![WriteOp::Put {
-                key: key.to_owned(),
-                value: value.to_vec(),
-            }],
+            ops: vec![WriteOp::put(key, value)],
         })
     }
 }
@@ -1433,15 +1416,15 @@ impl<S: RangeStore> RangeStore for CopySink<S> {
         self.store.write_profile()
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         super::put_as_batch(self, key, value)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.store.get(key)
     }
 
-    fn delete(&self, _key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, _key: &[u8]) -> Result<bool, StoreError> {
         Err(StoreError::new(
             StoreErrorKind::Invalid,
             "a backfill only copies",
@@ -1500,7 +1483,7 @@ mod tests {
             from: "\"\" a: u8".into(),
             to: "\"v2/\" a: u16".into(),
             phase: Phase::Verify,
-            cursor: Some("\0x,é".into()),
+            cursor: Some(b"\0x,\xff\x00".to_vec()),
             counts: RekeyCounts {
                 copied: 1,
                 skipped: 2,

@@ -7,8 +7,59 @@ use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, sync_channel};
 
 use super::{RangePage, RangeQuery, RangeStore, StoreError, WriteOp};
-use crate::KeyRange;
+use crate::key_range::KeyBounds;
+use crate::kinds::Form;
 use crate::prefix::Prefix;
+
+/// How many leading bytes of every key a [`scan_ranges`] merge skips: the key's hash or bucket
+/// prefix, which differs between the ranges it merges. Its length depends on the key's form, so
+/// it is best taken from the [`Layout`](crate::Layout) whose keys are read (`From<&Layout>`,
+/// either form); a bare [`Prefix`] is taken as a text key's prefix (`From<Prefix>`, what a
+/// derived key's `SHAPE.prefix()` is).
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{Form, Layout};
+/// use pk_codec::store::PrefixLen;
+///
+/// let text: Layout = "ts: u64 width=4; buckets=16:mod(ts):sep".parse()?;
+/// assert_eq!(PrefixLen::from(&text), PrefixLen(3)); // "07,"
+/// assert_eq!(PrefixLen::from(text.shape().prefix()), PrefixLen(3));
+/// let binary = text.with_form(Form::Binary);
+/// assert_eq!(PrefixLen::from(&binary), PrefixLen(1)); // one byte: 0x07
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PrefixLen(pub usize);
+
+impl PrefixLen {
+    /// The length of `prefix` in keys of `form` ([`Prefix::len_in`]).
+    #[must_use]
+    pub const fn of(prefix: Prefix, form: Form) -> Self {
+        Self(prefix.len_in(form))
+    }
+}
+
+impl From<Prefix> for PrefixLen {
+    /// A text key's prefix: its length with the separator.
+    fn from(prefix: Prefix) -> Self {
+        Self::of(prefix, Form::Text)
+    }
+}
+
+impl From<&crate::Layout> for PrefixLen {
+    /// The prefix of the layout's keys, in the layout's [`Form`].
+    fn from(layout: &crate::Layout) -> Self {
+        Self::of(layout.shape().prefix(), layout.form())
+    }
+}
+
+impl From<usize> for PrefixLen {
+    fn from(bytes: usize) -> Self {
+        Self(bytes)
+    }
+}
 
 /// Where a [`scan_ranges`] stopped: for each range, the key to resume from, or `None` when that
 /// range is exhausted. Pass it back to resume; it is plain data (keys), so it can be stored.
@@ -19,7 +70,7 @@ use crate::prefix::Prefix;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScanCursor {
     /// Per range, in the order the ranges were given: the next key to read.
-    pub positions: Vec<Option<String>>,
+    pub positions: Vec<Option<Vec<u8>>>,
 }
 
 /// The most reader threads one [`scan_ranges`] starts: a layout may have thousands of buckets,
@@ -40,10 +91,10 @@ const MAX_READER_THREADS: usize = 64;
 /// use pk_codec::store::{MemoryStore, RangeStore, ReaderThreads};
 ///
 /// let store = MemoryStore::default();
-/// store.put("0,a", b"1")?;
+/// store.put(b"0,a", b"1")?;
 /// let threaded = ReaderThreads(&store);
 /// assert!(threaded.reads_wait_on_io());
-/// assert_eq!(threaded.get("0,a")?, Some(b"1".to_vec()));
+/// assert_eq!(threaded.get(b"0,a")?, Some(b"1".to_vec()));
 /// # Ok::<(), pk_codec::store::StoreError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -66,15 +117,15 @@ impl<S: RangeStore + ?Sized> RangeStore for ReaderThreads<'_, S> {
         true
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.0.put(key, value)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.0.get(key)
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
         self.0.delete(key)
     }
 
@@ -92,19 +143,26 @@ enum Source<'r> {
     /// Its reader thread, a few pages ahead.
     Thread(Receiver<Result<RangePage, StoreError>>),
     /// The merging thread itself, one page when the last is used up.
-    Inline(&'r KeyRange),
+    Inline(Bounds<'r>),
+}
+
+/// A range's bounds, borrowed from the caller's range (of whatever [`KeyBounds`] type).
+#[derive(Clone, Copy)]
+struct Bounds<'r> {
+    start: &'r [u8],
+    end: Option<&'r [u8]>,
 }
 
 /// The page of at most `limit` rows of `range` after `resume` (from its start without one):
 /// how a reader thread and the merging thread both read a range.
 fn read_page<S: RangeStore + ?Sized>(
     store: &S,
-    range: &KeyRange,
+    range: Bounds<'_>,
     limit: usize,
-    resume: Option<&str>,
+    resume: Option<&[u8]>,
 ) -> Result<RangePage, StoreError> {
     store.range(
-        &RangeQuery::new(&range.start, range.end.as_deref())
+        &RangeQuery::new(range.start, range.end)
             .limit(limit)
             .resume(resume),
     )
@@ -117,12 +175,12 @@ fn read_page<S: RangeStore + ?Sized>(
 /// allocations of the next pages, measured about a tenth of the merge in the allocator
 /// consolidating its free lists (`perf record`, BENCHMARKS.md "Bucket merge").
 struct Bucket<'r> {
-    page: Vec<(String, Vec<u8>)>,
+    page: Vec<(Vec<u8>, Vec<u8>)>,
     /// The page's row that is this range's head (not yet visited).
     at: usize,
     source: Source<'r>,
     /// The store's resume key after the pages received so far (`None`: nothing more to read).
-    next: Option<String>,
+    next: Option<Vec<u8>>,
     /// Whether the range has no page left to give.
     done: bool,
 }
@@ -130,7 +188,7 @@ struct Bucket<'r> {
 impl Bucket<'_> {
     /// The head row, if the range has one (after [`Bucket::fill`]).
     #[inline]
-    fn head(&self) -> Option<&(String, Vec<u8>)> {
+    fn head(&self) -> Option<&(Vec<u8>, Vec<u8>)> {
         self.page.get(self.at)
     }
 
@@ -147,7 +205,9 @@ impl Bucket<'_> {
             }
             let fetched = match &self.source {
                 Source::Thread(pages) => pages.recv().ok(),
-                Source::Inline(range) => Some(read_page(store, range, limit, self.next.as_deref())),
+                Source::Inline(range) => {
+                    Some(read_page(store, *range, limit, self.next.as_deref()))
+                }
             };
             match fetched {
                 Some(result) => {
@@ -164,7 +224,7 @@ impl Bucket<'_> {
     }
 
     /// Where this range resumes after the rows visited so far.
-    fn position(&self) -> Option<String> {
+    fn position(&self) -> Option<Vec<u8>> {
         match self.head() {
             Some((k, _)) => Some(k.clone()),
             None => self.next.clone(),
@@ -186,7 +246,7 @@ impl Heads {
     /// The natural key's bytes of range `b`'s head (bytes compare as the strings do).
     #[inline]
     fn natural<'b>(&self, buckets: &'b [Bucket<'_>], b: usize) -> &'b [u8] {
-        let key = buckets[b].head().map_or(&[][..], |(k, _)| k.as_bytes());
+        let key = buckets[b].head().map_or(&[][..], |(k, _)| k.as_slice());
         key.get(self.skip..).unwrap_or(key)
     }
 
@@ -274,7 +334,8 @@ impl Heads {
 
 /// Reads `ranges` from `store` in pages of `page` rows (at most the store's
 /// [`max_page`](RangeStore::max_page)) and calls `visit` with every row in natural-key order:
-/// keys compared without the first `prefix.len()` bytes, as
+/// keys compared without their first `prefix` bytes ([`PrefixLen`]: pass the [`Layout`](crate::Layout)
+/// whose keys are read, text or binary, or a text key's [`Prefix`]), as
 /// [`KeyShape::merge_buckets`](crate::KeyShape::merge_buckets) does, equal ones in the order of
 /// `ranges`. Only a few pages per range are held in memory, whatever the ranges hold.
 ///
@@ -315,29 +376,29 @@ impl Heads {
 /// let layout: Layout = "ts: u64 width=4; buckets=4:mod(ts):sep".parse()?;
 /// let store = MemoryStore::default();
 /// for ts in 0..100u64 {
-///     store.put(&layout.encode(&[ts.into()])?, &ts.to_be_bytes())?;
+///     store.put(&layout.encode_bytes(&[ts.into()])?, &ts.to_be_bytes())?;
 /// }
 /// let ranges = layout.prefix_ranges(&[])?; // one per bucket
 /// let mut seen = Vec::new();
-/// let cursor = scan_ranges(&store, layout.shape().prefix(), &ranges, 7, None, |key, _| {
-///     seen.push(layout.decode(key).unwrap()[0].as_u64().unwrap());
+/// let cursor = scan_ranges(&store, &layout, &ranges, 7, None, |key, _| {
+///     seen.push(layout.decode_bytes(key).unwrap()[0].as_u64().unwrap());
 ///     if seen.len() == 30 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
 /// })?;
 /// // Resume where the first read stopped.
-/// scan_ranges(&store, layout.shape().prefix(), &ranges, 7, cursor.as_ref(), |key, _| {
-///     seen.push(layout.decode(key).unwrap()[0].as_u64().unwrap());
+/// scan_ranges(&store, &layout, &ranges, 7, cursor.as_ref(), |key, _| {
+///     seen.push(layout.decode_bytes(key).unwrap()[0].as_u64().unwrap());
 ///     ControlFlow::Continue(())
 /// })?;
 /// assert_eq!(seen, (0..100).collect::<Vec<_>>());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn scan_ranges<S: RangeStore + ?Sized>(
+pub fn scan_ranges<S: RangeStore + ?Sized, R: KeyBounds>(
     store: &S,
-    prefix: Prefix,
-    ranges: &[KeyRange],
+    prefix: impl Into<PrefixLen>,
+    ranges: &[R],
     page: usize,
     cursor: Option<&ScanCursor>,
-    mut visit: impl FnMut(&str, &[u8]) -> ControlFlow<()>,
+    mut visit: impl FnMut(&[u8], &[u8]) -> ControlFlow<()>,
 ) -> Result<Option<ScanCursor>, StoreError> {
     if let Some(c) = cursor
         && c.positions.len() != ranges.len()
@@ -360,7 +421,7 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
         ));
     }
     let page = page.clamp(1, max_page);
-    let skip = prefix.len();
+    let skip = prefix.into().0;
     let mut threads_left = if store.reads_wait_on_io() {
         MAX_READER_THREADS
     } else {
@@ -369,6 +430,10 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
     std::thread::scope(|scope| {
         let mut buckets: Vec<Bucket<'_>> = Vec::with_capacity(ranges.len());
         for (i, range) in ranges.iter().enumerate() {
+            let range = Bounds {
+                start: range.start_bytes(),
+                end: range.end_bytes(),
+            };
             let start = match cursor.map(|c| &c.positions[i]) {
                 // Exhausted before: nothing to read.
                 Some(None) => {
@@ -381,14 +446,14 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                     });
                     continue;
                 }
-                Some(Some(k)) => Some(k.as_str()),
+                Some(Some(k)) => Some(k.as_slice()),
                 None => None,
             };
             let source = if threads_left > 0 {
                 threads_left -= 1;
                 let (tx, rx) = sync_channel(2);
                 scope.spawn(move || {
-                    let mut resume = start.map(str::to_owned);
+                    let mut resume = start.map(<[u8]>::to_vec);
                     loop {
                         let result = read_page(store, range, page, resume.as_deref());
                         let next = result.as_ref().ok().and_then(|p| p.next.clone());
@@ -408,7 +473,7 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 page: Vec::new(),
                 at: 0,
                 source,
-                next: start.map(str::to_owned),
+                next: start.map(<[u8]>::to_vec),
                 done: false,
             });
         }
@@ -435,7 +500,8 @@ pub fn scan_ranges<S: RangeStore + ?Sized>(
                 // read stopped. Nothing more is read: a read the caller did not ask for could
                 // only fail, and lose the cursor of the rows visited. A stop on the last row
                 // leaves nothing to resume: the scan is done, and says so as a full read does.
-                let positions: Vec<Option<String>> = buckets.iter().map(Bucket::position).collect();
+                let positions: Vec<Option<Vec<u8>>> =
+                    buckets.iter().map(Bucket::position).collect();
                 if positions.iter().all(Option::is_none) {
                     return Ok(None);
                 }
@@ -462,16 +528,19 @@ mod tests {
         let store = MemoryStore::default();
         for ts in 0..600u64 {
             store
-                .put(&layout.encode(&[ts.into()]).unwrap(), &ts.to_be_bytes())
+                .put(
+                    &layout.encode_bytes(&[ts.into()]).unwrap(),
+                    &ts.to_be_bytes(),
+                )
                 .unwrap();
         }
         let ranges = layout.prefix_ranges(&[]).unwrap();
         assert!(ranges.len() > MAX_READER_THREADS);
-        let prefix = layout.shape().prefix();
+        let prefix = &layout;
         let threaded = ReaderThreads(&store);
         let mut seen = Vec::new();
-        let read = |key: &str, seen: &mut Vec<u64>| {
-            seen.push(layout.decode(key).unwrap()[0].as_u64().unwrap());
+        let read = |key: &[u8], seen: &mut Vec<u64>| {
+            seen.push(layout.decode_bytes(key).unwrap()[0].as_u64().unwrap());
         };
         let cursor = scan_ranges(&threaded, prefix, &ranges, 3, None, |k, _| {
             read(k, &mut seen);

@@ -1,5 +1,6 @@
-//! [`RangeStore`] for the in-memory table model: codec keys as a table's one String primary-key
-//! column, values in one Binary attribute, the store's limits and throttling as they are.
+//! [`RangeStore`] for the in-memory table model: codec keys as a table's one primary-key column
+//! (Binary: the key's bytes as they are; String: a text key, UTF-8), values in one Binary
+//! attribute, the store's limits and throttling as they are.
 
 use std::sync::Mutex;
 
@@ -7,8 +8,8 @@ use super::{
     CondWrite, Direction, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
 };
 use crate::table::{
-    Attribute, AttributeValue, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite, Table,
-    TableError,
+    Attribute, AttributeValue, PkType, PkValue, PrimaryKey, RangeRequest, ReadOptions, RowWrite,
+    Table, TableError,
 };
 
 /// The attribute column that holds a row's value.
@@ -23,30 +24,66 @@ fn store_error(e: TableError) -> StoreError {
     StoreError::new(kind, e.to_string())
 }
 
-fn key_text(key: &PrimaryKey) -> Result<String, StoreError> {
+/// A row's key as the store's bytes: a Binary key's bytes, a String key's UTF-8 bytes.
+fn key_bytes(key: &PrimaryKey) -> Result<Vec<u8>, StoreError> {
     match key.partition_value() {
-        PkValue::String(s) => Ok(s.clone()),
+        PkValue::String(s) => Ok(s.as_bytes().to_vec()),
+        PkValue::Binary(b) => Ok(b.clone()),
         other => Err(StoreError::new(
             StoreErrorKind::Invalid,
-            format!("a range store's table has one String key column, not {other:?}"),
+            format!(
+                "a range store's table has one Binary or String key column, not {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+/// The table's primary key for the store key `key`: the bytes as they are in a table whose key
+/// column is Binary; in a String column, the key must be UTF-8 text (a text layout's keys are).
+fn primary_key(table: &Table, key: &[u8]) -> Result<PrimaryKey, StoreError> {
+    match table.schema().partition_key().ty {
+        PkType::Binary => Ok(PrimaryKey::from(key)),
+        PkType::String => match std::str::from_utf8(key) {
+            Ok(text) => Ok(PrimaryKey::from(text)),
+            Err(e) => Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!(
+                    "the key {} is not UTF-8 text (at byte {}), and the table's key column {:?} \
+                     is a String: binary keys need a Binary key column",
+                    super::show_key(key),
+                    e.valid_up_to(),
+                    table.schema().partition_key().name
+                ),
+            )),
+        },
+        PkType::Integer => Err(StoreError::new(
+            StoreErrorKind::Invalid,
+            format!(
+                "the table's key column {:?} is an Integer: a range store's table has one Binary \
+                 or String key column",
+                table.schema().partition_key().name
+            ),
         )),
     }
 }
 
 /// A store's writes as the table's: a put writes the value into [`VALUE_COLUMN`].
-fn row_writes(ops: &[WriteOp]) -> Vec<RowWrite> {
+fn row_writes(table: &Table, ops: &[WriteOp]) -> Result<Vec<RowWrite>, StoreError> {
     ops.iter()
-        .map(|op| match op {
-            WriteOp::Put { key, value } => RowWrite::Put {
-                key: key.as_str().into(),
-                attributes: vec![Attribute::new(
-                    VALUE_COLUMN,
-                    AttributeValue::Binary(value.clone()),
-                )],
-            },
-            WriteOp::Delete { key } => RowWrite::Delete {
-                key: key.as_str().into(),
-            },
+        .map(|op| {
+            Ok(match op {
+                WriteOp::Put { key, value } => RowWrite::Put {
+                    key: primary_key(table, key)?,
+                    attributes: vec![Attribute::new(
+                        VALUE_COLUMN,
+                        AttributeValue::Binary(value.clone()),
+                    )],
+                },
+                WriteOp::Delete { key } => RowWrite::Delete {
+                    key: primary_key(table, key)?,
+                },
+            })
         })
         .collect()
 }
@@ -63,22 +100,30 @@ fn value_of(cells: &crate::table::Row) -> Vec<u8> {
     }
 }
 
-/// The model of a store is a store: a table with one String primary-key column (for example
-/// [`Schema::single_string`](crate::table::Schema::single_string)), each value in the Binary
-/// attribute [`VALUE_COLUMN`]. Pages stop at the table's 5,000 rows; batches hold at most 200
-/// rows; a throttled partition's refusal is [`StoreErrorKind::Busy`].
+/// The model of a store is a store: a table with one primary-key column, each value in the
+/// Binary attribute [`VALUE_COLUMN`]. A Binary key column (Tablestore's binary primary-key
+/// columns) takes every key, binary or text, as its bytes; a String one (for example
+/// [`Schema::single_string`](crate::table::Schema::single_string)) takes text keys, and refuses
+/// a key that is not UTF-8 as [`StoreErrorKind::Invalid`]. Both sort bytewise. Pages stop at the
+/// table's 5,000 rows; batches hold at most 200 rows; a throttled partition's refusal is
+/// [`StoreErrorKind::Busy`].
 ///
 /// # Examples
 ///
 /// ```
 /// use pk_codec::store::{RangeQuery, RangeStore};
-/// use pk_codec::table::{Table, TableOptions};
+/// use pk_codec::table::{PkColumn, PkType, Schema, Table, TableOptions};
 ///
 /// let table = Table::single_string_key("pk", TableOptions::default())?;
-/// RangeStore::put(&table, "000054,a100", b"card")?;
-/// assert_eq!(RangeStore::get(&table, "000054,a100")?, Some(b"card".to_vec()));
+/// RangeStore::put(&table, b"000054,a100", b"card")?;
+/// assert_eq!(RangeStore::get(&table, b"000054,a100")?, Some(b"card".to_vec()));
 /// let page = table.range(&RangeQuery::new("000054", Some("000055")))?;
 /// assert_eq!(page.rows.len(), 1);
+/// // Binary keys need a Binary key column.
+/// assert!(RangeStore::put(&table, &[0xff], b"binary").is_err());
+/// let binary = Table::new(Schema::new(vec![PkColumn::new("pk", PkType::Binary)])?, TableOptions::default())?;
+/// RangeStore::put(&binary, &[0xff], b"binary")?;
+/// assert_eq!(binary.range(&RangeQuery::new(&[0xf0][..], None))?.rows[0].0, [0xff]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 impl RangeStore for Table {
@@ -95,10 +140,10 @@ impl RangeStore for Table {
         crate::table::MAX_BATCH_ROWS
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         Self::put(
             self,
-            key,
+            primary_key(self, key)?,
             vec![Attribute::new(
                 VALUE_COLUMN,
                 AttributeValue::Binary(value.to_vec()),
@@ -107,13 +152,14 @@ impl RangeStore for Table {
         .map_err(store_error)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = Self::get(self, key, &ReadOptions::default()).map_err(store_error)?;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let key = primary_key(self, key)?;
+        let row = Self::get(self, &key, &ReadOptions::default()).map_err(store_error)?;
         Ok(row.as_ref().map(value_of))
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
-        let key: PrimaryKey = key.into();
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
+        let key = primary_key(self, key)?;
         let existed = Self::get(self, &key, &ReadOptions::default())
             .map_err(store_error)?
             .is_some();
@@ -122,7 +168,7 @@ impl RangeStore for Table {
     }
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let results = match Self::batch_write(self, row_writes(ops)) {
+        let results = match Self::batch_write(self, row_writes(self, ops)?) {
             // The table, as Tablestore, refuses a batch that names a row twice (having checked
             // the batch's limits first); a store's batch applies its writes in order. So the
             // runs of writes without a repeated key go to the table one after another.
@@ -135,7 +181,7 @@ impl RangeStore for Table {
                         .iter()
                         .position(|op| !seen.insert(op.key()))
                         .map_or(ops.len(), |n| start + n);
-                    let run = Self::batch_write(self, row_writes(&ops[start..end]));
+                    let run = Self::batch_write(self, row_writes(self, &ops[start..end])?);
                     results.extend(run.map_err(store_error)?);
                     start = end;
                 }
@@ -199,18 +245,22 @@ impl RangeStore for Table {
                 if to.is_some_and(|t| t <= from) {
                     return Ok(RangePage::default());
                 }
-                let hi = to.map_or_else(|| PrimaryKey::inf_max(1), PrimaryKey::from);
-                let result = Self::get_range(self, &RangeRequest::forward(from, hi).limit(want))
+                let hi = match to {
+                    Some(t) => primary_key(self, t)?,
+                    None => PrimaryKey::inf_max(1),
+                };
+                let lo = primary_key(self, from)?;
+                let result = Self::get_range(self, &RangeRequest::forward(lo, hi).limit(want))
                     .map_err(store_error)?;
                 let rows = result
                     .rows
                     .iter()
-                    .map(|r| Ok((key_text(&r.key)?, value_of(r))))
+                    .map(|r| Ok((key_bytes(&r.key)?, value_of(r))))
                     .collect::<Result<Vec<_>, StoreError>>()?;
-                let next = result.next_start.as_ref().map(key_text).transpose()?;
+                let next = result.next_start.as_ref().map(key_bytes).transpose()?;
                 Ok(RangePage {
                     rows,
-                    next: next.filter(|k| to.is_none_or(|t| k.as_str() < t)),
+                    next: next.filter(|k| to.is_none_or(|t| k.as_slice() < t)),
                 })
             }
             Direction::Backward => {
@@ -218,7 +268,10 @@ impl RangeStore for Table {
                 // range's bottom `from` is inclusive and its top may be exclusive, so read from
                 // the top down to INF_MIN one row more than needed and cut at both ends.
                 let skip_top = if to_inclusive { None } else { to };
-                let top = to.map_or_else(|| PrimaryKey::inf_max(1), PrimaryKey::from);
+                let top = match to {
+                    Some(t) => primary_key(self, t)?,
+                    None => PrimaryKey::inf_max(1),
+                };
                 let ask = (want + 1 + usize::from(skip_top.is_some())).min(self.max_page());
                 let result = Self::get_range(
                     self,
@@ -229,11 +282,11 @@ impl RangeStore for Table {
                 let mut next = None;
                 let mut exhausted = false;
                 for r in &result.rows {
-                    let k = key_text(&r.key)?;
-                    if Some(k.as_str()) == skip_top {
+                    let k = key_bytes(&r.key)?;
+                    if Some(k.as_slice()) == skip_top {
                         continue;
                     }
-                    if k.as_str() < from {
+                    if k.as_slice() < from {
                         exhausted = true;
                         break;
                     }
@@ -247,9 +300,9 @@ impl RangeStore for Table {
                     next = result
                         .next_start
                         .as_ref()
-                        .map(key_text)
+                        .map(key_bytes)
                         .transpose()?
-                        .filter(|k| k.as_str() >= from);
+                        .filter(|k| k.as_slice() >= from);
                 }
                 Ok(RangePage { rows, next })
             }

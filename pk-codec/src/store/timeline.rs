@@ -11,13 +11,14 @@ use std::ops::ControlFlow;
 
 use super::scan::{ScanCursor, scan_ranges};
 use super::{RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
-use crate::key_range::after_all_starting_with;
+use crate::key_range::{KeyBounds, after_all_bytes_starting_with};
 use crate::kinds::Value;
 use crate::timeline::{Timeline, Visit};
 
 /// A store seen through a key prefix: every key written or read is the prefix followed by the
 /// key given, and the keys read come back without it, so a [`Period`](crate::timeline::Period)'s
-/// layout reads and writes its own key space as if it had the table alone.
+/// layout reads and writes its own key space as if it had the table alone. The prefix is bytes
+/// (a text prefix as its UTF-8 bytes).
 ///
 /// # Examples
 ///
@@ -26,39 +27,43 @@ use crate::timeline::{Timeline, Visit};
 ///
 /// let store = MemoryStore::default();
 /// let v2 = PrefixedStore::new(&store, "v2/");
-/// v2.put("0001", b"x")?;
-/// assert_eq!(store.get("v2/0001")?, Some(b"x".to_vec()));
-/// store.put("v3/0000", b"y")?;
+/// v2.put(b"0001", b"x")?;
+/// assert_eq!(store.get(b"v2/0001")?, Some(b"x".to_vec()));
+/// store.put(b"v3/0000", b"y")?;
 /// let page = v2.range(&RangeQuery::new("", None))?;
-/// assert_eq!(page.rows, vec![("0001".to_string(), b"x".to_vec())]);
+/// assert_eq!(page.rows, vec![(b"0001".to_vec(), b"x".to_vec())]);
 /// # Ok::<(), pk_codec::store::StoreError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct PrefixedStore<'s, S: ?Sized> {
     store: &'s S,
-    prefix: &'s str,
+    prefix: &'s [u8],
 }
 
 impl<'s, S: RangeStore + ?Sized> PrefixedStore<'s, S> {
-    /// `store`'s keys that start with `prefix`.
-    pub const fn new(store: &'s S, prefix: &'s str) -> Self {
-        Self { store, prefix }
+    /// `store`'s keys that start with `prefix` (`&str` or bytes).
+    pub fn new<P: AsRef<[u8]> + ?Sized>(store: &'s S, prefix: &'s P) -> Self {
+        Self {
+            store,
+            prefix: prefix.as_ref(),
+        }
     }
 
-    fn full(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
+    fn full(&self, key: &[u8]) -> Vec<u8> {
+        [self.prefix, key].concat()
     }
 
     /// A key the store answered, without the prefix (a key without it is outside the space: an
     /// error, as the store should never answer one for a range inside the space).
-    fn strip(&self, key: String) -> Result<String, StoreError> {
+    fn strip(&self, key: Vec<u8>) -> Result<Vec<u8>, StoreError> {
         match key.strip_prefix(self.prefix) {
-            Some(rest) => Ok(rest.to_owned()),
+            Some(rest) => Ok(rest.to_vec()),
             None => Err(StoreError::new(
                 StoreErrorKind::Other,
                 format!(
-                    "the store answered key {key:?} to a read inside the key prefix {:?}",
-                    self.prefix
+                    "the store answered key {} to a read inside the key prefix {}",
+                    super::show_key(&key),
+                    super::show_key(self.prefix)
                 ),
             )),
         }
@@ -82,15 +87,15 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
         self.store.reads_wait_on_io()
     }
 
-    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.store.put(&self.full(key), value)
     }
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.store.get(&self.full(key))
     }
 
-    fn delete(&self, key: &str) -> Result<bool, StoreError> {
+    fn delete(&self, key: &[u8]) -> Result<bool, StoreError> {
         self.store.delete(&self.full(key))
     }
 
@@ -114,11 +119,11 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
         let start = self.full(query.start);
         let end = match query.end {
             Some(e) => Some(self.full(e)),
-            None => after_all_starting_with(self.prefix),
+            None => after_all_bytes_starting_with(self.prefix),
         };
         let resume = query.resume.map(|r| self.full(r));
         let page = self.store.range(
-            &RangeQuery::new(&start, end.as_deref())
+            &RangeQuery::new(start.as_slice(), end.as_deref())
                 .direction(query.direction)
                 .limit(query.limit)
                 .resume(resume.as_deref()),
@@ -147,7 +152,7 @@ pub struct TimelineRow<'a> {
     /// The key space it was read from.
     pub visit: &'a Visit,
     /// Its key in the key space (without the key prefix).
-    pub key: &'a str,
+    pub key: &'a [u8],
     /// Its values, decoded with the space's layout.
     pub values: &'a [Value],
     /// Its stored value.
@@ -158,7 +163,7 @@ pub struct TimelineRow<'a> {
 struct Stream<'v> {
     visit: &'v Visit,
     /// Rows read and not yet visited, in the space's typed order.
-    rows: VecDeque<(String, Vec<u8>, Vec<Value>)>,
+    rows: VecDeque<(Vec<u8>, Vec<u8>, Vec<Value>)>,
     /// Where the store reads resume after `rows` (`None`: nothing after them).
     after: Option<ScanCursor>,
 }
@@ -177,7 +182,7 @@ impl Stream<'_> {
             .map(|(i, r)| {
                 self.rows
                     .iter()
-                    .find(|(k, _, _)| r.contains(k))
+                    .find(|(k, _, _)| r.contains_bytes(k))
                     .map(|(k, _, _)| k.clone())
                     .or_else(|| {
                         self.after
@@ -224,7 +229,7 @@ impl Stream<'_> {
 /// for ts in (0..1000).rev() {
 ///     let placed = timeline.encode(ts, &[Value::Uint(ts as u128)])?;
 ///     let store = if placed.table == "old" { &old } else { &new };
-///     store.put(&placed.key, b"")?;
+///     store.put(placed.key.as_bytes(), b"")?;
 /// }
 /// let visits = timeline.ranges(0..1000, &[], Unbounded, Unbounded)?;
 /// let stores = |table: &str| match table { "old" => Some(&old), "new" => Some(&new), _ => None };
@@ -277,7 +282,7 @@ pub fn scan_timeline<'s, S: RangeStore + ?Sized + 's>(
                 positions: v
                     .space_ranges()
                     .iter()
-                    .map(|r| Some(r.start.clone()))
+                    .map(|r| Some(r.start.clone().into_bytes()))
                     .collect(),
             }),
         };
@@ -343,7 +348,7 @@ fn fill<S: RangeStore + ?Sized>(
     let mut rows = Vec::with_capacity(page.min(1024));
     let after = scan_ranges(
         space,
-        layout.shape().prefix(),
+        layout,
         stream.visit.space_ranges(),
         page,
         stream.after.as_ref(),
@@ -357,11 +362,12 @@ fn fill<S: RangeStore + ?Sized>(
         },
     )?;
     for (key, value) in rows {
-        let values = layout.decode(&key).map_err(|e| {
+        let values = layout.decode_bytes(&key).map_err(|e| {
             StoreError::new(
                 StoreErrorKind::Other,
                 format!(
-                    "key {key:?} in table {:?} (key prefix {:?}) does not decode with period {period}'s layout: {e}",
+                    "key {} in table {:?} (key prefix {:?}) does not decode with period {period}'s layout: {e}",
+                    super::show_key(&key),
                     stream.visit.table(),
                     stream.visit.prefix()
                 ),

@@ -1,6 +1,6 @@
-//! Typed access: rows put, got and range-read by a derived key type or a runtime [`Layout`],
-//! values through serde (JSON), bucketed keys read back in natural order through
-//! [`scan_ranges`].
+//! Typed access: rows put, got and range-read by a derived key type or a runtime [`Layout`] of
+//! either [`Form`](crate::Form) (a layout's keys are its [`Layout::encode_bytes`]), values
+//! through serde (JSON), bucketed keys read back in natural order through [`scan_ranges`].
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -8,8 +8,8 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{BulkWriter, RangeStore, ScanCursor, StoreError, scan_ranges};
-use crate::{DecodeKey, KeyRange, Layout, PartitionKey, Value};
+use super::{BulkWriter, RangeStore, ScanCursor, StoreError, scan_ranges, show_key};
+use crate::{DecodeKey, KeyBounds, Layout, PartitionKey, Value};
 
 /// Why a typed operation failed.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub enum TypedError {
     /// share the range read).
     StoredKey {
         /// The key as stored.
-        key: String,
+        key: Vec<u8>,
         /// Why it did not decode.
         error: crate::Error,
     },
@@ -34,7 +34,7 @@ pub enum TypedError {
     /// JSON).
     StoredValue {
         /// The key of the row that holds it.
-        key: String,
+        key: Vec<u8>,
         /// Why it did not deserialize.
         error: serde_json::Error,
     },
@@ -46,13 +46,18 @@ impl fmt::Display for TypedError {
             Self::Store(e) => e.fmt(f),
             Self::Key(e) => e.fmt(f),
             Self::StoredKey { key, error } => {
-                write!(f, "the stored key {key:?} is not this layout's: {error}")
+                write!(
+                    f,
+                    "the stored key {} is not this layout's: {error}",
+                    show_key(key)
+                )
             }
             Self::Value(e) => write!(f, "value: {e}"),
             Self::StoredValue { key, error } => {
                 write!(
                     f,
-                    "the value stored at {key:?} is not of the type read: {error}"
+                    "the value stored at {} is not of the type read: {error}",
+                    show_key(key)
                 )
             }
         }
@@ -101,11 +106,34 @@ fn read_value<V: DeserializeOwned>(bytes: &[u8]) -> Result<V, serde_json::Error>
 }
 
 /// The value a scan read at `key`, or an error naming the key.
-fn stored_value<V: DeserializeOwned>(key: &str, value: &[u8]) -> Result<V, TypedError> {
+fn stored_value<V: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<V, TypedError> {
     read_value(value).map_err(|error| TypedError::StoredValue {
-        key: key.to_owned(),
+        key: key.to_vec(),
         error,
     })
+}
+
+/// A stored key decoded by `decode`, or an error naming the key.
+fn stored_key<T>(
+    key: &[u8],
+    decode: impl FnOnce(&[u8]) -> crate::Result<T>,
+) -> Result<T, TypedError> {
+    decode(key).map_err(|error| TypedError::StoredKey {
+        key: key.to_vec(),
+        error,
+    })
+}
+
+/// A derived key's stored key (text, so UTF-8), decoded.
+fn decode_text_key<K: DecodeKey>(key: &[u8]) -> crate::Result<K> {
+    let text = std::str::from_utf8(key).map_err(|e| {
+        crate::Error::malformed(
+            None,
+            e.valid_up_to(),
+            "a text key is UTF-8, and this one is not",
+        )
+    })?;
+    K::decode(text)
 }
 
 /// A [`RangeStore`] seen through key types: no key string is built by hand.
@@ -163,7 +191,8 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         key: &K,
         value: &V,
     ) -> Result<(), TypedError> {
-        self.store.put(&key.encode()?, &value_bytes(value)?)?;
+        self.store
+            .put(key.encode()?.as_bytes(), &value_bytes(value)?)?;
         Ok(())
     }
 
@@ -176,7 +205,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         &self,
         key: &K,
     ) -> Result<Option<V>, TypedError> {
-        match self.store.get(&key.encode()?)? {
+        match self.store.get(key.encode()?.as_bytes())? {
             Some(bytes) => Ok(Some(read_value(&bytes)?)),
             None => Ok(None),
         }
@@ -188,7 +217,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     ///
     /// As [`Typed::put`].
     pub fn delete<K: PartitionKey>(&self, key: &K) -> Result<bool, TypedError> {
-        Ok(self.store.delete(&key.encode()?)?)
+        Ok(self.store.delete(key.encode()?.as_bytes())?)
     }
 
     /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
@@ -201,9 +230,9 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     ///
     /// The store's refusal; a stored key that is not `K`'s ([`TypedError::StoredKey`]), or a
     /// value that is not a `V` ([`TypedError::StoredValue`]), each naming its key.
-    pub fn scan<K: DecodeKey, V: DeserializeOwned>(
+    pub fn scan<K: DecodeKey, V: DeserializeOwned, R: KeyBounds>(
         &self,
-        ranges: &[KeyRange],
+        ranges: &[R],
         page: usize,
         cursor: Option<&ScanCursor>,
         mut visit: impl FnMut(K, V) -> ControlFlow<()>,
@@ -215,11 +244,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
             ranges,
             page,
             cursor,
-            |k, v| match K::decode(k)
-                .map_err(|error| TypedError::StoredKey {
-                    key: k.to_owned(),
-                    error,
-                })
+            |k, v| match stored_key(k, decode_text_key::<K>)
                 .and_then(|key| Ok((key, stored_value::<V>(k, v)?)))
             {
                 Ok((key, value)) => visit(key, value),
@@ -235,7 +260,31 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         }
     }
 
-    /// Writes `value` at the key `layout` makes of `values`.
+    /// Writes `value` at the key `layout` makes of `values`, in the layout's form
+    /// ([`Layout::encode_bytes`]: text or binary).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use pk_codec::{ByteRange, Form, Layout};
+    /// use pk_codec::store::{MemoryStore, Typed};
+    ///
+    /// let layout = "device_id: u32; ts: u64".parse::<Layout>()?.with_form(Form::Binary);
+    /// let store = MemoryStore::default();
+    /// let typed = Typed::new(&store);
+    /// for ts in [3u64, 1, 2] {
+    ///     typed.put_values(&layout, &[54u32.into(), ts.into()], &ts)?;
+    /// }
+    /// assert_eq!(typed.get_values::<u64>(&layout, &[54u32.into(), 2u64.into()])?, Some(2));
+    /// let mut times = Vec::new();
+    /// typed.scan_values(&layout, &[ByteRange::starting_with(&[])], 10, None, |key, _: u64| {
+    ///     times.push(key[1].as_u64().unwrap());
+    ///     ControlFlow::Continue(())
+    /// })?;
+    /// assert_eq!(times, [1, 2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -247,7 +296,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         value: &V,
     ) -> Result<(), TypedError> {
         self.store
-            .put(&layout.encode(values)?, &value_bytes(value)?)?;
+            .put(&layout.encode_bytes(values)?, &value_bytes(value)?)?;
         Ok(())
     }
 
@@ -261,21 +310,47 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         layout: &Layout,
         values: &[Value],
     ) -> Result<Option<V>, TypedError> {
-        match self.store.get(&layout.encode(values)?)? {
+        match self.store.get(&layout.encode_bytes(values)?)? {
             Some(bytes) => Ok(Some(read_value(&bytes)?)),
             None => Ok(None),
         }
     }
 
-    /// [`Typed::scan`] for a runtime layout: `visit` gets each key's decoded values.
+    /// Deletes the key `layout` makes of `values`; whether it was there.
+    ///
+    /// # Errors
+    ///
+    /// As [`Typed::put`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout};
+    /// use pk_codec::store::{MemoryStore, Typed};
+    ///
+    /// let layout = "id: u64".parse::<Layout>()?.with_form(Form::Binary);
+    /// let store = MemoryStore::default();
+    /// let typed = Typed::new(&store);
+    /// typed.put_values(&layout, &[7u64.into()], "seven")?;
+    /// assert!(typed.delete_values(&layout, &[7u64.into()])?);
+    /// assert!(!typed.delete_values(&layout, &[7u64.into()])?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete_values(&self, layout: &Layout, values: &[Value]) -> Result<bool, TypedError> {
+        Ok(self.store.delete(&layout.encode_bytes(values)?)?)
+    }
+
+    /// [`Typed::scan`] for a runtime layout of either form: `visit` gets each key's decoded
+    /// values ([`Layout::decode_bytes`]), the ranges' rows merged past the prefix of the
+    /// layout's form. A binary layout's ranges are [`ByteRange`](crate::ByteRange)s.
     ///
     /// # Errors
     ///
     /// As [`Typed::scan`].
-    pub fn scan_values<V: DeserializeOwned>(
+    pub fn scan_values<V: DeserializeOwned, R: KeyBounds>(
         &self,
         layout: &Layout,
-        ranges: &[KeyRange],
+        ranges: &[R],
         page: usize,
         cursor: Option<&ScanCursor>,
         mut visit: impl FnMut(Vec<Value>, V) -> ControlFlow<()>,
@@ -283,16 +358,11 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         let mut failed = None;
         let cursor = scan_ranges(
             self.store,
-            layout.shape().prefix(),
+            layout,
             ranges,
             page,
             cursor,
-            |k, v| match layout
-                .decode(k)
-                .map_err(|error| TypedError::StoredKey {
-                    key: k.to_owned(),
-                    error,
-                })
+            |k, v| match stored_key(k, |k| layout.decode_bytes(k))
                 .and_then(|key| Ok((key, stored_value::<V>(k, v)?)))
             {
                 Ok((key, value)) => visit(key, value),
@@ -358,8 +428,8 @@ impl BulkWriter {
         Ok(self.add(key.encode()?, value_bytes(value)?)?)
     }
 
-    /// Queues `value` at the key `layout` makes of `values`, as [`Typed::put_values`] would
-    /// write it.
+    /// Queues `value` at the key `layout` makes of `values` (in the layout's form, text or
+    /// binary), as [`Typed::put_values`] would write it.
     ///
     /// # Errors
     ///
@@ -389,6 +459,6 @@ impl BulkWriter {
         values: &[Value],
         value: &V,
     ) -> Result<(), TypedError> {
-        Ok(self.add(layout.encode(values)?, value_bytes(value)?)?)
+        Ok(self.add(layout.encode_bytes(values)?, value_bytes(value)?)?)
     }
 }

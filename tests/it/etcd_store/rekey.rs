@@ -86,7 +86,7 @@ fn a_rekeying_with_a_node_stopped_in_the_backfill_loses_no_acknowledged_row() {
     for prefix in ["rk1/", "rk2/"] {
         super::clear(&store, prefix);
     }
-    store.delete("rk-state").unwrap();
+    store.delete(b"rk-state").unwrap();
     let pids = super::node_pids();
 
     let rows = 2_000u32;
@@ -152,7 +152,7 @@ fn a_rekeying_with_a_node_stopped_in_the_backfill_loses_no_acknowledged_row() {
     // Every acknowledged row under its new key with its latest value; nothing else.
     let new = KeySpace::new(plan_layout(false)).under("rk2/");
     let mut found = BTreeMap::new();
-    let mut resume: Option<String> = None;
+    let mut resume: Option<Vec<u8>> = None;
     loop {
         let page = store
             .range(
@@ -167,7 +167,7 @@ fn a_rekeying_with_a_node_stopped_in_the_backfill_loses_no_acknowledged_row() {
             None => break,
         }
     }
-    let expected: BTreeMap<String, Vec<u8>> = model
+    let expected: BTreeMap<Vec<u8>, Vec<u8>> = model
         .iter()
         .map(|(&card, v)| (new.key(&[Value::from(card)]).unwrap(), v.clone()))
         .collect();

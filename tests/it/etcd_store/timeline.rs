@@ -50,18 +50,18 @@ fn a_read_across_periods_in_etcd_is_a_read_of_one_table() {
         let placed = timeline.encode(ts as i64, &values).unwrap();
         table(placed.table)
             .unwrap()
-            .put(&placed.key, &ts.to_be_bytes())
+            .put(placed.key.as_bytes(), &ts.to_be_bytes())
             .unwrap();
-        one.put(&plain.encode(&values).unwrap(), b"").unwrap();
+        one.put(&plain.encode_bytes(&values).unwrap(), b"").unwrap();
     }
     let (lo, hi) = (Value::from(3u16), Value::from(17u16));
     let range = plain.range(&[], Included(&lo), Included(&hi)).unwrap();
     let want: Vec<Vec<Value>> = one
-        .range(&RangeQuery::new(&range.start, range.end.as_deref()).limit(usize::MAX))
+        .range(&RangeQuery::new(range.start.as_str(), range.end.as_deref()).limit(usize::MAX))
         .unwrap()
         .rows
         .iter()
-        .map(|(k, _)| plain.decode(k).unwrap())
+        .map(|(k, _)| plain.decode_bytes(k).unwrap())
         .collect();
     assert!(want.len() > 100, "{} rows", want.len());
 
