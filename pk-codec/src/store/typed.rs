@@ -8,8 +8,8 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{BulkWriter, RangeStore, ScanCursor, StoreError, scan_ranges, show_key};
-use crate::{DecodeKey, KeyBounds, Layout, PartitionKey, Value};
+use super::{BulkWriter, PrefixLen, RangeStore, ScanCursor, StoreError, scan_ranges, show_key};
+use crate::{DecodeKey, Form, KeyBounds, Layout, PartitionKey, Value};
 
 /// Why a typed operation failed.
 #[derive(Debug)]
@@ -124,7 +124,23 @@ fn stored_key<T>(
     })
 }
 
-/// A derived key's stored key (text, so UTF-8), decoded.
+/// A derived key as it is stored: in its [`PartitionKey::FORM`] (text keys as their UTF-8 bytes).
+fn stored_bytes<K: PartitionKey>(key: &K) -> crate::Result<Vec<u8>> {
+    match K::FORM {
+        Form::Text => key.encode().map(String::into_bytes),
+        Form::Binary => key.encode_binary(),
+    }
+}
+
+/// A derived key's stored key, decoded in its [`PartitionKey::FORM`].
+fn decode_stored<K: DecodeKey>(key: &[u8]) -> crate::Result<K> {
+    match K::FORM {
+        Form::Text => decode_text_key(key),
+        Form::Binary => K::decode_binary(key),
+    }
+}
+
+/// A derived key's stored text key (UTF-8), decoded.
 fn decode_text_key<K: DecodeKey>(key: &[u8]) -> crate::Result<K> {
     let text = std::str::from_utf8(key).map_err(|e| {
         crate::Error::malformed(
@@ -191,8 +207,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         key: &K,
         value: &V,
     ) -> Result<(), TypedError> {
-        self.store
-            .put(key.encode()?.as_bytes(), &value_bytes(value)?)?;
+        self.store.put(&stored_bytes(key)?, &value_bytes(value)?)?;
         Ok(())
     }
 
@@ -205,7 +220,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         &self,
         key: &K,
     ) -> Result<Option<V>, TypedError> {
-        match self.store.get(key.encode()?.as_bytes())? {
+        match self.store.get(&stored_bytes(key)?)? {
             Some(bytes) => Ok(Some(read_value(&bytes)?)),
             None => Ok(None),
         }
@@ -217,7 +232,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     ///
     /// As [`Typed::put`].
     pub fn delete<K: PartitionKey>(&self, key: &K) -> Result<bool, TypedError> {
-        Ok(self.store.delete(key.encode()?.as_bytes())?)
+        Ok(self.store.delete(&stored_bytes(key)?)?)
     }
 
     /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
@@ -240,11 +255,11 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         let mut failed = None;
         let cursor = scan_ranges(
             self.store,
-            K::SHAPE.prefix(),
+            PrefixLen::of(K::SHAPE.prefix(), K::FORM),
             ranges,
             page,
             cursor,
-            |k, v| match stored_key(k, decode_text_key::<K>)
+            |k, v| match stored_key(k, decode_stored::<K>)
                 .and_then(|key| Ok((key, stored_value::<V>(k, v)?)))
             {
                 Ok((key, value)) => visit(key, value),
@@ -425,7 +440,7 @@ impl BulkWriter {
         key: &K,
         value: &V,
     ) -> Result<(), TypedError> {
-        Ok(self.add(key.encode()?, value_bytes(value)?)?)
+        Ok(self.add(stored_bytes(key)?, value_bytes(value)?)?)
     }
 
     /// Queues `value` at the key `layout` makes of `values` (in the layout's form, text or
