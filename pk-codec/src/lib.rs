@@ -127,6 +127,24 @@ pub use pk_derive::PartitionKey;
 /// Items the derive's generated code uses. Not a public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
+    /// The derive's typed range constructors answer text ranges: a key of the binary form is
+    /// refused with what to call instead (its layout's byte ranges), never given ranges its keys
+    /// do not lie in.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for [`Form::Binary`](crate::Form::Binary).
+    pub fn text_ranges(form: crate::Form) -> crate::Result<()> {
+        match form {
+            crate::Form::Text => Ok(()),
+            crate::Form::Binary => Err(crate::Error::RangeUnsupported {
+                reason: "this key is declared #[pk(form = binary)]: its typed range constructors answer \
+                         text ranges; read its binary keys' ranges with `Self::layout().byte_ranges(..)`"
+                    .to_owned(),
+            }),
+        }
+    }
+
     use crate::rules::enforce;
     use crate::{FieldSpec, HashAlg, KeyShape};
 

@@ -890,6 +890,7 @@ impl Gen<'_, '_> {
                     #(#head_params: #head_types,)*
                     #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
                 ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    #krate::__private::text_ranges(<Self as #krate::PartitionKey>::FORM)?;
                     let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#head_equal)*
                     let #h_enc = |#h_b: &#krate::RangeBuilder<'_>, #h_v: &#bound_ty| {
@@ -918,6 +919,7 @@ impl Gen<'_, '_> {
                 #vis fn #eq_name(
                     #(#params: #types,)*
                 ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
+                    #krate::__private::text_ranges(<Self as #krate::PartitionKey>::FORM)?;
                     let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#equal)*
                     #h_b.finish(

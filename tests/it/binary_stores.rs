@@ -366,3 +366,23 @@ fn a_binary_derived_key_goes_through_typed_in_its_form() {
         ]
     );
 }
+
+/// A binary derived key's typed range constructors refuse, naming what answers its ranges,
+/// rather than answering text ranges its keys do not lie in.
+#[test]
+fn a_binary_derived_keys_range_constructors_refuse() {
+    #[derive(pk_codec::PartitionKey, Debug, Clone, PartialEq)]
+    #[pk(form = binary)]
+    struct Reading {
+        #[pk(width = 6)]
+        device: u32,
+        ts: u64,
+    }
+    let err = Reading::ranges_device(54..55).unwrap_err();
+    assert!(err.to_string().contains("byte_ranges"), "{err}");
+    let err = Reading::ranges_ts(54, 10..20).unwrap_err();
+    assert!(
+        matches!(err, pk_codec::Error::RangeUnsupported { .. }),
+        "{err:?}"
+    );
+}
