@@ -231,6 +231,10 @@ impl Layout {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     pub fn encode_bytes(&self, values: &[Value]) -> Result<Vec<u8>> {
+        if self.form == Form::Text {
+            // The text key's own buffer: no second allocation or copy.
+            return self.encode(values).map(String::into_bytes);
+        }
         let mut out = Vec::new();
         self.encode_bytes_into(values, &mut out)?;
         Ok(out)

@@ -378,14 +378,24 @@ fn schema(binary: bool) -> Result<Schema, pk_codec::table::TableError> {
     ])
 }
 
-/// A design's key as the judge's partition-key value: text, or bytes for a binary layout.
-fn partition_value(key: &[u8], binary: bool) -> Result<PkValue, String> {
+/// A design's key as the judge's partition-key value: text, or bytes for a binary layout (the
+/// key's buffer moved in, not copied).
+fn partition_value(key: Vec<u8>, binary: bool) -> Result<PkValue, String> {
     if binary {
-        Ok(PkValue::Binary(key.to_vec()))
+        Ok(PkValue::Binary(key))
     } else {
-        std::str::from_utf8(key)
-            .map(|text| PkValue::String(text.to_owned()))
+        String::from_utf8(key)
+            .map(PkValue::String)
             .map_err(|e| format!("a text key that is not UTF-8: {e}"))
+    }
+}
+
+/// The key's buffer back out of [`partition_value`]'s value.
+fn key_bytes(value: PkValue) -> Vec<u8> {
+    match value {
+        PkValue::String(text) => text.into_bytes(),
+        PkValue::Binary(bytes) => bytes,
+        _ => Vec::new(),
     }
 }
 
@@ -486,7 +496,12 @@ impl Judging {
                 bytes.extend_from_slice(key);
                 *n = row;
             }
-            _ => values = vec![partition_value(key, self.binary)?, PkValue::Integer(row)],
+            _ => {
+                values = vec![
+                    partition_value(key.to_vec(), self.binary)?,
+                    PkValue::Integer(row),
+                ]
+            }
         }
         let pk = PrimaryKey::new(values);
         let bytes = key.len() as u64 + attribute_bytes;
@@ -504,7 +519,7 @@ impl Replay {
     fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
         for (key, ts, line, bytes) in batch.rows {
             // The row number the judge adds is an integer the table always takes.
-            let value = partition_value(&key, self.judging.binary)?;
+            let value = partition_value(key, self.judging.binary)?;
             self.judging
                 .judge
                 .check_partition_value(&value)
@@ -514,6 +529,7 @@ impl Replay {
                         batch.file
                     )
                 })?;
+            let key = key_bytes(value);
             let Some(spill) = &mut self.spill else {
                 self.judging.feed(ts, &key, bytes)?;
                 continue;
