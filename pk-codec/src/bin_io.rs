@@ -72,6 +72,13 @@ impl<'a> BinWriter<'a> {
         self.out.push(mark(SOME_MARK, spec));
     }
 
+    /// Appends the `n`-byte binary form of the signed integer `v` ([`signed_bytes`]), inverted
+    /// when `desc`: what signed integers, timestamps and decimals write.
+    #[inline(always)]
+    pub(crate) fn put_signed(&mut self, v: i128, n: usize, desc: bool) {
+        self.put(&signed_bytes(v, n)[16 - n..], desc);
+    }
+
     /// Appends `bytes`, each inverted when `desc`.
     #[inline(always)]
     pub(crate) fn put(&mut self, bytes: &[u8], desc: bool) {
@@ -187,6 +194,20 @@ impl<'a> BinReader<'a> {
         }
     }
 
+    /// Takes the `n`-byte binary form of a signed integer ([`BinWriter::put_signed`]), inverted
+    /// when `desc`, and answers the integer.
+    #[inline(always)]
+    pub(crate) fn take_signed(&mut self, field: &str, n: usize, desc: bool) -> Result<i128> {
+        let mut bytes = [0u8; 16];
+        bytes[..n].copy_from_slice(self.take(field, n)?);
+        if desc {
+            for b in &mut bytes[..n] {
+                *b = !*b;
+            }
+        }
+        Ok(signed_of(&bytes[..n]))
+    }
+
     /// Takes `N` bytes as an array, each inverted when `desc`.
     #[inline(always)]
     pub(crate) fn take_array<const N: usize>(
@@ -276,14 +297,14 @@ pub(crate) fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
 /// The binary form of a signed integer of `n` bytes: its two's complement with the sign bit
 /// flipped, big-endian, so that unsigned byte order is signed order.
 #[inline(always)]
-pub(crate) fn signed_bytes(v: i128, n: usize) -> [u8; 16] {
+fn signed_bytes(v: i128, n: usize) -> [u8; 16] {
     let bits = (v as u128) ^ (1u128 << (8 * n - 1));
     bits.to_be_bytes()
 }
 
 /// The signed integer of `n` bytes (the last `n` of `b`) written by [`signed_bytes`].
 #[inline(always)]
-pub(crate) fn signed_of(b: &[u8]) -> i128 {
+fn signed_of(b: &[u8]) -> i128 {
     let n = b.len();
     let mut v: u128 = 0;
     for &x in b {

@@ -485,10 +485,7 @@ impl BinWriter<'_> {
             return Err(bin_io::too_wide(field, v, spec.width()));
         }
         let n = super::int::signed_bin_size(spec.width(), 16);
-        self.put(
-            &bin_io::signed_bytes(units, n)[16 - n..],
-            spec.is_descending(),
-        );
+        self.put_signed(units, n, spec.is_descending());
         Ok(())
     }
 }
@@ -503,14 +500,7 @@ impl BinReader<'_> {
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str) -> Result<Decimal> {
         let start = self.pos;
         let n = super::int::signed_bin_size(spec.width(), 16);
-        let mut bytes = [0u8; 16];
-        bytes[..n].copy_from_slice(self.take(field, n)?);
-        if spec.is_descending() {
-            for b in &mut bytes[..n] {
-                *b = !*b;
-            }
-        }
-        let units = bin_io::signed_of(&bytes[..n]);
+        let units = self.take_signed(field, n, spec.is_descending())?;
         if !bin_io::fits_signed(units, spec.width()) {
             self.pos = start;
             return Err(Self::fault(

@@ -201,7 +201,7 @@ impl BinWriter<'_> {
             return Err(bin_io::too_wide(field, v, spec.width()));
         }
         let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
-        self.put(&bin_io::signed_bytes(v, n)[16 - n..], spec.is_descending());
+        self.put_signed(v, n, spec.is_descending());
         Ok(())
     }
 }
@@ -318,14 +318,7 @@ impl BinReader<'_> {
         };
         let start = self.pos;
         let n = signed_bin_size(spec.width(), bits.get() as usize / 8);
-        let mut bytes = [0u8; 16];
-        bytes[..n].copy_from_slice(self.take(field, n)?);
-        if spec.is_descending() {
-            for b in &mut bytes[..n] {
-                *b = !*b;
-            }
-        }
-        let v = bin_io::signed_of(&bytes[..n]);
+        let v = self.take_signed(field, n, spec.is_descending())?;
         if !bin_io::fits_signed(v, spec.width()) {
             self.pos = start;
             return Err(Self::fault(

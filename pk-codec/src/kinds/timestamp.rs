@@ -4,7 +4,7 @@
 //! spec, which holds a precision). `SystemTime`, and behind their features `time`'s
 //! `OffsetDateTime` and `chrono`'s `DateTime<Utc>`.
 
-use crate::bin_io::{self, BinReader, BinWriter};
+use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field::{DecodeField, KeyField};
 use crate::field_spec::FieldSpec;
@@ -320,8 +320,7 @@ impl BinWriter<'_> {
             ));
         }
         let n = bin_size(precision);
-        let bytes = bin_io::signed_bytes(nanos / unit(precision), n);
-        self.put(&bytes[16 - n..], spec.is_descending());
+        self.put_signed(nanos / unit(precision), n, spec.is_descending());
         Ok(())
     }
 }
@@ -336,14 +335,7 @@ impl BinReader<'_> {
         let start = self.pos;
         let precision = spec.precision();
         let n = bin_size(precision);
-        let mut bytes = [0u8; 16];
-        bytes[..n].copy_from_slice(self.take(field, n)?);
-        if spec.is_descending() {
-            for b in &mut bytes[..n] {
-                *b = !*b;
-            }
-        }
-        let units = bin_io::signed_of(&bytes[..n]);
+        let units = self.take_signed(field, n, spec.is_descending())?;
         match units.checked_mul(unit(precision)) {
             Some(nanos) if (FIRST_NANOS..=LAST_NANOS).contains(&nanos) => Ok(nanos),
             _ => {
