@@ -189,3 +189,17 @@ proptest! {
         prop_assert_eq!(da.to_string().parse::<Decimal>().unwrap().scale(), sa);
     }
 }
+
+proptest! {
+    /// Every decimal's text reads back to it: any units an i128 holds (its minimum included,
+    /// whose magnitude an i128 does not hold) at any scale.
+    #[test]
+    fn every_decimal_reads_back_from_its_text(
+        units in prop_oneof![any::<i128>(), Just(i128::MIN), Just(i128::MAX)],
+        scale in 0u8..=Decimal::MAX_SCALE,
+    ) {
+        let d = Decimal::new(units, scale).unwrap();
+        let back: Decimal = d.to_string().parse().unwrap();
+        prop_assert_eq!((back.units(), back.scale()), (units, scale), "{}", d);
+    }
+}
