@@ -5,20 +5,18 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
-use pk_codec::table::{
-    AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, Judge, LoadReport,
-    PkColumn, PkType, PkValue, PrimaryKey, Schema, TableOptions, ValueVolume, VolumeMeter,
+use pk_codec::Layout;
+use pk_codec::table::analysis::{
+    Analysis, AnalysisOptions, DesignReplay, DesignSpec, HeaderColumns, KeySource, Where, bucket_of,
 };
-use pk_codec::{Form, Layout, Prefix, Value};
+use pk_codec::table::{
+    AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, LoadReport,
+    PkValue, TableOptions, ValueVolume,
+};
 
 use crate::Failure;
-use crate::spill::Spill;
 use crate::values;
 
 /// Malformed rows reported one by one before the rest are only counted.
@@ -114,22 +112,6 @@ fn finding_code(text: &str) -> Result<FindingCode, String> {
         )
     })
 }
-
-/// How a design makes a row's key.
-enum Source {
-    /// The key column as it is (or the whole line).
-    Column(String),
-    Line,
-    Layout {
-        spec: String,
-        layout: Layout,
-        /// Bucket count and the modulo field, if bucketed.
-        buckets: Option<(u32, Option<String>)>,
-    },
-}
-
-/// Rows handed to a design's replay thread at once.
-const BATCH: usize = 4_096;
 
 /// The longest line `analyze` reads: past it, reading stops with an error naming the file and
 /// line (a key is at most 1 KB, so such a line holds no row worth reading, and reading it whole
@@ -299,291 +281,6 @@ impl<R: Read> Read for LineCapped<R> {
     }
 }
 
-/// Keys to replay: `(key, time ms, line, attribute bytes)`, all from one file.
-struct Batch {
-    file: Arc<str>,
-    rows: Vec<(Vec<u8>, i64, u64, u64)>,
-}
-
-/// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
-const SPILL_BUDGET: usize = 256 << 20;
-
-/// The judging side of a design, fed by its own thread: parsing and key building on the reading
-/// thread, the judge on another (two cores: the run takes the longer of the two).
-///
-/// With `--time` the rows also gather in a [`Spill`], which puts them in `(time, key)` order.
-/// While they arrive in that order (a dump exported in time order) the judge takes them at
-/// once, beside the reading; the first row out of order starts the judge again, and it takes
-/// the rows from the spill once the dump is read. Either way it judges the same rows in the
-/// same order.
-struct Replay {
-    judging: Judging,
-    /// The rows in `(time, key)` order, with `--time`.
-    spill: Option<Spill>,
-    /// Whether every row so far came in `(time, key, bytes)` order, and the last one.
-    in_order: bool,
-    last: Option<(i64, Vec<u8>, u64)>,
-    /// What a fresh judge is made of.
-    options: TableOptions,
-    scale: f64,
-    window_ms: i64,
-}
-
-/// A judge and the load it was fed.
-struct Judging {
-    judge: Judge,
-    /// `--load-scale`, and the first time replayed (times are compressed from it).
-    scale: f64,
-    t0: Option<i64>,
-    /// The highest key so far, and the rows that were written above every key before them.
-    max_key: Vec<u8>,
-    new_max: u64,
-    rows: u64,
-    /// Writes of each load window with writes, in time order, and the window counted last.
-    window_writes: Vec<u64>,
-    window: Option<i64>,
-    window_ms: i64,
-    /// The first and last times replayed (scaled).
-    span: Option<(i64, i64)>,
-    /// A key kept between writes (its buffer is refilled).
-    key: Option<PrimaryKey>,
-    /// Whether the keys are a binary layout's (a binary partition key) rather than text.
-    binary: bool,
-    /// The data under each partition-key value (the largest ones), and the bytes of every row.
-    volume: VolumeMeter,
-    bytes: u64,
-    /// Rows judged, over every design, for the progress bar (counted in steps), and this
-    /// judge's rows counted there so far.
-    progress: Arc<AtomicU64>,
-    counted: u64,
-}
-
-/// Partition-key values whose data a design's [`VolumeMeter`] keeps.
-const VOLUME_VALUES: usize = 1_024;
-
-/// The judges' schema: the design's key (a string column for text keys, a binary one for a
-/// binary layout's), then a row number, so that rows sharing a key are distinct rows under one
-/// partition-key value (they add up; none overwrites another).
-fn schema(binary: bool) -> Result<Schema, pk_codec::table::TableError> {
-    Schema::new(vec![
-        PkColumn::new(
-            "pk",
-            if binary {
-                PkType::Binary
-            } else {
-                PkType::String
-            },
-        ),
-        PkColumn::new("row", PkType::Integer),
-    ])
-}
-
-/// A design's key as the judge's partition-key value: text, or bytes for a binary layout (the
-/// key's buffer moved in, not copied).
-fn partition_value(key: Vec<u8>, binary: bool) -> Result<PkValue, String> {
-    if binary {
-        Ok(PkValue::Binary(key))
-    } else {
-        String::from_utf8(key)
-            .map(PkValue::String)
-            .map_err(|e| format!("a text key that is not UTF-8: {e}"))
-    }
-}
-
-/// The key's buffer back out of [`partition_value`]'s value.
-fn key_bytes(value: PkValue) -> Vec<u8> {
-    match value {
-        PkValue::String(text) => text.into_bytes(),
-        PkValue::Binary(bytes) => bytes,
-        _ => Vec::new(),
-    }
-}
-
-/// The bucket of a design's key, if its layout has a bucket prefix and the key one.
-fn bucket_of(layout: &Layout, key: &[u8]) -> Option<u32> {
-    match layout.form() {
-        Form::Text => layout
-            .shape()
-            .bucket_of_key(std::str::from_utf8(key).ok()?)
-            .ok(),
-        Form::Binary => match layout.shape().prefix() {
-            Prefix::Bucket { .. } => Some(
-                key.get(..layout.shape().prefix().bin_len())?
-                    .iter()
-                    .fold(0u32, |v, &b| v << 8 | u32::from(b)),
-            ),
-            _ => None,
-        },
-    }
-}
-
-/// Rows a judge judges between updates of the shared progress count.
-const PROGRESS_STEP: u64 = 1 << 16;
-
-impl Drop for Judging {
-    fn drop(&mut self) {
-        // A judge started again takes its rows back from the count.
-        self.progress.fetch_sub(self.counted, Relaxed);
-    }
-}
-
-impl Judging {
-    fn new(
-        options: &TableOptions,
-        scale: f64,
-        window_ms: i64,
-        progress: Arc<AtomicU64>,
-        binary: bool,
-    ) -> Result<Self, Failure> {
-        Ok(Self {
-            judge: Judge::new(schema(binary)?, options.clone())?,
-            scale,
-            t0: None,
-            max_key: Vec::new(),
-            new_max: 0,
-            rows: 0,
-            window_writes: Vec::new(),
-            window: None,
-            window_ms,
-            span: None,
-            key: None,
-            binary,
-            volume: VolumeMeter::new(VOLUME_VALUES),
-            bytes: 0,
-            progress,
-            counted: 0,
-        })
-    }
-
-    /// Judges one row at `ts` (before scaling) holding `attribute_bytes` of attributes, in time
-    /// order. Rows of one key are distinct rows under it (a row number follows the key), so
-    /// their data adds up, as rows under one partition-key value do.
-    fn feed(&mut self, ts: i64, key: &[u8], attribute_bytes: u64) -> Result<(), String> {
-        let t0 = *self.t0.get_or_insert(ts);
-        let t = scaled(ts, t0, self.scale);
-        if self.rows == 0 || key > self.max_key.as_slice() {
-            self.new_max += 1;
-            self.max_key.clear();
-            self.max_key.extend_from_slice(key);
-        }
-        self.rows += 1;
-        if self.rows.is_multiple_of(PROGRESS_STEP) {
-            self.progress.fetch_add(PROGRESS_STEP, Relaxed);
-            self.counted += PROGRESS_STEP;
-        }
-        let w = t.div_euclid(self.window_ms);
-        if self.window == Some(w) {
-            *self.window_writes.last_mut().expect("a window is open") += 1;
-        } else {
-            self.window = Some(w);
-            self.window_writes.push(1);
-        }
-        self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-        let row = i64::try_from(self.rows).unwrap_or(i64::MAX);
-        let mut values = self
-            .key
-            .take()
-            .map(PrimaryKey::into_values)
-            .unwrap_or_default();
-        match values.as_mut_slice() {
-            [PkValue::String(text), PkValue::Integer(n)] if !self.binary => {
-                text.clear();
-                text.push_str(std::str::from_utf8(key).map_err(|e| format!("a text key: {e}"))?);
-                *n = row;
-            }
-            [PkValue::Binary(bytes), PkValue::Integer(n)] if self.binary => {
-                bytes.clear();
-                bytes.extend_from_slice(key);
-                *n = row;
-            }
-            _ => {
-                values = vec![
-                    partition_value(key.to_vec(), self.binary)?,
-                    PkValue::Integer(row),
-                ]
-            }
-        }
-        let pk = PrimaryKey::new(values);
-        let bytes = key.len() as u64 + attribute_bytes;
-        self.volume.add(key, bytes);
-        self.bytes += bytes;
-        let written = self.judge.write(&pk, attribute_bytes, t);
-        self.key = Some(pk);
-        written.map_err(|e| format!("the table refused a key it had accepted: {e}"))
-    }
-}
-
-impl Replay {
-    /// Takes a batch: checks each key as the table would (naming its line), then judges it at
-    /// once, or keeps it to judge in time order.
-    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
-        for (key, ts, line, bytes) in batch.rows {
-            // The row number the judge adds is an integer the table always takes.
-            let value = partition_value(key, self.judging.binary)?;
-            self.judging
-                .judge
-                .check_partition_value(&value)
-                .map_err(|e| {
-                    format!(
-                        "{} line {line}: the table refused the key of design {design}: {e}",
-                        batch.file
-                    )
-                })?;
-            let key = key_bytes(value);
-            let Some(spill) = &mut self.spill else {
-                self.judging.feed(ts, &key, bytes)?;
-                continue;
-            };
-            spill.push(ts, &key, bytes)?;
-            if !self.in_order {
-                continue;
-            }
-            let ordered = self
-                .last
-                .as_ref()
-                .is_none_or(|(t, k, b)| (*t, k.as_slice(), *b) <= (ts, key.as_slice(), bytes));
-            if ordered {
-                self.judging.feed(ts, &key, bytes)?;
-                self.last = Some((ts, key, bytes));
-            } else {
-                // The spill has every row: the judge starts again from it at the end.
-                self.in_order = false;
-                self.last = None;
-                self.judging = Judging::new(
-                    &self.options,
-                    self.scale,
-                    self.window_ms,
-                    Arc::clone(&self.judging.progress),
-                    self.judging.binary,
-                )
-                .map_err(|e| e.message)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Judges the rows kept for time order, unless the judge took them all as they came.
-    fn finish(&mut self) -> Result<(), String> {
-        if let Some(spill) = self.spill.take()
-            && !self.in_order
-        {
-            let judging = &mut self.judging;
-            spill.drain(|t, key, bytes| judging.feed(t, key, bytes))?;
-        }
-        Ok(())
-    }
-}
-
-/// `ts` with the time since `t0` divided by `scale`: the dump replayed `scale` times faster.
-fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
-    if scale == 1.0 {
-        return ts;
-    }
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-    let since = (ts.saturating_sub(t0) as f64 / scale).floor() as i64;
-    t0.saturating_add(since)
-}
-
 /// `--load-scale`: a finite factor above 0.
 fn load_scale(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -591,264 +288,6 @@ fn load_scale(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{text:?} is not a load scale: give a number above 0 (10 replays the dump 10 times faster)"
         )),
-    }
-}
-
-/// A design's replay thread: its queue and its result.
-struct Worker {
-    /// `None` once every row is sent.
-    queue: Option<SyncSender<Batch>>,
-    done: JoinHandle<(Replay, Option<String>)>,
-}
-
-/// One design being replayed.
-struct Design {
-    name: String,
-    source: Source,
-    /// Column index of each field (or of the key column), for the current file.
-    columns: Vec<usize>,
-    values: Vec<Value>,
-    bucket_rows: Vec<u64>,
-    /// Greatest common divisor of the modulo field's values.
-    modulo_gcd: u128,
-    batch: Batch,
-    worker: Option<Worker>,
-}
-
-/// Input position for messages.
-struct Where<'a> {
-    file: &'a str,
-    line: u64,
-}
-
-impl Design {
-    fn new(
-        name: String,
-        source: Source,
-        args: &Args,
-        designs: usize,
-        progress: &Arc<AtomicU64>,
-    ) -> Result<Self, Failure> {
-        let mut options = TableOptions::default()
-            .split_load_ops(args.split_ops)
-            .split_size_bytes(args.split_bytes)
-            .load_window_ms(args.window_ms);
-        if !args.merge {
-            options = options.no_merge();
-        }
-        let mut replay = Replay {
-            judging: Judging::new(
-                &options,
-                args.load_scale,
-                args.window_ms,
-                Arc::clone(progress),
-                matches!(&source, Source::Layout { layout, .. } if layout.form() == Form::Binary),
-            )?,
-            spill: args
-                .time
-                .as_ref()
-                .map(|_| Spill::new(SPILL_BUDGET / designs.max(1))),
-            in_order: true,
-            last: None,
-            options,
-            scale: args.load_scale,
-            window_ms: args.window_ms,
-        };
-        let (queue, batches) = sync_channel::<Batch>(4);
-        let design = name.clone();
-        let done = std::thread::spawn(move || {
-            for batch in batches {
-                if let Err(e) = replay.take(batch, &design) {
-                    return (replay, Some(e));
-                }
-            }
-            let finished = replay.finish().err();
-            (replay, finished)
-        });
-        let buckets = match &source {
-            Source::Layout {
-                buckets: Some((n, _)),
-                ..
-            } => usize::try_from(*n).unwrap_or(0),
-            _ => 0,
-        };
-        Ok(Self {
-            name,
-            source,
-            columns: Vec::new(),
-            values: Vec::new(),
-            bucket_rows: vec![0; buckets],
-            modulo_gcd: 0,
-            batch: Batch {
-                file: Arc::from(""),
-                rows: Vec::with_capacity(BATCH),
-            },
-            worker: Some(Worker {
-                queue: Some(queue),
-                done,
-            }),
-        })
-    }
-
-    /// Finds this design's columns in a file's header.
-    fn resolve(&mut self, header: &[String], file: &str) -> Result<(), Failure> {
-        let find = |name: &str, rule: &str| column(header, name, rule, file);
-        self.columns = match &self.source {
-            Source::Line => Vec::new(),
-            Source::Column(c) => vec![find(c, "named by --key")?],
-            Source::Layout { spec, layout, .. } => layout
-                .fields()
-                .iter()
-                .map(|f| find(f.name(), &format!("field of design '{spec}'")))
-                .collect::<Result<_, _>>()?,
-        };
-        Ok(())
-    }
-
-    /// Builds the row's key and writes it at `ts`.
-    fn write(
-        &mut self,
-        row: &[&str],
-        ts: i64,
-        attribute_bytes: u64,
-        at: &Where<'_>,
-    ) -> Result<(), Failure> {
-        let key = match &self.source {
-            Source::Line => row.first().copied().unwrap_or_default().as_bytes().to_vec(),
-            Source::Column(_) => row[self.columns[0]].as_bytes().to_vec(),
-            Source::Layout {
-                spec,
-                layout,
-                buckets,
-            } => {
-                self.values.clear();
-                for (f, &c) in layout.fields().iter().zip(&self.columns) {
-                    let v = values::parse(f, row[c]).map_err(|e| {
-                        format!(
-                            "{} line {}, column {}: {e} (design '{spec}')",
-                            at.file,
-                            at.line,
-                            f.name()
-                        )
-                    })?;
-                    if let Some((_, Some(m))) = buckets
-                        && m == f.name()
-                    {
-                        let n = match &v {
-                            Value::Uint(n) => *n,
-                            Value::Int(n) => n.unsigned_abs(),
-                            _ => 0,
-                        };
-                        self.modulo_gcd = gcd(self.modulo_gcd, n);
-                    }
-                    self.values.push(v);
-                }
-                let key = layout.encode_bytes(&self.values).map_err(|e| {
-                    format!(
-                        "{} line {}, columns {}: cannot encode under design '{spec}': {e}",
-                        at.file,
-                        at.line,
-                        layout
-                            .fields()
-                            .iter()
-                            .map(|f| f.name())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
-                })?;
-                if buckets.is_some()
-                    && let Some(b) = bucket_of(layout, &key)
-                    && let Some(n) = self.bucket_rows.get_mut(b as usize)
-                {
-                    *n += 1;
-                }
-                key
-            }
-        };
-        if *self.batch.file != *at.file {
-            self.flush()?;
-            self.batch.file = Arc::from(at.file);
-        }
-        self.batch.rows.push((key, ts, at.line, attribute_bytes));
-        if self.batch.rows.len() >= BATCH {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Hands the rows so far to the replay thread.
-    fn flush(&mut self) -> Result<(), Failure> {
-        if self.batch.rows.is_empty() {
-            return Ok(());
-        }
-        let rows = std::mem::replace(&mut self.batch.rows, Vec::with_capacity(BATCH));
-        let batch = Batch {
-            file: self.batch.file.clone(),
-            rows,
-        };
-        let sent = self
-            .worker
-            .as_ref()
-            .and_then(|w| w.queue.as_ref())
-            .is_some_and(|q| q.send(batch).is_ok());
-        if sent {
-            Ok(())
-        } else {
-            // The thread stopped at a refused key: its message is the error.
-            self.join().map(|_| ())
-        }
-    }
-
-    /// Sends the last rows and tells the replay thread there are no more, so that it judges
-    /// what it keeps for time order while the other designs' threads do.
-    fn seal(&mut self) -> Result<(), Failure> {
-        self.flush()?;
-        if let Some(w) = &mut self.worker {
-            w.queue = None;
-        }
-        Ok(())
-    }
-
-    /// Whether the replay thread has ended (judged every row, or stopped at an error).
-    fn judged(&self) -> bool {
-        self.worker.as_ref().is_none_or(|w| w.done.is_finished())
-    }
-
-    /// Waits for the replay thread to write everything sent.
-    fn join(&mut self) -> Result<Replay, Failure> {
-        let Worker { queue, done } = self
-            .worker
-            .take()
-            .ok_or_else(|| Failure::from("replay already finished"))?;
-        drop(queue);
-        match done.join() {
-            Ok((replay, None)) => Ok(replay),
-            Ok((_, Some(e))) => Err(e.into()),
-            Err(_) => Err("the replay thread panicked".into()),
-        }
-    }
-}
-
-/// The index of the header's column `name`, which `rule` names: an error naming the file when
-/// the header has no such column, or has it more than once (which one would be read is a guess,
-/// and the other's values would be ignored without a word).
-fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize, Failure> {
-    let mut at = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| *h == name)
-        .map(|(i, _)| i);
-    match (at.next(), at.next()) {
-        (Some(i), None) => Ok(i),
-        (None, _) => Err(Failure::from(format!(
-            "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
-            header.join(", ")
-        ))),
-        (Some(first), Some(second)) => Err(Failure::from(format!(
-            "{file} line 1: the header has column {name:?} more than once (columns {} and {}; {rule}); name each column once",
-            first + 1,
-            second + 1
-        ))),
     }
 }
 
@@ -876,31 +315,6 @@ fn band_name(layout: &Layout, bucketed: bool, key: &PkValue) -> Option<String> {
     Some(parts.join(", "))
 }
 
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text: a layout's
-/// own (`Layout`'s `Display`), which spells it so.
-fn buckets_of(spec: &str) -> Option<(u32, Option<String>)> {
-    let part = spec
-        .split(';')
-        .map(str::trim)
-        .find_map(|p| p.strip_prefix("buckets="))?;
-    let (n, how) = part.split_once(':').unwrap_or((part, "hash"));
-    let n = n.trim().parse().ok()?;
-    let modulo = how
-        .trim()
-        .strip_prefix("mod(")
-        .and_then(|r| r.split_once(')'))
-        .map(|(f, _)| f.trim().to_owned());
-    Some((n, modulo))
-}
-
-/// What one design's replay found.
 struct Outcome {
     name: String,
     hot: HotspotReport,
@@ -929,51 +343,57 @@ fn pct(a: u64, b: u64) -> f64 {
     }
 }
 
-impl Design {
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Outcome {
     #[allow(clippy::cast_precision_loss)]
-    fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
-        self.flush()?;
-        let replay = self.join()?.judging;
-        let hot = replay.judge.hotspot();
-        let model = replay.judge.report();
+    fn of(replay: DesignReplay, args: &Args) -> Result<Self, Failure> {
+        let hot = replay.judge().hotspot();
+        let model = replay.judge().report();
         let fair = fair_share(&hot, args.split_ops);
         let load = LoadFigures::of(&replay, args);
         let growth = Growth {
-            rows: replay.rows,
-            bytes: replay.bytes,
+            rows: replay.rows(),
+            bytes: replay.bytes(),
             span_ms: load.last_ms.saturating_sub(load.first_ms),
         };
         let horizon_ms = i64::try_from(args.horizon_days)
             .unwrap_or(i64::MAX)
             .saturating_mul(86_400_000);
         let findings = pk_codec::table::volume_findings(
-            &self.name,
-            &replay.volume,
+            replay.name(),
+            replay.volume(),
             &growth,
             args.partition_limit,
             horizon_ms,
         );
-        let top_values = replay.volume.top(args.top);
+        let top_values = replay.volume().top(args.top);
         let efficiency = model
             .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
             .efficiency;
         let mut d = Vec::new();
-        let rows = replay.rows;
-        let sequential = rows >= 10 && replay.new_max.saturating_mul(10) >= rows.saturating_mul(9);
+        let rows = replay.rows();
+        let sequential =
+            rows >= 10 && replay.new_max().saturating_mul(10) >= rows.saturating_mul(9);
         if sequential || hot.tail_share >= 0.9 {
             d.push(format!(
                 "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",
-                pct(replay.new_max, rows),
+                pct(replay.new_max(), rows),
                 hot.tail_share * 100.0
             ));
         }
-        if let Source::Layout {
+        if let KeySource::Layout {
             buckets: Some((n, modulo)),
             ..
-        } = &self.source
+        } = replay.source()
         {
-            let used = self.bucket_rows.iter().filter(|&&c| c > 0).count();
-            let max = self.bucket_rows.iter().copied().max().unwrap_or(0);
+            let used = replay.bucket_rows().iter().filter(|&&c| c > 0).count();
+            let max = replay.bucket_rows().iter().copied().max().unwrap_or(0);
             let mean = rows as f64 / f64::from((*n).max(1));
             // Whole rows when the mean is large; a fraction of a row stays visible below 10.
             let mean_text = if mean >= 10.0 {
@@ -986,7 +406,7 @@ impl Design {
                 if mean > 0.0 { max as f64 / mean } else { 0.0 }
             ));
             if let Some(field) = modulo {
-                let g = self.modulo_gcd;
+                let g = replay.modulo_gcd();
                 let common = gcd(g, u128::from(*n));
                 if g > 1 && common > 1 {
                     d.push(format!(
@@ -1012,10 +432,12 @@ impl Design {
             ));
         }
         let svg = args.svg.as_ref().map(|_| {
-            let mut map = replay.judge.heatmap(&heatmap_options(args, &self.name));
-            if let Source::Layout {
+            let mut map = replay
+                .judge()
+                .heatmap(&heatmap_options(args, replay.name()));
+            if let KeySource::Layout {
                 layout, buckets, ..
-            } = &self.source
+            } = replay.source()
             {
                 map.name_bands(|key| band_name(layout, buckets.is_some(), key));
             }
@@ -1023,7 +445,7 @@ impl Design {
         });
         Ok(Outcome {
             svg,
-            name: self.name,
+            name: replay.name().to_owned(),
             hot,
             model,
             efficiency,
@@ -1055,8 +477,8 @@ struct LoadFigures {
 }
 
 impl LoadFigures {
-    fn of(replay: &Judging, args: &Args) -> Self {
-        let mut writes = replay.window_writes.clone();
+    fn of(replay: &DesignReplay, args: &Args) -> Self {
+        let mut writes = replay.window_writes().to_vec();
         let peak = writes.iter().copied().max().unwrap_or(0);
         let median = if writes.is_empty() {
             0
@@ -1064,12 +486,12 @@ impl LoadFigures {
             let mid = writes.len() / 2;
             *writes.select_nth_unstable(mid).1
         };
-        let (first_ms, last_ms) = replay.span.unwrap_or((0, 0));
+        let (first_ms, last_ms) = replay.span().unwrap_or((0, 0));
         Self {
-            rows: replay.rows,
+            rows: replay.rows(),
             first_ms,
             last_ms,
-            windows: replay.window_writes.len(),
+            windows: replay.window_writes().len(),
             median,
             peak,
             needed: needed(peak, args.split_ops),
@@ -1188,51 +610,38 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     {
         return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
     }
-    let count = usize::from(args.key.is_some()) + args.designs.len() + usize::from(args.lines);
-    let progress = Arc::new(AtomicU64::new(0));
     let mut designs = Vec::new();
     if let Some(k) = &args.key {
         if args.lines {
             return Err("--key names a CSV column; with --lines each line is the key".into());
         }
-        designs.push(Design::new(
-            k.clone(),
-            Source::Column(k.clone()),
-            args,
-            count,
-            &progress,
-        )?);
+        designs.push(DesignSpec::column(k));
     }
     for spec in &args.designs {
         if args.lines {
             return Err("--design builds keys from CSV columns; --lines has none".into());
         }
-        let layout = spec
-            .parse::<Layout>()
-            .map_err(|e| format!("bad design spec {spec:?}: {e}"))?;
-        let source = Source::Layout {
-            spec: spec.clone(),
-            // The layout's own spec: the text given may be spaced as the parser allows.
-            buckets: buckets_of(&layout.to_string()),
-            layout,
-        };
-        designs.push(Design::new(spec.clone(), source, args, count, &progress)?);
+        designs.push(DesignSpec::layout(spec)?);
     }
     if args.lines {
         if args.time.is_some() {
             return Err("--time names a CSV column; --lines has none".into());
         }
-        designs.push(Design::new(
-            "key".into(),
-            Source::Line,
-            args,
-            count,
-            &progress,
-        )?);
+        designs.push(DesignSpec::line());
     }
-    if designs.is_empty() {
-        return Err("give --key COLUMN, one or more --design SPEC, or --lines".into());
+    let mut table = TableOptions::default()
+        .split_load_ops(args.split_ops)
+        .split_size_bytes(args.split_bytes)
+        .load_window_ms(args.window_ms);
+    if !args.merge {
+        table = table.no_merge();
     }
+    let mut options = AnalysisOptions::default();
+    options.table = table;
+    options.load_scale = args.load_scale;
+    options.time.clone_from(&args.time);
+    options.columns.clone_from(&args.columns);
+    let analysis = Analysis::new(designs, options)?;
     let started = Instant::now();
     let total_bytes: u64 = args
         .files
@@ -1251,9 +660,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         bar
     });
     let mut st = State {
-        designs,
-        audit: None,
-        attribute_columns: None,
+        analysis,
         totals: Totals::default(),
         last_ts: i64::MIN,
         done_bytes: 0,
@@ -1319,45 +726,10 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 .iter()
                 .map(|h| h.trim().to_owned())
                 .collect();
-            for d in &mut st.designs {
-                d.resolve(&header, &name)?;
-            }
-            let time_col = match &args.time {
-                Some(t) => Some(column(&header, t, "named by --time", &name)?),
-                None => None,
-            };
-            // The columns read: a line break in one of them is a quote left open (see below).
-            let mut used: Vec<usize> = st
-                .designs
-                .iter()
-                .flat_map(|d| d.columns.iter().copied())
-                .chain(time_col)
-                .collect();
-            used.sort_unstable();
-            used.dedup();
-            // The attribute columns: --columns, or every column that no key and not --time
-            // reads; every file must have the first one's.
-            let indices: Vec<usize> = match &args.columns {
-                Some(chosen) => chosen
-                    .iter()
-                    .map(|c| column(&header, c.trim(), "named by --columns", &name))
-                    .collect::<Result<_, _>>()?,
-                None => (0..header.len()).filter(|i| !used.contains(i)).collect(),
-            };
-            let names: Vec<String> = indices.iter().map(|&i| header[i].clone()).collect();
-            match &st.audit {
-                Some(audit) if !audit.columns().eq(names.iter().map(String::as_str)) => {
-                    return Err(format!(
-                        "{name} line 1: its attribute columns ({}) are not the first file's ({}); name them with --columns",
-                        names.join(", "),
-                        audit.columns().collect::<Vec<_>>().join(", ")
-                    )
-                    .into());
-                }
-                Some(_) => {}
-                None => st.audit = Some(AttributeAudit::new(names)),
-            }
-            st.attribute_columns = Some(indices);
+            let HeaderColumns {
+                time: time_col,
+                used,
+            } = st.analysis.header(&header, &name)?;
             let mut record = csv::StringRecord::new();
             let mut last_line = 1;
             // The last record read, if a field of it runs on to the end of the file (see below).
@@ -1466,14 +838,12 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             }
         }
     }
-    for d in &mut st.designs {
-        d.seal()?;
-    }
+    st.analysis.seal()?;
     if let Some(b) = &st.bar {
         b.finish_and_clear();
         // Judging in time order goes on after the reading: its own bar, until every design is
         // judged.
-        let all = st.totals.rows * st.designs.len() as u64;
+        let all = st.totals.rows * st.analysis.design_count() as u64;
         let judging = indicatif::ProgressBar::new(all);
         judging.set_style(
             indicatif::ProgressStyle::with_template(
@@ -1481,21 +851,20 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
-        while !st.designs.iter().all(Design::judged) {
-            judging.set_position(progress.load(Relaxed).min(all));
+        while !st.analysis.judged() {
+            judging.set_position(st.analysis.judged_rows().min(all));
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         judging.finish_and_clear();
     }
     let totals = st.totals;
-    let outcomes: Vec<Outcome> = st
-        .designs
+    let (replays, audit) = st.analysis.finish()?;
+    let outcomes: Vec<Outcome> = replays
         .into_iter()
-        .map(|d| d.finish(args))
+        .map(|d| Outcome::of(d, args))
         .collect::<Result<_, _>>()?;
     // The findings of the whole table: its attribute columns and its size, then each design's.
-    let mut findings = st
-        .audit
+    let mut findings = audit
         .as_ref()
         .map(AttributeAudit::findings)
         .unwrap_or_default();
@@ -1575,10 +944,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
 
 /// The state of a run.
 struct State {
-    designs: Vec<Design>,
-    /// The attribute columns' audit (CSV dumps), and the columns' indices in the current file.
-    audit: Option<AttributeAudit>,
-    attribute_columns: Option<Vec<usize>>,
+    analysis: Analysis,
     totals: Totals,
     last_ts: i64,
     done_bytes: u64,
@@ -1624,13 +990,7 @@ fn on_row(
         st.totals.out_of_order += 1;
     }
     st.last_ts = ts;
-    let attribute_bytes = match (&mut st.audit, &st.attribute_columns) {
-        (Some(audit), Some(columns)) => audit.add_row(at.line, columns.iter().map(|&c| row[c])),
-        _ => 0,
-    };
-    for d in &mut st.designs {
-        d.write(row, ts, attribute_bytes, at)?;
-    }
+    st.analysis.row(row, ts, at)?;
     st.totals.rows += 1;
     if let Some(b) = &st.bar
         && st.totals.rows.is_multiple_of(65_536)

@@ -5,7 +5,6 @@
 //! hotter than allowed.
 
 mod analyze;
-mod spill;
 mod values;
 
 use std::ffi::OsString;
