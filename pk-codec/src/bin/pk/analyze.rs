@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use pk_codec::Layout;
+use pk_codec::table::analysis::format::{bytes, count, span};
 use pk_codec::table::analysis::{
-    Analysis, AnalysisOptions, DesignReplay, DesignSpec, HeaderColumns, KeySource, Where, bucket_of,
+    Analysis, AnalysisOptions, AnalysisReport, DesignReplay, DesignSpec, Figure,
+    HEADROOM_TOLERANCE, HeaderColumns, Headroom, KeySource, STORE_NAMES, StoreProfile, Where,
+    bucket_of,
 };
-use pk_codec::table::{
-    AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, LoadReport,
-    PkValue, TableOptions, ValueVolume,
-};
+use pk_codec::table::{Finding, FindingCode, HeatmapOptions, PkValue};
 
 use crate::Failure;
 use crate::values;
@@ -50,24 +50,32 @@ pub(crate) struct Args {
     /// Spacing of rows without --time, in ms.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(1..))]
     row_ms: i64,
-    /// Load window length, in ms.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(i64).range(1..))]
-    window_ms: i64,
-    /// A partition splits when it serves more than this many writes in a window.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    split_ops: u64,
-    /// A partition splits when it holds more than this many bytes.
-    #[arg(long, default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
-    split_bytes: u64,
+    /// The store whose partitions the report judges in: generic (this crate's model: 100 writes
+    /// a 60 s window, 64 MiB), dynamodb, tikv, cockroachdb, hbase, tablestore. Each figure's
+    /// source is in the docs of pk_codec::table::analysis::StoreProfile; a figure the store
+    /// does not publish must be given by its option.
+    #[arg(long, default_value = "generic", value_parser = store_name)]
+    store: String,
+    /// Load window length, in ms (default: the store's; a store's per-second figures scale
+    /// with it).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    window_ms: Option<i64>,
+    /// Writes one partition serves per window (default: the store's).
+    #[arg(long, alias = "ops-per-tick", value_parser = clap::value_parser!(u64).range(1..))]
+    write_capacity: Option<u64>,
+    /// A partition splits when it serves more than this many writes in a window (default: the
+    /// store's load-split threshold).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    split_ops: Option<u64>,
+    /// A partition splits when it holds more than this many bytes (default: the store's).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    split_bytes: Option<u64>,
     /// Merge small, cold partitions back together, as the store does (off by default: in the
     /// model each merge copies the rows of both partitions, which on long dumps with a
     /// sequential key costs time growing with the square of the rows, and merges do not
     /// change where a window's writes go).
     #[arg(long)]
     merge: bool,
-    /// Operations a partition serves per window in the capacity model (default: --split-ops).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    ops_per_tick: Option<u64>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -77,9 +85,16 @@ pub(crate) struct Args {
     /// Shade heatmaps by the logarithm of load.
     #[arg(long)]
     log_scale: bool,
-    /// Exit with status 2 when a design's hottest share exceeds this (0 to 1).
+    /// Exit with status 2 when a HOT design's hottest share exceeds this (0 to 1).
     #[arg(long)]
     fail_above: Option<f64>,
+    /// Exit with status 2 when a design's headroom (the multiple of the dump's traffic at which
+    /// writes no split cures are throttled) is below N ("this design must hold 10x").
+    #[arg(long, value_parser = load_scale)]
+    fail_below_headroom: Option<f64>,
+    /// The largest multiple of the dump's traffic the headroom search tries.
+    #[arg(long, default_value_t = 1000.0, value_parser = load_scale)]
+    headroom_up_to: f64,
     /// Stop at the first malformed row (exit status 1).
     #[arg(long)]
     strict: bool,
@@ -90,9 +105,10 @@ pub(crate) struct Args {
     /// column that no design's key and not --time reads.
     #[arg(long, value_delimiter = ',')]
     columns: Option<Vec<String>>,
-    /// The data one partition-key value may hold, in bytes (the practices: 10 GB).
-    #[arg(long, default_value_t = pk_codec::table::DEFAULT_PARTITION_LIMIT, value_parser = clap::value_parser!(u64).range(1..))]
-    partition_limit: u64,
+    /// The data one partition-key value may hold, in bytes (default: the store's, 10 GB where it
+    /// publishes none).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    partition_limit: Option<u64>,
     /// A partition-key value that crosses --partition-limit within this many days of the dump's
     /// last time, at the dump's own rate, is a `partition-volume` finding.
     #[arg(long, default_value_t = 365, value_parser = clap::value_parser!(u64).range(0..=365_000))]
@@ -101,6 +117,19 @@ pub(crate) struct Args {
     /// wide-row, large-text, money-as-float, split-columns, partition-volume, table-size.
     #[arg(long, value_delimiter = ',', value_parser = finding_code)]
     fail_on: Vec<FindingCode>,
+}
+
+/// A `--store` name.
+fn store_name(text: &str) -> Result<String, String> {
+    let name = text.trim().to_ascii_lowercase();
+    if STORE_NAMES.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "{text:?} is not a store profile; one of {}",
+            STORE_NAMES.join(", ")
+        ))
+    }
 }
 
 /// A `--fail-on` code.
@@ -315,286 +344,6 @@ fn band_name(layout: &Layout, bucketed: bool, key: &PkValue) -> Option<String> {
     Some(parts.join(", "))
 }
 
-struct Outcome {
-    name: String,
-    hot: HotspotReport,
-    model: LoadReport,
-    efficiency: f64,
-    /// The hottest share a perfectly spread design would have at this load ([`fair_share`]).
-    fair: f64,
-    /// The load replayed (the same rows for every design).
-    load: LoadFigures,
-    /// The dump's rows, bytes and span (the same for every design).
-    growth: Growth,
-    /// The partition-key values with the most data, and the design's volume findings.
-    top_values: Vec<ValueVolume>,
-    findings: Vec<Finding>,
-    diagnostics: Vec<String>,
-    /// The heatmap SVG, when --svg asked for one.
-    svg: Option<Result<String, pk_codec::table::TableError>>,
-}
-
-#[allow(clippy::cast_precision_loss)]
-fn pct(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        100.0 * a as f64 / b as f64
-    }
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-impl Outcome {
-    #[allow(clippy::cast_precision_loss)]
-    fn of(replay: DesignReplay, args: &Args) -> Result<Self, Failure> {
-        let hot = replay.judge().hotspot();
-        let model = replay.judge().report();
-        let fair = fair_share(&hot, args.split_ops);
-        let load = LoadFigures::of(&replay, args);
-        let growth = Growth {
-            rows: replay.rows(),
-            bytes: replay.bytes(),
-            span_ms: load.last_ms.saturating_sub(load.first_ms),
-        };
-        let horizon_ms = i64::try_from(args.horizon_days)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(86_400_000);
-        let findings = pk_codec::table::volume_findings(
-            replay.name(),
-            replay.volume(),
-            &growth,
-            args.partition_limit,
-            horizon_ms,
-        );
-        let top_values = replay.volume().top(args.top);
-        let efficiency = model
-            .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
-            .efficiency;
-        let mut d = Vec::new();
-        let rows = replay.rows();
-        let sequential =
-            rows >= 10 && replay.new_max().saturating_mul(10) >= rows.saturating_mul(9);
-        if sequential || hot.tail_share >= 0.9 {
-            d.push(format!(
-                "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",
-                pct(replay.new_max(), rows),
-                hot.tail_share * 100.0
-            ));
-        }
-        if let KeySource::Layout {
-            buckets: Some((n, modulo)),
-            ..
-        } = replay.source()
-        {
-            let used = replay.bucket_rows().iter().filter(|&&c| c > 0).count();
-            let max = replay.bucket_rows().iter().copied().max().unwrap_or(0);
-            let mean = rows as f64 / f64::from((*n).max(1));
-            // Whole rows when the mean is large; a fraction of a row stays visible below 10.
-            let mean_text = if mean >= 10.0 {
-                format!("{mean:.0}")
-            } else {
-                format!("{mean:.2}")
-            };
-            d.push(format!(
-                "buckets: {used} of {n} used; max {max} rows per bucket, {:.2}x the mean of {mean_text}",
-                if mean > 0.0 { max as f64 / mean } else { 0.0 }
-            ));
-            if let Some(field) = modulo {
-                let g = replay.modulo_gcd();
-                let common = gcd(g, u128::from(*n));
-                if g > 1 && common > 1 {
-                    d.push(format!(
-                        "rows collapsed into {used} bucket(s) because every {field} value is a multiple of {g}, which shares the factor {common} with {n}: {field} % {n} only reaches {} of the {n} buckets (minute-granularity ms timestamps are all multiples of 60000, so % 16 gives 0 every time); fix: hash buckets (buckets={n}:hash({field})), or bucket by ({field} / {g}) % {n}",
-                        u128::from(*n) / common
-                    ));
-                }
-            }
-        }
-        for h in model.hot_key_values.iter().take(args.top) {
-            d.push(format!(
-                "key value {:?} took {:.0}% of its partition's load in a window; one key value is never split, so no split can help",
-                h.value.to_string(),
-                h.share * 100.0
-            ));
-        }
-        for o in model.oversized_key_values.iter().take(args.top) {
-            d.push(format!(
-                "key value {:?} holds {} bytes in {} rows, more than a partition; no split can help",
-                o.value.to_string(),
-                o.bytes,
-                o.rows
-            ));
-        }
-        let svg = args.svg.as_ref().map(|_| {
-            let mut map = replay
-                .judge()
-                .heatmap(&heatmap_options(args, replay.name()));
-            if let KeySource::Layout {
-                layout, buckets, ..
-            } = replay.source()
-            {
-                map.name_bands(|key| band_name(layout, buckets.is_some(), key));
-            }
-            map.to_svg(1100, 600)
-        });
-        Ok(Outcome {
-            svg,
-            name: replay.name().to_owned(),
-            hot,
-            model,
-            efficiency,
-            fair,
-            load,
-            growth,
-            top_values,
-            findings,
-            diagnostics: d,
-        })
-    }
-}
-
-/// The load a replay wrote: the same for every design (they replay the same rows).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct LoadFigures {
-    rows: u64,
-    /// The first and last times replayed (after `--load-scale`), ms.
-    first_ms: i64,
-    last_ms: i64,
-    /// Load windows with writes, and their writes: median and peak.
-    windows: usize,
-    median: u64,
-    peak: u64,
-    /// Partitions the peak window needs at the split threshold (each serves at most
-    /// `--split-ops` writes a window).
-    needed: u64,
-    scale: f64,
-}
-
-impl LoadFigures {
-    fn of(replay: &DesignReplay, args: &Args) -> Self {
-        let mut writes = replay.window_writes().to_vec();
-        let peak = writes.iter().copied().max().unwrap_or(0);
-        let median = if writes.is_empty() {
-            0
-        } else {
-            let mid = writes.len() / 2;
-            *writes.select_nth_unstable(mid).1
-        };
-        let (first_ms, last_ms) = replay.span().unwrap_or((0, 0));
-        Self {
-            rows: replay.rows(),
-            first_ms,
-            last_ms,
-            windows: replay.window_writes().len(),
-            median,
-            peak,
-            needed: needed(peak, args.split_ops),
-            scale: args.load_scale,
-        }
-    }
-
-    /// Whether one partition serves every window: no split is ever needed, so no design can
-    /// run hot at this load.
-    const fn one_partition_serves(&self) -> bool {
-        self.needed <= 1
-    }
-}
-
-/// The fewest partitions that serve `writes` in a window, each at most `split_ops`.
-const fn needed(writes: u64, split_ops: u64) -> u64 {
-    if writes == 0 {
-        1
-    } else {
-        writes.div_ceil(split_ops)
-    }
-}
-
-/// The hottest share a perfectly spread design would have at this load: in each window, its
-/// writes spread evenly over the fewest partitions that serve them (`ceil(writes /
-/// split_ops)`), so its busiest range takes one of them; weighted by writes over the windows
-/// the design's hottest share counts (those that began with more than one partition, or all
-/// when none did). No design, however spread, reads much below it: partitions split only when
-/// the load passes the threshold.
-#[allow(clippy::cast_precision_loss)]
-fn fair_share(hot: &HotspotReport, split_ops: u64) -> f64 {
-    let split = hot.per_window.iter().any(|w| w.ranges > 1);
-    let (mut fair, mut writes) = (0.0, 0u64);
-    for w in hot.per_window.iter().filter(|w| !split || w.ranges > 1) {
-        fair += w.writes as f64 / needed(w.writes, split_ops) as f64;
-        writes += w.writes;
-    }
-    if writes == 0 {
-        1.0
-    } else {
-        fair / writes as f64
-    }
-}
-
-/// How far above the fair share a design's hottest share must be for its writes to count as
-/// concentrated: above this many times the fair share, and above it by [`CONCENTRATED_BY`]
-/// too. A spread design lands near the fair share (binary splits give it one of
-/// `2^k >= ceil(load / split_ops)` ranges, at or below the fair share; cuts at sampled keys are
-/// not exact halves, and windows whose load rises before the partitions split put it somewhat
-/// above, a few points at most); a tail, an unsplittable value or a collapsed bucket keeps one
-/// range at several times it.
-const CONCENTRATED: f64 = 1.5;
-
-/// See [`CONCENTRATED`]: the share, in points, a concentrated design is above the fair share
-/// at least (at a high load the fair share is a few percent, and a spread design's uneven cuts
-/// are more than 1.5 times that while taking no range hot).
-const CONCENTRATED_BY: f64 = 0.10;
-
-/// What the report says of a design's spread.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Verdict {
-    /// One partition serves the load: nothing to spread.
-    OnePartition,
-    /// As spread as the load allows.
-    Spread,
-    /// Its writes concentrate where splits cannot spread them.
-    Concentrated,
-}
-
-impl Verdict {
-    fn of(o: &Outcome) -> Self {
-        if o.load.one_partition_serves() {
-            Self::OnePartition
-        } else if o.hot.hottest_share > (CONCENTRATED * o.fair).max(o.fair + CONCENTRATED_BY) {
-            Self::Concentrated
-        } else {
-            Self::Spread
-        }
-    }
-
-    const fn word(self) -> &'static str {
-        match self {
-            Self::OnePartition => "1 partition serves",
-            Self::Spread => "spread",
-            Self::Concentrated => "HOT",
-        }
-    }
-
-    const fn json(self) -> &'static str {
-        match self {
-            Self::OnePartition => "one_partition_serves",
-            Self::Spread => "spread",
-            Self::Concentrated => "concentrated",
-        }
-    }
-}
-
-/// Whether `--fail-above t` fails a design: its hottest share is above `t` and its writes are
-/// concentrated (a design as spread as the load allows passes, whatever its share).
-fn fails(o: &Outcome, t: f64) -> bool {
-    Verdict::of(o) == Verdict::Concentrated && o.hot.hottest_share > t
-}
-
 /// Counts of the whole run.
 #[derive(Default)]
 struct Totals {
@@ -629,18 +378,36 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         }
         designs.push(DesignSpec::line());
     }
-    let mut table = TableOptions::default()
-        .split_load_ops(args.split_ops)
-        .split_size_bytes(args.split_bytes)
-        .load_window_ms(args.window_ms);
-    if !args.merge {
-        table = table.no_merge();
+    let mut store = StoreProfile::named(&args.store)
+        .ok_or_else(|| format!("no store profile {:?}", args.store))?;
+    if let Some(ms) = args.window_ms {
+        store = store.with_window_ms(ms);
+    }
+    if let Some(n) = args.split_ops {
+        store = store.with_split_ops(n);
+    }
+    if let Some(n) = args.write_capacity {
+        store = store.with_write_capacity(n);
+    }
+    if let Some(n) = args.split_bytes {
+        store = store.with_split_bytes(n);
+    }
+    if let Some(n) = args.partition_limit {
+        store = store.with_value_limit(n);
+    } else if store.value_limit == Figure::Unpublished {
+        store = store.with_value_limit(pk_codec::table::DEFAULT_PARTITION_LIMIT);
     }
     let mut options = AnalysisOptions::default();
-    options.table = table;
+    options.store = store;
+    options.merge = args.merge;
     options.load_scale = args.load_scale;
     options.time.clone_from(&args.time);
     options.columns.clone_from(&args.columns);
+    options.top = args.top;
+    options.horizon_days = args.horizon_days;
+    options.fail_above = args.fail_above;
+    options.fail_below_headroom = args.fail_below_headroom;
+    options.headroom_up_to = args.headroom_up_to;
     let analysis = Analysis::new(designs, options)?;
     let started = Instant::now();
     let total_bytes: u64 = args
@@ -858,33 +625,21 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         judging.finish_and_clear();
     }
     let totals = st.totals;
-    let (replays, audit) = st.analysis.finish()?;
-    let outcomes: Vec<Outcome> = replays
-        .into_iter()
-        .map(|d| Outcome::of(d, args))
-        .collect::<Result<_, _>>()?;
-    // The findings of the whole table: its attribute columns and its size, then each design's.
-    let mut findings = audit
-        .as_ref()
-        .map(AttributeAudit::findings)
-        .unwrap_or_default();
-    if let Some(first) = outcomes.first() {
-        findings.extend(pk_codec::table::table_findings(&first.growth));
-    }
-    findings.extend(outcomes.iter().flat_map(|o| o.findings.iter().cloned()));
+    st.analysis.set_malformed_rows(totals.malformed);
+    let (report, replays) = st.analysis.finish()?;
     if let Some(dir) = &args.svg {
-        write_svgs(dir, &outcomes)?;
+        write_svgs(dir, &replays, args)?;
     }
     if args.json {
-        crate::out_line(json(&outcomes, &totals, &findings, args))?;
+        crate::out_line(serde_json::to_string(&report)?)?;
     } else {
-        crate::out_text(&text(&outcomes, &findings, args))?;
+        crate::out_text(&text(&report, args))?;
     }
     crate::note(format_args!(
         "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
         totals.rows,
         args.files.len(),
-        outcomes.len(),
+        report.designs.len(),
         started.elapsed().as_secs_f64(),
         totals.malformed,
         if totals.out_of_order > 0 {
@@ -897,7 +652,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         }
     ));
     let mut failed = Vec::new();
-    let gated: Vec<&Finding> = findings
+    let gated: Vec<&Finding> = report
+        .findings
         .iter()
         .filter(|f| args.fail_on.contains(&f.code))
         .collect();
@@ -911,24 +667,39 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         ));
     }
     if let Some(t) = args.fail_above {
-        let hot: Vec<String> = outcomes
+        let hot: Vec<String> = report
+            .designs
             .iter()
-            .filter(|o| fails(o, t))
-            .map(|o| {
+            .filter(|d| d.fails)
+            .map(|d| {
                 format!(
-                    "{} (hottest share {:.1}%, {:.1}x the {:.1}% a spread design has at this load)",
-                    o.name,
-                    o.hot.hottest_share * 100.0,
-                    o.hot.hottest_share / o.fair,
-                    o.fair * 100.0
+                    "{} (hottest share {:.1}%; {} writes throttled that no split cures: {})",
+                    d.design,
+                    d.hottest_share * 100.0,
+                    count(d.throttling.uncured_writes),
+                    d.throttling.cause.as_deref().unwrap_or("")
                 )
             })
             .collect();
         if !hot.is_empty() {
             failed.push(format!(
-                "hotter than --fail-above {:.1}%, with writes concentrated where splits cannot spread them: {}",
+                "hotter than --fail-above {:.1}%, with writes past a partition's capacity that no split cures: {}",
                 t * 100.0,
                 hot.join(", ")
+            ));
+        }
+    }
+    if let Some(n) = args.fail_below_headroom {
+        let short: Vec<String> = report
+            .designs
+            .iter()
+            .filter(|d| d.fails_headroom)
+            .map(|d| format!("{} ({})", d.design, headroom_text(&d.headroom)))
+            .collect();
+        if !short.is_empty() {
+            failed.push(format!(
+                "headroom below --fail-below-headroom {n}x: {}",
+                short.join(", ")
             ));
         }
     }
@@ -1015,15 +786,25 @@ fn malformed(args: &Args, totals: &mut Totals, at: &Where<'_>, why: &str) -> Res
     Ok(())
 }
 
-fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure> {
+fn write_svgs(dir: &std::path::Path, replays: &[DesignReplay], args: &Args) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for (i, o) in outcomes.iter().enumerate() {
-        let Some(svg) = &o.svg else { continue };
-        let svg = svg
-            .as_ref()
-            .map_err(|e| format!("heatmap of {}: {e}", o.name))?;
-        let slug: String = o
-            .name
+    for (i, r) in replays.iter().enumerate() {
+        let mut map = r.judge().heatmap(&HeatmapOptions {
+            title: Some(r.name().to_owned()),
+            log_scale: args.log_scale,
+            ..HeatmapOptions::default()
+        });
+        if let KeySource::Layout {
+            layout, buckets, ..
+        } = r.source()
+        {
+            map.name_bands(|key| band_name(layout, buckets.is_some(), key));
+        }
+        let svg = map
+            .to_svg(1100, 600)
+            .map_err(|e| format!("heatmap of {}: {e}", r.name()))?;
+        let slug: String = r
+            .name()
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .take(40)
@@ -1035,44 +816,69 @@ fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure
     Ok(())
 }
 
-/// A span of ms in the largest unit that reads well.
-#[allow(clippy::cast_precision_loss)]
-fn span_text(ms: i64) -> String {
-    let ms = ms as f64;
-    match ms {
-        m if m >= 86_400_000.0 => format!("{:.1} days", m / 86_400_000.0),
-        m if m >= 3_600_000.0 => format!("{:.1} h", m / 3_600_000.0),
-        m if m >= 60_000.0 => format!("{:.1} min", m / 60_000.0),
-        m => format!("{:.1} s", m / 1_000.0),
+/// A design's headroom as the report says it.
+fn headroom_text(h: &Headroom) -> String {
+    match h.multiple {
+        None => format!("beyond {}x", h.searched_up_to),
+        Some(m) if m < 0.001 * 1.5 => "below 0.001x".to_owned(),
+        Some(m) => format!(
+            "{m:.3}x; then {} throttles first",
+            h.first_throttled_by.as_deref().unwrap_or("the load")
+        ),
     }
 }
 
 /// The load lines of the report.
-fn load_text(load: &LoadFigures, args: &Args) -> String {
+fn load_text(report: &AnalysisReport) -> String {
+    let load = &report.load;
+    let c = &report.capacity;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "load: {} rows from {} to {} ({}){}; {} load windows of {} ms with writes: median {}, peak {} writes; the peak needs {} partition(s) (a partition splits above {} writes per window)",
-        load.rows,
-        pk_codec::table::utc(load.first_ms),
-        pk_codec::table::utc(load.last_ms),
-        span_text(load.last_ms.saturating_sub(load.first_ms)),
-        if (load.scale - 1.0).abs() > f64::EPSILON {
-            format!(", replayed {}x faster (--load-scale)", load.scale)
+        "store: {} (a partition serves {} writes per {} window; {}); {}",
+        report.store.name,
+        count(c.writes_per_window),
+        span(c.window_ms),
+        match c.split_ops {
+            Some(n) => format!(
+                "splits above {} writes per window or {}",
+                count(n),
+                bytes(c.split_bytes)
+            ),
+            None => format!("splits by size only, at {}", bytes(c.split_bytes)),
+        },
+        report.store.source
+    );
+    let _ = writeln!(
+        s,
+        "load: {} rows {}{}; {} load windows with writes: median {}, peak {} writes; the peak needs {} partition(s)",
+        count(load.rows),
+        if load.projected {
+            format!("over {}", span(load.span_ms))
+        } else {
+            format!(
+                "from {} to {}",
+                pk_codec::table::utc(load.first_ms),
+                pk_codec::table::utc(load.last_ms)
+            ) + &format!(" ({})", span(load.span_ms))
+        },
+        if load.projected {
+            format!(
+                ", projected: the dump replayed {}x faster (--load-scale); times below are from the replay's start",
+                load.load_scale
+            )
         } else {
             String::new()
         },
-        load.windows,
-        args.window_ms,
-        load.median,
-        load.peak,
-        load.needed,
-        args.split_ops
+        count(load.windows_with_writes as u64),
+        count(load.writes_per_window_median),
+        count(load.writes_per_window_peak),
+        count(load.partitions_needed),
     );
-    if load.one_partition_serves() {
+    if load.one_partition_serves {
         let _ = writeln!(
             s,
-            "one partition serves this load: no window passes the split threshold, so no design runs hot at it and --fail-above passes every design; to ask about more traffic, replay it faster (--load-scale 10, 100, 1000)"
+            "one partition serves this load: no window passes a partition's capacity, so no design runs hot at it and --fail-above passes every design; to ask about more traffic, replay it faster (--load-scale 10, 100, 1000) or read each design's headroom"
         );
     }
     s
@@ -1080,72 +886,74 @@ fn load_text(load: &LoadFigures, args: &Args) -> String {
 
 /// The table's size, the data under the partition-key values, and every finding.
 #[allow(clippy::cast_precision_loss)]
-fn practices_text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
+fn practices_text(report: &AnalysisReport, args: &Args) -> String {
     let mut s = String::new();
-    let Some(first) = outcomes.first() else {
-        return s;
-    };
-    let g = &first.growth;
+    let g = &report.table;
     let _ = write!(
         s,
-        "\ntable: {} rows, {} bytes (keys and attributes) over {}",
-        g.rows,
-        g.bytes,
-        span_text(g.span_ms)
+        "\ntable: {} rows, {} (keys and attributes) over {} of the dump's time",
+        count(g.rows),
+        bytes(g.bytes),
+        span(g.span_ms)
     );
-    for years in [1.0, 3.0, 5.0] {
-        if let Some((rows, bytes)) = g.projected(years) {
-            let _ = write!(
-                s,
-                "; in {years:.0} year(s) at this rate: {rows} rows, {bytes} bytes"
-            );
-        }
+    for p in &g.projected {
+        let _ = write!(
+            s,
+            "; in {} year(s) at this rate: {} rows, {}",
+            p.years,
+            count(p.rows),
+            bytes(p.bytes)
+        );
     }
     let _ = writeln!(
         s,
         "\nrows sharing a key value are distinct rows under it: their data adds up under that value"
     );
+    let limit = report.store.value_limit.value().unwrap_or(u64::MAX);
     let _ = writeln!(
         s,
-        "\npartition-key values with the most data (the line: {} bytes a value):",
-        args.partition_limit
+        "\npartition-key values with the most data (the line: {} a value; crossing dates within {} days at the dump's own rate):",
+        bytes(limit),
+        args.horizon_days
     );
-    for o in outcomes {
-        let _ = writeln!(s, "  {}:", o.name);
-        for v in &o.top_values {
-            let crossing = match g.value_crossing(v, args.partition_limit) {
+    for d in &report.designs {
+        let _ = writeln!(s, "  {}:", d.design);
+        for v in &d.top_values {
+            let crossing = match v.crossing_ms_after_end {
                 Some(0) => "over the line".to_owned(),
                 Some(ms) => format!(
-                    "crosses the line {} ({:.0} days after the dump's last time)",
+                    "crosses the line {} ({:.0} days after the dump's last time, at its own rate)",
                     pk_codec::table::utc(
-                        g.span_ms
-                            .saturating_add(first.load.first_ms)
+                        report
+                            .load
+                            .first_ms
+                            .saturating_add(g.span_ms)
                             .saturating_add(ms)
                     ),
                     ms as f64 / 86_400_000.0
                 ),
-                None => "no growth to project (one row, or no time span)".to_owned(),
+                None => format!("not within {} days", args.horizon_days),
             };
             let bound = if v.missed > 0 {
-                format!(" (up to {} more)", v.missed)
+                format!(" (up to {} more)", bytes(v.missed))
             } else {
                 String::new()
             };
             let _ = writeln!(
                 s,
-                "    {:?}  {} bytes{bound} in {} rows; {crossing}",
-                String::from_utf8_lossy(&v.value),
-                v.bytes,
-                v.rows
+                "    {:?}  {}{bound} in {} rows; {crossing}",
+                v.value,
+                bytes(v.bytes),
+                count(v.rows)
             );
         }
     }
-    if findings.is_empty() {
+    if report.findings.is_empty() {
         let _ = writeln!(s, "\nfindings: none");
     } else {
         let _ = writeln!(s, "\nfindings:");
     }
-    for f in findings {
+    for f in &report.findings {
         let mut at = Vec::new();
         if let Some(d) = &f.design {
             at.push(format!("design {d}"));
@@ -1172,21 +980,19 @@ fn practices_text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> St
     s
 }
 
-fn text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
-    let width = outcomes
+fn text(report: &AnalysisReport, args: &Args) -> String {
+    let width = report
+        .designs
         .iter()
-        .map(|o| o.name.chars().count())
+        .map(|d| d.design.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
-    let mut s = String::new();
-    if let Some(first) = outcomes.first() {
-        s.push_str(&load_text(&first.load, args));
-        s.push('\n');
-    }
+    let mut s = load_text(report);
+    s.push('\n');
     let _ = writeln!(
         s,
-        "{:width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}  verdict",
+        "{:width$}  {:>11}  {:>8}  {:>6}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}  {:>10}  {:>12}  verdict",
         "design",
         "rows",
         "hottest",
@@ -1196,153 +1002,76 @@ fn text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
         "tail",
         "hot (part)",
         "max/mean",
-        "efficiency"
+        "efficiency",
+        "throttled",
+        "headroom",
     );
-    for o in outcomes {
+    for d in &report.designs {
         let _ = writeln!(
             s,
-            "{:width$}  {:>9}  {:>7.1}%  {:>5.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%  {}",
-            o.name,
-            o.hot.writes,
-            o.hot.hottest_share * 100.0,
-            o.fair * 100.0,
-            o.model.partitions,
-            o.model.mean_partitions_written_per_window,
-            o.hot.tail_share * 100.0,
-            o.model.hottest_share * 100.0,
-            o.model.max_over_mean,
-            o.efficiency * 100.0,
-            Verdict::of(o).word()
+            "{:width$}  {:>11}  {:>7.1}%  {:>5.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%  {:>9.2}%  {:>12}  {}",
+            d.design,
+            count(d.rows),
+            d.hottest_share * 100.0,
+            d.fair_share * 100.0,
+            count(d.partitions as u64),
+            d.mean_partitions_written_per_window,
+            d.tail_share * 100.0,
+            d.hottest_partition_share * 100.0,
+            d.max_over_mean,
+            d.efficiency * 100.0,
+            d.throttling.share * 100.0,
+            match d.headroom.multiple {
+                None => format!(">{}x", d.headroom.searched_up_to),
+                Some(m) => format!("{m:.3}x"),
+            },
+            d.verdict.word()
         );
     }
+    let c = &report.capacity;
     let _ = write!(
         s,
         "\n\
-         hottest: share of each window's writes in its busiest key range, the ranges being the partitions at the window's start ({} ms windows), weighted by writes over the windows that began with more than one partition\n\
+         hottest: share of each window's writes in its busiest key range, the ranges being the partitions at the window's start ({} windows), weighted by writes over the windows that began with more than one partition\n\
          fair: the hottest share a perfectly spread design has at this load (each window's writes over the fewest partitions that serve them, at most {} writes each); no design reads much below it\n\
-         partitions: partitions at the end of the replay (the table splits a partition above {} writes per window or {} bytes)\n\
+         partitions: partitions at the end of the replay\n\
          written: partitions written per window, on average\n\
          tail: share of writes above the previous window's highest key (near 100% for a sequential key)\n\
-         hot (part): the busiest single partition's share of each window's writes (a tail that splits inside a window reads lower here than in hottest)\n\
+         hot (part): the busiest single partition's share of each window's writes\n\
          max/mean: the busiest partition's writes over the mean partition's, per window, weighted by writes (1.00 is perfectly even)\n\
-         efficiency: share of the reserved capacity used when every partition is provisioned for the busiest one ({} operations per partition and window)\n\
-         verdict: HOT when the hottest share is above {CONCENTRATED} times the fair share and {} points above it (writes concentrate where splits cannot spread them: a tail, a key value too hot to split, a collapsed bucket), spread otherwise; --fail-above fails HOT designs above its share only\n",
-        args.window_ms,
-        args.split_ops,
-        args.split_ops,
-        args.split_bytes,
-        args.ops_per_tick.unwrap_or(args.split_ops),
-        CONCENTRATED_BY * 100.0
+         efficiency: share of the reserved capacity used when every partition is provisioned for the busiest one\n\
+         throttled: share of writes past a partition's capacity ({} a window), after the store's splits have acted\n\
+         headroom: the largest multiple of the dump's traffic at which nothing is throttled that splits cannot cure (within {:.0}%)\n\
+         verdict: HOT when writes past a partition's capacity are throttled that no split cures (a tail, one hot key value, a collapsed bucket); spread otherwise (throttling while the load ramps before a split is cured by the split, and a pre-split avoids it); --fail-above fails HOT designs above its share only\n",
+        span(c.window_ms),
+        count(c.writes_per_window),
+        count(c.writes_per_window),
+        HEADROOM_TOLERANCE * 100.0,
     );
-    for o in outcomes {
-        if o.diagnostics.is_empty() {
-            continue;
+    for d in &report.designs {
+        let t = &d.throttling;
+        let mut lines: Vec<String> = Vec::new();
+        if t.writes > 0 {
+            lines.push(format!(
+                "throttled: {} writes ({:.2}%) in {} window(s); {} of them no split cures{}; {} while the load ramped before a split (a pre-split avoids them)",
+                count(t.writes),
+                t.share * 100.0,
+                count(t.windows),
+                count(t.uncured_writes),
+                t.cause
+                    .as_ref()
+                    .map(|c| format!(" (cause: {c})"))
+                    .unwrap_or_default(),
+                count(t.cured_by_splits)
+            ));
         }
-        let _ = writeln!(s, "\n{}:", o.name);
-        for d in &o.diagnostics {
-            let _ = writeln!(s, "  - {d}");
+        lines.push(format!("headroom: {}", headroom_text(&d.headroom)));
+        lines.extend(d.diagnostics.iter().cloned());
+        let _ = writeln!(s, "\n{}:", d.design);
+        for l in lines {
+            let _ = writeln!(s, "  - {l}");
         }
     }
-    s.push_str(&practices_text(outcomes, findings, args));
+    s.push_str(&practices_text(report, args));
     s
-}
-
-fn load_json(load: &LoadFigures) -> serde_json::Value {
-    serde_json::json!({
-        "rows": load.rows,
-        "first_ms": load.first_ms,
-        "last_ms": load.last_ms,
-        "span_ms": load.last_ms.saturating_sub(load.first_ms),
-        "windows_with_writes": load.windows,
-        "writes_per_window_median": load.median,
-        "writes_per_window_peak": load.peak,
-        "partitions_needed": load.needed,
-        "one_partition_serves": load.one_partition_serves(),
-        "load_scale": load.scale,
-    })
-}
-
-fn outcome_json(o: &Outcome, fail_above: Option<f64>, partition_limit: u64) -> serde_json::Value {
-    serde_json::json!({
-        "design": o.name,
-        "rows": o.hot.writes,
-        "hottest_share": o.hot.hottest_share,
-        "fair_share": o.fair,
-        "verdict": Verdict::of(o).json(),
-        "fails": fail_above.is_some_and(|t| fails(o, t)),
-        "tail_share": o.hot.tail_share,
-        "partitions": o.model.partitions,
-        "partitions_with_writes": o.model.partitions_with_writes,
-        "mean_partitions_written_per_window": o.model.mean_partitions_written_per_window,
-        "hottest_partition_share": o.model.hottest_share,
-        "max_over_mean": o.model.max_over_mean,
-        "efficiency": o.efficiency,
-        "splits": o.model.splits,
-        "windows": o.hot.windows,
-        "warmup_windows": o.hot.warmup_windows,
-        "hot_key_values": o.model.hot_key_values,
-        "top_values": o.top_values.iter().map(|v| serde_json::json!({
-            "value": String::from_utf8_lossy(&v.value),
-            "bytes": v.bytes,
-            "rows": v.rows,
-            "missed": v.missed,
-            "crossing_ms_after_end": o.growth.value_crossing(v, partition_limit),
-        })).collect::<Vec<_>>(),
-        "diagnostics": o.diagnostics,
-    })
-}
-
-fn json(
-    outcomes: &[Outcome],
-    totals: &Totals,
-    findings: &[Finding],
-    args: &Args,
-) -> serde_json::Value {
-    let load = outcomes.first().map(|o| load_json(&o.load));
-    let table = outcomes.first().map(|o| {
-        let g = &o.growth;
-        let projected: Vec<serde_json::Value> = [1u8, 3, 5]
-            .into_iter()
-            .filter_map(|y| {
-                let (rows, bytes) = g.projected(f64::from(y))?;
-                Some(serde_json::json!({"years": y, "rows": rows, "bytes": bytes}))
-            })
-            .collect();
-        serde_json::json!({
-            "rows": g.rows,
-            "bytes": g.bytes,
-            "span_ms": g.span_ms,
-            "projected": projected,
-        })
-    });
-    let findings = serde_json::to_value(findings).unwrap_or_default();
-    if let [one] = outcomes {
-        let mut v = outcome_json(one, args.fail_above, args.partition_limit);
-        v["malformed_rows"] = totals.malformed.into();
-        v["load"] = load.unwrap_or_default();
-        v["table"] = table.unwrap_or_default();
-        v["findings"] = findings;
-        return v;
-    }
-    let hottest = outcomes
-        .iter()
-        .map(|o| o.hot.hottest_share)
-        .fold(0.0, f64::max);
-    serde_json::json!({
-        "hottest_share": hottest,
-        "rows": totals.rows,
-        "malformed_rows": totals.malformed,
-        "load": load,
-        "table": table,
-        "findings": findings,
-        "designs": outcomes.iter().map(|o| outcome_json(o, args.fail_above, args.partition_limit)).collect::<Vec<_>>(),
-    })
-}
-
-fn heatmap_options(args: &Args, name: &str) -> HeatmapOptions {
-    HeatmapOptions {
-        title: Some(name.to_owned()),
-        log_scale: args.log_scale,
-        ..HeatmapOptions::default()
-    }
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
+use super::headroom::TailSeries;
 use super::spill::Spill;
 use crate::table::{
     Judge, PkColumn, PkType, PkValue, PrimaryKey, Schema, TableError, TableOptions, VolumeMeter,
@@ -89,6 +90,8 @@ pub(super) struct Judging {
     /// The data under each partition-key value (the largest ones), and the bytes of every row.
     pub(super) volume: VolumeMeter,
     pub(super) bytes: u64,
+    /// Writes above every key before them, per slice of the dump's time (for the headroom).
+    pub(super) tails: TailSeries,
     /// Rows judged, over every design, for the progress bar (counted in steps), and this
     /// judge's rows counted there so far.
     progress: Arc<AtomicU64>,
@@ -192,6 +195,7 @@ impl Judging {
             binary,
             volume: VolumeMeter::new(VOLUME_VALUES),
             bytes: 0,
+            tails: TailSeries::new(window_ms),
             progress,
             counted: 0,
         })
@@ -205,6 +209,7 @@ impl Judging {
         let t = scaled(ts, t0, self.scale);
         if self.rows == 0 || key > self.max_key.as_slice() {
             self.new_max += 1;
+            self.tails.add(ts);
             self.max_key.clear();
             self.max_key.extend_from_slice(key);
         }
@@ -321,7 +326,7 @@ impl Replay {
 }
 
 /// `ts` with the time since `t0` divided by `scale`: the dump replayed `scale` times faster.
-fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
+pub(super) fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
     if scale == 1.0 {
         return ts;
     }

@@ -12,14 +12,26 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::table::{AttributeAudit, Judge, TableError, TableOptions, VolumeMeter};
+use crate::table::{
+    AttributeAudit, Growth, Judge, TableError, TableOptions, VolumeMeter, table_findings,
+};
 use crate::{Error, FieldDef, Layout, Value};
 
+pub mod format;
+mod headroom;
 mod ingest;
+mod report;
 mod spill;
+mod store;
 
-use ingest::{Design, ReplayOptions, column};
+pub use headroom::Headroom;
+use ingest::{Design, ReplayOptions, column, scaled};
 pub use ingest::{KeySource, Where, bucket_of};
+pub use report::{
+    AnalysisReport, DesignReport, HEADROOM_TOLERANCE, LoadFigures, Projection, TableGrowth,
+    Throttling, TopValue, Verdict,
+};
+pub use store::{Capacity, Figure, LoadSplit, STORE_NAMES, StoreProfile};
 
 /// An analysis that cannot go on: what went wrong and where (file and line when a row is at
 /// fault).
@@ -164,12 +176,15 @@ impl DesignSpec {
     }
 }
 
-/// How an [`Analysis`] replays its rows.
+/// How an [`Analysis`] replays its rows and judges them.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct AnalysisOptions {
-    /// The table each design's judge models (split, merge and window rules).
-    pub table: TableOptions,
+    /// The store: its partitions' capacity, its splits, its window and per-value limit.
+    pub store: StoreProfile,
+    /// Merge small, cold partitions back together, as the store does (each merge copies the
+    /// rows of both partitions in the model: slow on long sequential dumps).
+    pub merge: bool,
     /// Replay the dump this many times faster than its times say (above 0).
     pub load_scale: f64,
     /// The column holding each row's time (ms since the epoch): rows are judged in time order,
@@ -178,15 +193,32 @@ pub struct AnalysisOptions {
     /// The attribute columns checked against the practices; `None`: every column no design's
     /// key and not the time column reads.
     pub columns: Option<Vec<String>>,
+    /// Hot key values and partition-key values with the most data listed per design.
+    pub top: usize,
+    /// A value crossing the per-value limit within this many days is a finding, and its
+    /// crossing date is shown (beyond it: "not within").
+    pub horizon_days: u64,
+    /// A HOT design hotter than this share (0 to 1) fails.
+    pub fail_above: Option<f64>,
+    /// A design whose headroom is below this multiple fails.
+    pub fail_below_headroom: Option<f64>,
+    /// The largest multiple of the dump's traffic the headroom search tries.
+    pub headroom_up_to: f64,
 }
 
 impl Default for AnalysisOptions {
     fn default() -> Self {
         Self {
-            table: TableOptions::default(),
+            store: StoreProfile::named("generic").expect("the generic profile"),
+            merge: false,
             load_scale: 1.0,
             time: None,
             columns: None,
+            top: 5,
+            horizon_days: 365,
+            fail_above: None,
+            fail_below_headroom: None,
+            headroom_up_to: 1_000.0,
         }
     }
 }
@@ -204,6 +236,8 @@ pub struct HeaderColumns {
 pub struct Analysis {
     designs: Vec<Design>,
     options: AnalysisOptions,
+    capacity: Capacity,
+    malformed: u64,
     audit: Option<AttributeAudit>,
     attribute_columns: Option<Vec<usize>>,
     progress: Arc<AtomicU64>,
@@ -223,6 +257,7 @@ pub struct DesignReplay {
     bytes: u64,
     bucket_rows: Vec<u64>,
     modulo_gcd: u128,
+    tails: headroom::TailSeries,
 }
 
 impl DesignReplay {
@@ -289,16 +324,28 @@ impl Analysis {
     ///
     /// # Errors
     ///
-    /// When there is no design, or the table options are refused.
+    /// When there is no design, the load scale is not above 0, or the store profile lacks a
+    /// figure the run needs (the error names the option that sets it).
     pub fn new(designs: Vec<DesignSpec>, options: AnalysisOptions) -> Result<Self, AnalysisError> {
         if designs.is_empty() {
             return Err("give --key COLUMN, one or more --design SPEC, or --lines"
                 .to_owned()
                 .into());
         }
+        if !(options.load_scale.is_finite() && options.load_scale > 0.0) {
+            return Err(format!("a load scale above 0, not {}", options.load_scale).into());
+        }
+        let capacity = options.store.capacity()?;
+        let mut table = TableOptions::default()
+            .split_size_bytes(capacity.split_bytes)
+            .load_window_ms(capacity.window_ms);
+        table.split_load_ops = capacity.split_ops;
+        if !options.merge {
+            table = table.no_merge();
+        }
         let progress = Arc::new(AtomicU64::new(0));
         let replay = ReplayOptions {
-            table: options.table.clone(),
+            table,
             load_scale: options.load_scale,
             time_order: options.time.is_some(),
             designs: designs.len(),
@@ -310,6 +357,8 @@ impl Analysis {
         Ok(Self {
             designs,
             options,
+            capacity,
+            malformed: 0,
             audit: None,
             attribute_columns: None,
             progress,
@@ -388,6 +437,11 @@ impl Analysis {
         Ok(())
     }
 
+    /// Sets the count of malformed rows the reader skipped (the report says how many).
+    pub const fn set_malformed_rows(&mut self, rows: u64) {
+        self.malformed = rows;
+    }
+
     /// Rows replayed so far.
     #[must_use]
     pub const fn rows(&self) -> u64 {
@@ -431,17 +485,18 @@ impl Analysis {
         self.audit.as_ref()
     }
 
-    /// Waits for every design's judge and hands over the replays, with the audit.
+    /// Waits for every design's judge and reports; hands over each design's replay too (its
+    /// judge draws the heatmap).
     ///
     /// # Errors
     ///
     /// When a design stopped at a key the table refused.
-    pub fn finish(self) -> Result<(Vec<DesignReplay>, Option<AttributeAudit>), AnalysisError> {
-        let mut out = Vec::with_capacity(self.designs.len());
+    pub fn finish(self) -> Result<(AnalysisReport, Vec<DesignReplay>), AnalysisError> {
+        let mut replays = Vec::with_capacity(self.designs.len());
         for mut d in self.designs {
             d.flush()?;
             let replay = d.join()?.judging;
-            out.push(DesignReplay {
+            replays.push(DesignReplay {
                 name: d.name,
                 source: d.source,
                 rows: replay.rows,
@@ -450,11 +505,49 @@ impl Analysis {
                 span: replay.span,
                 volume: replay.volume,
                 bytes: replay.bytes,
+                tails: replay.tails,
                 judge: replay.judge,
                 bucket_rows: d.bucket_rows,
                 modulo_gcd: d.modulo_gcd,
             });
         }
-        Ok((out, self.audit))
+        let load = replays
+            .first()
+            .map(|r| LoadFigures::of(r, &self.capacity, self.options.load_scale))
+            .unwrap_or_default();
+        // The findings of the whole table: its attribute columns and its size, then each
+        // design's.
+        let mut findings = self
+            .audit
+            .as_ref()
+            .map(AttributeAudit::findings)
+            .unwrap_or_default();
+        let growth = replays.first().map_or(
+            Growth {
+                rows: 0,
+                bytes: 0,
+                span_ms: 0,
+            },
+            |r| report::dump_growth(r, &load),
+        );
+        findings.extend(table_findings(&growth));
+        let mut designs = Vec::with_capacity(replays.len());
+        for r in &replays {
+            let (d, f) = report::design_report(r, &self.options, &self.capacity, &load);
+            designs.push(d);
+            findings.extend(f);
+        }
+        let report = AnalysisReport {
+            rows: self.rows,
+            malformed_rows: self.malformed,
+            hottest_share: designs.iter().map(|d| d.hottest_share).fold(0.0, f64::max),
+            store: self.options.store.clone(),
+            capacity: self.capacity,
+            load,
+            table: report::table_growth(&growth),
+            findings,
+            designs,
+        };
+        Ok((report, replays))
     }
 }
