@@ -152,6 +152,7 @@ fn key_bytes(value: PkValue) -> Vec<u8> {
 /// assert_eq!(bucket_of(&layout, &key), Some(3));
 /// # Ok::<(), pk_codec::Error>(())
 /// ```
+#[must_use]
 pub fn bucket_of(layout: &Layout, key: &[u8]) -> Option<u32> {
     match layout.form() {
         Form::Text => layout
@@ -334,8 +335,6 @@ pub(super) fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
     let since = (ts.saturating_sub(t0) as f64 / scale).floor() as i64;
     t0.saturating_add(since)
 }
-
-/// `--load-scale`: a finite factor above 0.
 
 /// A design's replay thread: its queue and its result.
 struct Worker {
