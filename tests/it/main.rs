@@ -45,6 +45,7 @@ mod readme;
 mod redb_tables;
 mod rekey;
 mod scan_end;
+mod store_conformance;
 mod store_model;
 mod store_ranges;
 mod student_cards;
