@@ -63,6 +63,40 @@ fn rocksdb_keeps_every_promise() {
     .assert_conforms();
 }
 
+/// etcd, against the 3-node cluster of `scripts/distributed-tests.sh` (which sets
+/// `PK_ETCD_ENDPOINTS`): each check's store is the cluster emptied first. Fails, never skips,
+/// without the cluster.
+#[cfg(feature = "etcd")]
+#[test]
+#[ignore = "needs the etcd cluster of scripts/distributed-tests.sh"]
+fn etcd_keeps_every_promise() {
+    use pk_codec::store::EtcdStore;
+
+    let endpoints: Vec<String> = std::env::var("PK_ETCD_ENDPOINTS")
+        .expect("PK_ETCD_ENDPOINTS is not set: run with scripts/distributed-tests.sh")
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    Suite::new(|| {
+        let store = EtcdStore::new(endpoints.clone())?;
+        loop {
+            let page = store.range(&RangeQuery::new("", None).limit(store.max_batch()))?;
+            if page.rows.is_empty() {
+                return Ok(store);
+            }
+            let deletes: Vec<WriteOp> = page
+                .rows
+                .into_iter()
+                .map(|(k, _)| WriteOp::delete(k))
+                .collect();
+            store.batch_write(&deletes)?;
+        }
+    })
+    .cases(8)
+    .require_conditional_writes(true)
+    .assert_conforms();
+}
+
 /// A store the suite must find broken: `MemoryStore` with one method changed.
 struct Broken<F>(MemoryStore, F);
 

@@ -63,17 +63,19 @@
 //!    new temporary directory for RocksDB):
 //!
 //! ```ignore
-//! // `ignore`: needs the `rocksdb` feature (and Debian's librocksdb); the same test runs in
-//! // tests/it/store_conformance.rs under `cargo test --features rocksdb`.
+//! // `ignore` here: RocksStore exists only with the `rocksdb` feature. The same example runs
+//! // as a doc test of `RocksStore` (`cargo test -p pk-codec --features rocksdb --doc RocksStore`)
+//! // and in tests/it/store_conformance.rs (`cargo test --features rocksdb`).
 //! use pk_codec::store::RocksStore;
 //! use pk_codec::store::conformance::Suite;
 //!
-//! let dir = tempfile::tempdir()?;
+//! let dir = std::env::temp_dir().join("my-adapter-tests");
 //! let mut n = 0;
 //! Suite::new(|| {
 //!     n += 1;
-//!     RocksStore::open(dir.path().join(n.to_string()))
+//!     RocksStore::open(dir.join(n.to_string()))
 //! })
+//! .require_conditional_writes(true)
 //! .assert_conforms();
 //! ```
 //!

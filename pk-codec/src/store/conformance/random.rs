@@ -33,11 +33,11 @@ impl Rng {
         self.below(one_in) == 0
     }
 
-    /// Bytes of length `0..=max`, each byte often `00`, `01`, `7f`, `80`, `fe` or `ff` (the
+    /// Bytes of length `min..=max`, each byte often `00`, `01`, `7f`, `80`, `fe` or `ff` (the
     /// bytes where orders go wrong), else any byte.
-    pub(super) fn bytes(&mut self, max: usize) -> Vec<u8> {
+    pub(super) fn bytes(&mut self, min: usize, max: usize) -> Vec<u8> {
         const EDGES: [u8; 6] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff];
-        let len = self.below(max + 1);
+        let len = min + self.below(max.saturating_sub(min) + 1);
         (0..len)
             .map(|_| {
                 if self.chance(2) {
@@ -99,7 +99,7 @@ mod tests {
         let mut r = Rng::new(1);
         assert!((0..1000).all(|_| r.below(3) < 3));
         // Every edge byte turns up.
-        let seen: std::collections::BTreeSet<u8> = (0..200).flat_map(|_| r.bytes(4)).collect();
+        let seen: std::collections::BTreeSet<u8> = (0..200).flat_map(|_| r.bytes(1, 4)).collect();
         assert!(seen.contains(&0) && seen.contains(&0xff));
     }
 }
