@@ -1252,14 +1252,14 @@ enum Forms {
 }
 
 /// Layouts of the random checks, with the values of one random row.
-fn random_layouts(forms: Forms) -> Vec<(Layout, fn(&mut Rng) -> Vec<Value>)> {
-    let str_int: fn(&mut Rng) -> Vec<Value> =
-        |r| vec![Value::Str(r.text(3)), Value::Int(i128::from(r.int()))];
-    let int_str: fn(&mut Rng) -> Vec<Value> =
-        |r| vec![Value::Uint(r.below(1000) as u128), Value::Str(r.text(3))];
-    let bytes_int: fn(&mut Rng) -> Vec<Value> =
-        |r| vec![Value::Bytes(r.bytes(0, 4)), Value::Int(i128::from(r.int()))];
-    let specs: [(&str, fn(&mut Rng) -> Vec<Value>); 3] = match forms {
+/// The values of one random row of a layout.
+type RowGen = fn(&mut Rng) -> Vec<Value>;
+
+fn random_layouts(forms: Forms) -> Vec<(Layout, RowGen)> {
+    let str_int: RowGen = |r| vec![Value::Str(r.text(3)), Value::Int(i128::from(r.int()))];
+    let int_str: RowGen = |r| vec![Value::Uint(r.below(1000) as u128), Value::Str(r.text(3))];
+    let bytes_int: RowGen = |r| vec![Value::Bytes(r.bytes(0, 4)), Value::Int(i128::from(r.int()))];
+    let specs: [(&str, RowGen); 3] = match forms {
         Forms::Text => [
             ("s: str; n: i64", str_int),
             ("n: u32 width=4; s: str desc", int_str),

@@ -30,7 +30,7 @@
 //!
 //! # Writing an adapter, step by step
 //!
-//! The RocksDB adapter ([`RocksStore`](super::RocksStore), feature `rocksdb`,
+//! The RocksDB adapter (`store::RocksStore`, feature `rocksdb`,
 //! `pk-codec/src/store/rocksdb.rs`) is the worked example. An adapter is a type that holds the
 //! store's handle and implements [`RangeStore`]:
 //!
