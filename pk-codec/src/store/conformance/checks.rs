@@ -1400,3 +1400,26 @@ fn random_keys<S: RangeStore + ?Sized>(store: &S, ctx: &Ctx, forms: Forms) -> Ch
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Forms, Rng, bucketed, random_layouts};
+
+    /// The random checks are not vacuous: every layout parses, and most random rows encode
+    /// (the rest hold a character a text form refuses), in both forms.
+    #[test]
+    fn the_random_layouts_parse_and_most_rows_make_keys() {
+        for forms in [Forms::Text, Forms::Binary] {
+            let layouts = random_layouts(forms);
+            assert_eq!(layouts.len(), 3);
+            let mut rng = Rng::new(3);
+            for (layout, gen_row) in &layouts {
+                let made = (0..200)
+                    .filter(|_| layout.encode_bytes(&gen_row(&mut rng)).is_ok())
+                    .count();
+                assert!(made > 100, "{layout}: {made} of 200 rows made keys");
+            }
+        }
+        assert_eq!(bucketed().len(), 2);
+    }
+}
