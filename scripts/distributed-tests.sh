@@ -24,7 +24,15 @@ pids=("${ETCD_PIDS[@]}")
 echo "== cargo test --features etcd --test it etcd_store:: (against the cluster)"
 # The tests stop one node (PK_ETCD_NODE_PIDS) to check that work survives it.
 PK_ETCD_ENDPOINTS="$endpoints" PK_ETCD_NODE_PIDS="${pids[*]}" \
-    cargo test --features etcd --test it etcd_store:: -- --ignored --test-threads=1
+    cargo test --features etcd --test it etcd_store:: -- --ignored --test-threads=1 \
+    --skip etcd_store::failover::
 
 echo "== cargo run --features etcd --example real_store (against the cluster, one node stopped)"
 PK_ETCD_ENDPOINTS="$endpoints" cargo run --features etcd --example real_store
+
+echo "== cargo test --features etcd --test it etcd_store::failover:: (the leader killed, on a fresh cluster)"
+etcd_cluster_stop
+rm -rf "$dir" && mkdir -p "$dir"
+etcd_cluster_start "$dir"
+PK_ETCD_ENDPOINTS="$ETCD_ENDPOINTS" PK_ETCD_NODE_PIDS="${ETCD_PIDS[*]}" \
+    cargo test --features etcd --test it etcd_store::failover:: -- --ignored --test-threads=1

@@ -29,6 +29,10 @@ mod rekey;
 mod timeline;
 // Binary keys (issue 31) against the gateway model.
 mod binary_keys;
+// The leader killed during an import (a cluster of its own), and the import it runs, which
+// benches/etcd_failover.rs runs too.
+mod failover;
+mod failover_import;
 
 fn endpoints() -> Vec<String> {
     let list = std::env::var("PK_ETCD_ENDPOINTS").expect(
