@@ -889,6 +889,10 @@ fn reserve(batch_rows: usize) -> usize {
 /// in `[0, min(cap, base * 2^attempt))`, [`Backoff`]), until their
 /// [deadline](BulkOptions::deadline). A batch the store refuses as a whole for a reason that is
 /// not retryable is written again row by row, so that one bad row does not fail its neighbours.
+/// A batch goes through [`RangeStore::batch_write_with_faults`], so that what its request met
+/// in a store with several endpoints (etcd's nodes), moves to another endpoint and timeouts,
+/// shows in [`BulkStats::failovers`] and [`BulkStats::timeouts`] and in each of its rows'
+/// [`RowOutcome::faults`], even when the store answered in the end and no row was retried.
 /// A row is counted written or failed before it is reported, and reported before `flush` can see
 /// it done, so `flush(); stats()` counts every row flushed.
 ///

@@ -5,6 +5,9 @@
 //!
 //! No `crate::` paths: the benchmark includes this file as a module of its own.
 
+// Shared with benches/etcd_failover.rs, which uses what the test does not.
+#![allow(dead_code)]
+
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
