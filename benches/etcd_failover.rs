@@ -25,7 +25,10 @@ const KILL_AT: u32 = 20_000;
 
 fn main() {
     // `cargo bench` passes `--bench`; the rest are ours.
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let victim = match args.first().map(String::as_str) {
         Some("none") => Victim::None,
         Some("follower") => Victim::Follower,
@@ -45,7 +48,8 @@ fn main() {
         .collect();
     let mut builder = EtcdStore::builder(endpoints);
     if let Some(ms) = args.get(2) {
-        builder = builder.request_timeout(Duration::from_millis(ms.parse().expect("a timeout in ms")));
+        builder =
+            builder.request_timeout(Duration::from_millis(ms.parse().expect("a timeout in ms")));
     }
     let policy = match args.get(3).map(String::as_str) {
         None | Some("last-good") => EndpointPolicy::LastGood,
@@ -59,9 +63,15 @@ fn main() {
         deadline: Duration::from_secs(120),
         ..BulkOptions::default()
     };
-    let r = import(&store, "bench/", ROWS, options, index, &pids, signal, KILL_AT);
+    let r = import(
+        &store, "bench/", ROWS, options, index, &pids, signal, KILL_AT,
+    );
     assert_eq!(
-        (r.stats.rows_written, r.stats.rows_failed, r.stats.rows_lost()),
+        (
+            r.stats.rows_written,
+            r.stats.rows_failed,
+            r.stats.rows_lost()
+        ),
         (u64::from(ROWS), 0, 0),
         "{r:?}"
     );

@@ -82,7 +82,12 @@ fn a_writer_shows_each_request_s_failovers_and_timeouts_in_its_stats_and_rows() 
     // The first request failed over and timed out, then failed; its retry failed over and was
     // answered: 2 requests, 2 failovers, 1 timeout.
     assert_eq!(
-        (stats.requests, stats.failovers, stats.timeouts, stats.retries),
+        (
+            stats.requests,
+            stats.failovers,
+            stats.timeouts,
+            stats.retries
+        ),
         (2, 2, 1, 10),
         "{stats:?}"
     );
@@ -91,7 +96,11 @@ fn a_writer_shows_each_request_s_failovers_and_timeouts_in_its_stats_and_rows() 
     assert_eq!(outcomes.len(), 10);
     for o in outcomes.iter() {
         // Every row rode both requests: it met both failovers and the timeout, written or not.
-        assert_eq!((o.faults.failovers, o.faults.timeouts, o.retries), (2, 1, 1), "{o:?}");
+        assert_eq!(
+            (o.faults.failovers, o.faults.timeouts, o.retries),
+            (2, 1, 1),
+            "{o:?}"
+        );
         assert_eq!(o.result.is_err(), o.key.ends_with(b"9"), "{o:?}");
     }
 }
@@ -112,6 +121,9 @@ fn a_store_without_endpoints_reports_no_fault() {
         writer.add(format!("{i:06}"), b"v".to_vec()).unwrap();
     }
     let stats = writer.close();
-    assert_eq!((stats.rows_written, stats.failovers, stats.timeouts), (1_000, 0, 0));
+    assert_eq!(
+        (stats.rows_written, stats.failovers, stats.timeouts),
+        (1_000, 0, 0)
+    );
     assert_eq!(faulty.load(Relaxed), 0);
 }

@@ -747,7 +747,8 @@ mod tests {
     /// read it: this client has no TLS, so plain HTTP is the only thing it can mean.
     #[test]
     fn a_bare_host_and_port_is_read_as_http() {
-        let store = EtcdStore::new(["127.0.0.1:2379", "[::1]:22379", "etcd-0.local:2379/"]).unwrap();
+        let store =
+            EtcdStore::new(["127.0.0.1:2379", "[::1]:22379", "etcd-0.local:2379/"]).unwrap();
         assert_eq!(
             store.endpoints(),
             [

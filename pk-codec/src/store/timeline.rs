@@ -10,9 +10,7 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
 use super::scan::{ScanCursor, scan_ranges};
-use super::{
-    Faults, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp,
-};
+use super::{Faults, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
 use crate::key_range::{KeyBounds, after_all_bytes_starting_with};
 use crate::kinds::Value;
 use crate::timeline::{Timeline, Visit};

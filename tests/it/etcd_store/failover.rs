@@ -54,13 +54,20 @@ fn the_leader_killed_mid_import_loses_nothing_is_counted_and_stalls_a_bounded_ti
     );
     // Nothing lost.
     assert_eq!(
-        (r.stats.rows_written, r.stats.rows_failed, r.stats.rows_lost()),
+        (
+            r.stats.rows_written,
+            r.stats.rows_failed,
+            r.stats.rows_lost()
+        ),
         (u64::from(rows), 0, 0),
         "{r:?}"
     );
     // The failover is counted where a user looks: the writer's stats, the rows it carried, the
     // store's own stats.
-    assert!(r.stats.failovers > 0, "no failover in the writer's stats: {r:?}");
+    assert!(
+        r.stats.failovers > 0,
+        "no failover in the writer's stats: {r:?}"
+    );
     assert!(r.rows_with_faults > 0, "no row shows a failover: {r:?}");
     assert!(r.store.failovers >= r.stats.failovers, "{r:?}");
     // The stall is bounded by what the timeouts allow: a write lost with the leader waits out
