@@ -17,6 +17,13 @@
 //! the loss and elect a new leader (one election timeout, 1 s by default, then a randomized
 //! election of up to another), rather than the 5 s a request once waited.
 //!
+//! A request sent again after a timeout or a cut-off answer may have been applied the first
+//! time: a put, a delete or a batch lands the same again, but a conditional write
+//! ([`RangeStore::write_if`]) then finds its own write and answers `false`, as it would on any
+//! store whose answer was lost. The shorter the request timeout, the more often a slow answer
+//! is taken for a lost one and the request sent again: a caller of `write_if` that gets `false`
+//! reads the keys again before it decides.
+//!
 //! Every failover and timeout is counted: in the store's own [`EtcdStore::stats`], and for a
 //! batch in the [`Faults`] that [`RangeStore::batch_write_with_faults`] reports, which a
 //! [`BulkWriter`](super::BulkWriter) shows per row ([`RowOutcome::faults`](super::RowOutcome))
