@@ -15,6 +15,7 @@ mod analyze_practices;
 mod binary_stores;
 mod bucket_pruning;
 mod buckets;
+mod bulk_faults;
 mod bulk_import;
 mod bulk_writer;
 mod cli;
