@@ -5,6 +5,7 @@ use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
+use crate::kinds::Form;
 use crate::prefix::{
     BucketBy, BucketSeed, BucketValue, MergeSorted, Prefix, merge_sorted_by, modulo_bucket_text,
 };
@@ -410,7 +411,9 @@ impl KeyShape {
 
     /// `n` split keys evenly spaced over the key space of this shape's prefix, ready to pre-split
     /// a table before a large import (as HBase's `RegionSplitter` does): the boundaries between
-    /// bucket numbers for a bucket prefix, between hex values for a hash prefix.
+    /// bucket numbers for a bucket prefix, between hex values for a hash prefix. These are text
+    /// keys' points: for binary keys use [`KeyShape::split_points_in`] (or
+    /// [`Layout::split_points`](crate::Layout::split_points), in the layout's form).
     ///
     /// # Errors
     ///
@@ -432,6 +435,34 @@ impl KeyShape {
     pub fn split_points(&self, n: usize) -> Result<Vec<String>> {
         self.validate()?;
         self.prefix.split_points(n)
+    }
+
+    /// [`KeyShape::split_points`] for keys of `form`, as bytes: the text points' bytes for
+    /// [`Form::Text`], and for [`Form::Binary`] the boundaries between the binary prefix's
+    /// values (a bucket number's one or two bytes, a hash prefix's first bytes, at most 8),
+    /// which lie inside the binary key space: text points would sort above every binary key
+    /// (a binary prefix starts with a byte below `0`), leaving every row in one partition.
+    /// [`Layout::split_points`](crate::Layout::split_points) answers the layout's own form.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::split_points`]; a binary hash prefix has `256^bytes` values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout};
+    ///
+    /// let buckets: Layout = "ts: u64; buckets=16:mod(ts)".parse()?;
+    /// assert_eq!(buckets.shape().split_points_in(Form::Binary, 3)?, [[4], [8], [12]]);
+    /// let hashed: Layout = "order: u64; hash=md5:4".parse()?;
+    /// assert_eq!(hashed.shape().split_points_in(Form::Binary, 1)?, [[0x80, 0x00]]);
+    /// assert_eq!(hashed.shape().split_points_in(Form::Text, 1)?, [b"8000"]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn split_points_in(&self, form: Form, n: usize) -> Result<Vec<Vec<u8>>> {
+        self.validate()?;
+        self.prefix.split_points_in(form, n)
     }
 
     /// The key text of bucket `bucket`'s prefix, separator included: the text every key of that

@@ -93,14 +93,7 @@ fn put_as_batch<S: RangeStore + ?Sized>(
 pub(crate) fn show_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
         Ok(text) => format!("{text:?}"),
-        Err(_) => {
-            let mut out = String::with_capacity(2 + 2 * key.len());
-            out.push_str("0x");
-            for b in key {
-                out.push_str(&format!("{b:02x}"));
-            }
-            out
-        }
+        Err(_) => crate::kinds::Form::Binary.show_key(key),
     }
 }
 
