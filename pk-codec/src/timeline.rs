@@ -4,6 +4,10 @@
 //! the span touches ([`Timeline::ranges`]), whose rows the stores' `scan_timeline` merges in
 //! typed order.
 //!
+//! Keys and ranges are bytes, in each period's layout's [`Form`](crate::Form): a text layout's
+//! keys as their UTF-8 bytes, a binary layout's as they are; periods of either form mix in one
+//! timeline (rows merge by their decoded values, not their bytes).
+//!
 //! Sits above the layouts (`layout/`) and beside the typed keys: it uses [`Layout`]'s public API
 //! only.
 
@@ -15,7 +19,7 @@ use std::ops::{Bound, Range};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::key_range::{ByteRange, after_all_bytes_starting_with};
 use crate::kinds::Order;
 use crate::kinds::Value;
 use crate::layout::Layout;
@@ -172,12 +176,6 @@ pub enum TimelineError {
         /// Which field differs and how.
         reason: String,
     },
-    /// Period `index`'s layout writes binary keys ([`Form::Binary`](crate::Form::Binary)): a
-    /// timeline's keys and ranges are text for now.
-    BinaryForm {
-        /// The period.
-        index: usize,
-    },
     /// Periods `first` and `second` write keys into one table that could collide (see
     /// [`Timeline::new`] for the rule).
     Collision {
@@ -262,11 +260,6 @@ impl fmt::Display for TimelineError {
                  the same field names, kinds, orders and optionality, so that rows of all periods merge in one \
                  typed order)"
             ),
-            Self::BinaryForm { index } => write!(
-                f,
-                "period {index}'s layout writes binary keys; a timeline reads and writes text keys for \
-                 now (use the layout's text form)"
-            ),
             Self::Collision {
                 first,
                 second,
@@ -298,15 +291,16 @@ impl std::error::Error for TimelineError {
 }
 
 /// A row placed by [`Timeline::encode`]: the period in force at its time, and its key (with
-/// the period's key prefix), to be written into the period's table.
+/// the period's key prefix), to be written into the period's table. The key is bytes in the
+/// period's layout's form (a text key's UTF-8 bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placed<'t> {
     /// The period's number.
     pub period: usize,
     /// The table to write into.
     pub table: &'t str,
-    /// The key.
-    pub key: String,
+    /// The key, key prefix included.
+    pub key: Vec<u8>,
 }
 
 /// One key space a read over a [`Timeline`] visits ([`Timeline::ranges`]): a table and a key
@@ -317,9 +311,9 @@ pub struct Visit {
     table: String,
     key_prefix: String,
     /// The ranges within the key space (without the key prefix), as the layout answers them.
-    space_ranges: Vec<KeyRange>,
+    space_ranges: Vec<ByteRange>,
     /// The same ranges as store keys (with the key prefix).
-    ranges: Vec<KeyRange>,
+    ranges: Vec<ByteRange>,
 }
 
 impl Visit {
@@ -344,14 +338,14 @@ impl Visit {
     /// The key ranges to read from the table, as store keys (key prefix included); one per bucket
     /// the read can find rows in, for a bucketed layout.
     #[must_use]
-    pub fn ranges(&self) -> &[KeyRange] {
+    pub fn ranges(&self) -> &[ByteRange] {
         &self.ranges
     }
 
     /// The same ranges inside the key space: without the key prefix, as the period's layout
-    /// answers them (what a store seen through the prefix reads).
+    /// answers them ([`Layout::byte_ranges`]: what a store seen through the prefix reads).
     #[must_use]
-    pub fn space_ranges(&self) -> &[KeyRange] {
+    pub fn space_ranges(&self) -> &[ByteRange] {
         &self.space_ranges
     }
 }
@@ -526,9 +520,6 @@ impl Timeline {
             return Err(TimelineError::Empty);
         };
         for (index, p) in periods.iter().enumerate() {
-            if p.layout.form() == crate::kinds::Form::Binary {
-                return Err(TimelineError::BinaryForm { index });
-            }
             if index > 0 && p.start_ms <= periods[index - 1].start_ms {
                 return Err(TimelineError::Unordered {
                     index,
@@ -678,7 +669,8 @@ impl Timeline {
     }
 
     /// The key of a row at `time_ms` with `values`: the period in force then, its table, and
-    /// the key its layout writes behind its key prefix.
+    /// the key its layout writes behind its key prefix, in the layout's form
+    /// ([`Layout::encode_bytes`]).
     ///
     /// # Errors
     ///
@@ -687,9 +679,9 @@ impl Timeline {
     pub fn encode(&self, time_ms: i64, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
         let period = self.period_at(time_ms)?;
         let p = &self.periods[period];
-        let mut key = p.key_prefix.clone();
+        let mut key = p.key_prefix.as_bytes().to_vec();
         p.layout
-            .encode_into(values, &mut key)
+            .encode_bytes_into(values, &mut key)
             .map_err(|error| TimelineError::Key { period, error })?;
         Ok(Placed {
             period,
@@ -698,31 +690,38 @@ impl Timeline {
         })
     }
 
-    /// The values of `key`, a store key (key prefix included) of period `period`.
+    /// The values of `key`, a store key (key prefix included) of period `period`, in its
+    /// layout's form: bytes, or a text key as `&str` (anything that is bytes).
     ///
     /// # Errors
     ///
     /// [`TimelineError::NoSuchPeriod`]; [`TimelineError::Key`] for a key without the period's key
     /// prefix ([`Error::PrefixMismatch`]) or one its layout does not decode.
-    pub fn decode(&self, period: usize, key: &str) -> Result<Vec<Value>, TimelineError> {
+    pub fn decode(
+        &self,
+        period: usize,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Vec<Value>, TimelineError> {
         let p = self.period(period)?;
-        let Some(rest) = key.strip_prefix(p.key_prefix.as_str()) else {
+        let key = key.as_ref();
+        let Some(rest) = key.strip_prefix(p.key_prefix.as_bytes()) else {
             let position = key
-                .bytes()
+                .iter()
                 .zip(p.key_prefix.bytes())
-                .take_while(|(a, b)| a == b)
+                .take_while(|(a, b)| **a == *b)
                 .count();
+            let found = &key[..key.len().min(p.key_prefix.len())];
             return Err(TimelineError::Key {
                 period,
                 error: Error::PrefixMismatch {
                     position,
-                    found: key.chars().take(p.key_prefix.chars().count()).collect(),
+                    found: String::from_utf8_lossy(found).into_owned(),
                     expected: p.key_prefix.clone(),
                 },
             });
         };
         p.layout
-            .decode(rest)
+            .decode_bytes(rest)
             .map_err(|error| TimelineError::Key { period, error })
     }
 
@@ -758,7 +757,8 @@ impl Timeline {
 
     /// The key spaces a read over `span` (ms, `[start, end)`) must visit, with their key ranges:
     /// the keys whose leading fields equal `prefix` and whose next field lies within `lower` and
-    /// `upper` (as [`Layout::ranges`]), in each period the span touches. Periods the span does
+    /// `upper` (as [`Layout::byte_ranges`], in each layout's form), in each period the span
+    /// touches. Periods the span does
     /// not touch are skipped; periods that share a key space (same table, key prefix and
     /// layout) are one visit. An empty span visits nothing.
     ///
@@ -767,7 +767,7 @@ impl Timeline {
     ///
     /// # Errors
     ///
-    /// [`TimelineError::Key`] with the layout's error ([`Layout::ranges`]) for a period whose
+    /// [`TimelineError::Key`] with the layout's error ([`Layout::byte_ranges`]) for a period whose
     /// layout cannot answer the read (a hash prefix over the whole key) or values it refuses.
     pub fn ranges(
         &self,
@@ -795,15 +795,16 @@ impl Timeline {
             }
             let space_ranges = p
                 .layout
-                .ranges(prefix, lower, upper)
+                .byte_ranges(prefix, lower, upper)
                 .map_err(|error| TimelineError::Key { period, error })?;
+            let key_prefix = p.key_prefix.as_bytes();
             let ranges = space_ranges
                 .iter()
-                .map(|r| KeyRange {
-                    start: format!("{}{}", p.key_prefix, r.start),
+                .map(|r| ByteRange {
+                    start: [key_prefix, &r.start].concat(),
                     end: match &r.end {
-                        Some(e) => Some(format!("{}{e}", p.key_prefix)),
-                        None => after_all_starting_with(&p.key_prefix),
+                        Some(e) => Some([key_prefix, e].concat()),
+                        None => after_all_bytes_starting_with(key_prefix),
                     },
                 })
                 .collect();
