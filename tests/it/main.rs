@@ -59,3 +59,4 @@ mod table_schema;
 mod table_versions;
 mod timeline;
 mod typed_bulk_writes;
+mod typed_values;
