@@ -202,6 +202,37 @@ pub enum TimelineError {
         /// How many periods there are.
         periods: usize,
     },
+    /// The time field named by [`Timeline::with_time_field`] cannot give a row's time: no
+    /// such field, or not an integer (ms since the epoch) or a timestamp.
+    TimeField {
+        /// The field named.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A row's time field does not give it a time: null (an optional field), or out of range.
+    NoRowTime {
+        /// The time field.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// The time given for a row and the row's own time field pick different periods: the row
+    /// would be written where a read by its time field does not look.
+    TimeDisagrees {
+        /// The time field.
+        field: String,
+        /// The time given.
+        time_ms: i64,
+        /// The period it picks.
+        period: usize,
+        /// The row's time field, in ms.
+        field_ms: i64,
+        /// The period the field picks.
+        field_period: usize,
+    },
+    /// [`Timeline::place`] on a timeline without a time field.
+    NoTimeField,
     /// Period `period`'s layout refused values or a key.
     Key {
         /// The period.
@@ -275,6 +306,27 @@ impl fmt::Display for TimelineError {
             Self::NoSuchPeriod { index, periods } => write!(
                 f,
                 "period {index} does not exist: the timeline has {periods} periods"
+            ),
+            Self::TimeField { field, reason } => write!(f, "time field {field:?}: {reason}"),
+            Self::NoRowTime { field, reason } => {
+                write!(f, "the row's time field {field:?} gives no time: {reason}")
+            }
+            Self::TimeDisagrees {
+                field,
+                time_ms,
+                period,
+                field_ms,
+                field_period,
+            } => write!(
+                f,
+                "the row's time {time_ms} ms is in period {period} but its time field {field:?} holds \
+                 {field_ms} ms, in period {field_period}: a row goes to the period of its own time field \
+                 (give that time, or place the row by its field)"
+            ),
+            Self::NoTimeField => write!(
+                f,
+                "this timeline has no time field to place a row by (Timeline::with_time_field); give the \
+                 row's time"
             ),
             Self::Key { period, error } => write!(f, "period {period}: {error}"),
         }
@@ -403,14 +455,19 @@ impl Visit {
 )]
 pub struct Timeline {
     periods: Vec<Period>,
+    /// The field a row's time is read from, and its place in every layout.
+    time_field: Option<(String, usize)>,
 }
 
-/// The serde form of a [`Timeline`], checked by [`Timeline::new`] when loaded.
+/// The serde form of a [`Timeline`], checked by [`Timeline::new`] (and
+/// [`Timeline::with_time_field`]) when loaded.
 #[cfg(feature = "serde")]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TimelineConfig {
     periods: Vec<Period>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_field: Option<String>,
 }
 
 #[cfg(feature = "serde")]
@@ -418,7 +475,11 @@ impl TryFrom<TimelineConfig> for Timeline {
     type Error = TimelineError;
 
     fn try_from(config: TimelineConfig) -> Result<Self, TimelineError> {
-        Self::new(config.periods)
+        let timeline = Self::new(config.periods)?;
+        match config.time_field {
+            Some(field) => timeline.with_time_field(field),
+            None => Ok(timeline),
+        }
     }
 }
 
@@ -427,6 +488,7 @@ impl From<Timeline> for TimelineConfig {
     fn from(timeline: Timeline) -> Self {
         Self {
             periods: timeline.periods,
+            time_field: timeline.time_field.map(|(name, _)| name),
         }
     }
 }
@@ -605,7 +667,105 @@ impl Timeline {
                 });
             }
         }
-        Ok(Self { periods })
+        Ok(Self {
+            periods,
+            time_field: None,
+        })
+    }
+
+    /// The same timeline, each row's period read from its field `field` (the same field in
+    /// every layout): an integer field holds ms since the epoch, a timestamp field an instant.
+    /// [`Timeline::place`] then places a row by that field alone, and [`Timeline::encode`]
+    /// refuses a time that picks another period than the field does
+    /// ([`TimelineError::TimeDisagrees`]): a row's key always lives in the period of its own
+    /// time, where a read by that time looks.
+    ///
+    /// # Errors
+    ///
+    /// [`TimelineError::TimeField`] for a field the layouts do not have, or one that is not an
+    /// integer or a timestamp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value, timeline::{Period, Timeline, TimelineError}};
+    ///
+    /// let l: Layout = "card: u32; ts: u64".parse()?;
+    /// let t = Timeline::new(vec![Period::new(0, "a", l.clone()), Period::new(100, "b", l)])?.with_time_field("ts")?;
+    /// let row = [Value::from(7u32), Value::from(150u64)];
+    /// assert_eq!(t.place(&row)?.table, "b");
+    /// assert_eq!(t.encode(120, &row)?.table, "b"); // the same period: accepted
+    /// let err = t.encode(50, &row).unwrap_err(); // period 0 against the field's period 1
+    /// assert!(matches!(err, TimelineError::TimeDisagrees { period: 0, field_period: 1, .. }), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_time_field(mut self, field: impl Into<String>) -> Result<Self, TimelineError> {
+        let field = field.into();
+        let fields = self.periods[0].layout.fields();
+        let Some(index) = fields.iter().position(|f| f.name() == field) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+            return Err(TimelineError::TimeField {
+                reason: format!(
+                    "the layouts have no such field (their fields: {})",
+                    names.join(", ")
+                ),
+                field,
+            });
+        };
+        let kind = fields[index].spec().kind();
+        if !kind.is_integer() && kind != crate::kinds::Kind::Timestamp {
+            return Err(TimelineError::TimeField {
+                reason: format!(
+                    "a {} field holds no time: a time field is an integer (ms since the epoch) or a timestamp",
+                    kind.name()
+                ),
+                field,
+            });
+        }
+        self.time_field = Some((field, index));
+        Ok(self)
+    }
+
+    /// The field rows are placed by ([`Timeline::with_time_field`]), if any.
+    #[must_use]
+    pub fn time_field(&self) -> Option<&str> {
+        self.time_field.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// The time of a row by its time field, in ms (a timestamp rounded down to its
+    /// millisecond); `None` without a time field.
+    fn row_time(&self, values: &[Value]) -> Result<Option<i64>, TimelineError> {
+        let Some((field, index)) = &self.time_field else {
+            return Ok(None);
+        };
+        let no_time = |reason: String| TimelineError::NoRowTime {
+            field: field.clone(),
+            reason,
+        };
+        let ms = match values.get(*index) {
+            None => return Err(no_time(format!("the row has {} values", values.len()))),
+            Some(Value::Uint(v)) => i64::try_from(*v).ok(),
+            Some(Value::Int(v)) => i64::try_from(*v).ok(),
+            Some(Value::Timestamp(ns)) => i64::try_from(ns.div_euclid(1_000_000)).ok(),
+            Some(Value::Null) => return Err(no_time("it is null".to_owned())),
+            Some(other) => {
+                return Err(no_time(format!("{other:?} is not a time")));
+            }
+        };
+        ms.map(Some)
+            .ok_or_else(|| no_time("it lies beyond the ms an i64 counts".to_owned()))
+    }
+
+    /// The key of a row placed by its own time field ([`Timeline::with_time_field`]): as
+    /// [`Timeline::encode`] at the time the field holds.
+    ///
+    /// # Errors
+    ///
+    /// [`TimelineError::NoTimeField`] without a time field; [`TimelineError::NoRowTime`] for a
+    /// row whose field holds no time; as [`Timeline::encode`].
+    pub fn place(&self, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
+        let time_ms = self.row_time(values)?.ok_or(TimelineError::NoTimeField)?;
+        self.encode(time_ms, values)
     }
 
     /// The periods, in time order.
@@ -670,14 +830,28 @@ impl Timeline {
 
     /// The key of a row at `time_ms` with `values`: the period in force then, its table, and
     /// the key its layout writes behind its key prefix, in the layout's form
-    /// ([`Layout::encode_bytes`]).
+    /// ([`Layout::encode_bytes`]). With a time field ([`Timeline::with_time_field`]), the row's
+    /// field must pick the same period.
     ///
     /// # Errors
     ///
-    /// [`TimelineError::NoPeriod`] for a time no period covers; [`TimelineError::Key`] with the
-    /// layout's error for values it refuses.
+    /// [`TimelineError::NoPeriod`] for a time no period covers; [`TimelineError::TimeDisagrees`]
+    /// for a time whose period is not the row's time field's; [`TimelineError::NoRowTime`];
+    /// [`TimelineError::Key`] with the layout's error for values it refuses.
     pub fn encode(&self, time_ms: i64, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
         let period = self.period_at(time_ms)?;
+        if let Some(field_ms) = self.row_time(values)? {
+            let field_period = self.period_at(field_ms)?;
+            if field_period != period {
+                return Err(TimelineError::TimeDisagrees {
+                    field: self.time_field().unwrap_or_default().to_owned(),
+                    time_ms,
+                    period,
+                    field_ms,
+                    field_period,
+                });
+            }
+        }
         let p = &self.periods[period];
         let mut key = p.key_prefix.as_bytes().to_vec();
         p.layout

@@ -686,3 +686,151 @@ fn a_timeline_loads_with_serde_and_is_checked() {
         "{err}"
     );
 }
+
+// ---- The row's own time field. -----------------------------------------------------------------
+
+fn by_ts() -> Timeline {
+    Timeline::new(vec![
+        Period::new(0, "a", plain()),
+        Period::new(100, "b", plain().with_form(Form::Binary)),
+    ])
+    .unwrap()
+    .with_time_field("ts")
+    .unwrap()
+}
+
+#[test]
+fn a_row_goes_to_the_period_of_its_own_time_field() {
+    let t = by_ts();
+    for ts in [0u64, 99, 100, 500] {
+        let placed = t.place(&values((1, ts))).unwrap();
+        assert_eq!(placed.period, usize::from(ts >= 100), "ts {ts}");
+        // A time in the same period agrees; one in another period is refused, naming both.
+        assert_eq!(t.encode(ts as i64, &values((1, ts))).unwrap(), placed);
+        let other = if ts >= 100 { 50 } else { 150 };
+        let err = t.encode(other, &values((1, ts))).unwrap_err();
+        assert!(
+            matches!(err, TimelineError::TimeDisagrees { field_ms, .. } if field_ms == ts as i64),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("time field \"ts\""), "{err}");
+    }
+    // A timestamp field: its instant, rounded down to the ms.
+    let stamped: Layout = "card: u16; at: timestamp precision=ns".parse().unwrap();
+    let t = Timeline::new(vec![
+        Period::new(0, "a", stamped.clone()),
+        Period::new(100, "b", stamped),
+    ])
+    .unwrap()
+    .with_time_field("at")
+    .unwrap();
+    let row = |ns: i128| vec![Value::from(1u16), Value::Timestamp(ns)];
+    assert_eq!(t.place(&row(99_999_999)).unwrap().period, 0);
+    assert_eq!(t.place(&row(100_000_000)).unwrap().period, 1);
+}
+
+#[test]
+fn a_time_field_must_be_a_time_of_every_layout() {
+    let t = Timeline::new(vec![Period::new(0, "a", plain())]).unwrap();
+    let err = t.clone().with_time_field("when").unwrap_err();
+    assert!(
+        matches!(&err, TimelineError::TimeField { field, .. } if field == "when"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("card, ts"), "{err}");
+    let named: Layout = "name: str; ts: u64".parse().unwrap();
+    let err = Timeline::new(vec![Period::new(0, "a", named)])
+        .unwrap()
+        .with_time_field("name")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("a str field holds no time"),
+        "{err}"
+    );
+    // Without a time field, place has nothing to go by; encode takes the time given.
+    assert_eq!(
+        t.place(&values((1, 5))).unwrap_err(),
+        TimelineError::NoTimeField
+    );
+    assert_eq!(t.encode(7, &values((1, 5))).unwrap().period, 0);
+    // An optional time field that is null gives no time.
+    let optional: Layout = "card: u16; ts: u64 optional".parse().unwrap();
+    let t = Timeline::new(vec![Period::new(0, "a", optional)])
+        .unwrap()
+        .with_time_field("ts")
+        .unwrap();
+    let err = t.place(&[Value::from(1u16), Value::Null]).unwrap_err();
+    assert!(matches!(err, TimelineError::NoRowTime { .. }), "{err:?}");
+}
+
+// ---- Typed rows of a timeline. -----------------------------------------------------------------
+
+#[test]
+fn typed_rows_of_a_timeline_read_back_exactly_across_periods_and_forms() {
+    use pk_codec::store::{TypedError, TypedTimeline};
+    let t = by_ts();
+    let tables = Tables::of(&t);
+    let rows = TypedTimeline::new(&t, |name: &str| tables.get(name));
+    // Floats by their bits (JSON would change some by one bit), in both periods.
+    let reading = |ts: u64| f64::from_bits(0x4000_0000_0000_0000 ^ support::mix(ts) >> 12);
+    for ts in (0..200u64).rev() {
+        rows.put(&values((2, ts)), &reading(ts)).unwrap();
+    }
+    rows.put_at(150, &values((3, 150)), "another type").unwrap();
+    for ts in [0u64, 99, 100, 199] {
+        let got: f64 = rows.get(&values((2, ts))).unwrap().unwrap();
+        assert_eq!(got.to_bits(), reading(ts).to_bits());
+        assert_eq!(
+            rows.get_at::<f64>(ts as i64, &values((2, ts)))
+                .unwrap()
+                .map(f64::to_bits),
+            Some(reading(ts).to_bits())
+        );
+    }
+    assert_eq!(rows.get::<f64>(&values((2, 300))).unwrap(), None);
+    // The binary period's row is stored under its binary key, its value in the value format.
+    let placed = t.place(&values((2, 150))).unwrap();
+    assert_eq!(
+        tables.get("b").unwrap().get(&placed.key).unwrap(),
+        Some(pk_codec::store::value::to_bytes(&reading(150)).unwrap())
+    );
+    // Card 2 across both periods, in typed order, at every page size and resume point.
+    let card = [Value::from(2u16)];
+    let visits = t.ranges(0..200, &card, Unbounded, Unbounded).unwrap();
+    for (page, stop) in [(1, 1), (3, 7), (64, 50), (500, usize::MAX)] {
+        let mut got = Vec::new();
+        let mut cursor = None;
+        loop {
+            let mut n = 0;
+            cursor = rows
+                .scan::<f64>(&visits, page, cursor.as_ref(), |values, v| {
+                    got.push((values[1].as_u64().unwrap(), v.to_bits()));
+                    n += 1;
+                    support::stop_after(n, stop)
+                })
+                .unwrap();
+            if cursor.is_none() {
+                break;
+            }
+        }
+        let want: Vec<(u64, u64)> = (0..200).map(|ts| (ts, reading(ts).to_bits())).collect();
+        assert_eq!(got, want, "page {page}, stop every {stop}");
+    }
+    // A value of another type is named by its key; a time that disagrees is refused unwritten.
+    let visits = t
+        .ranges(100..200, &[Value::from(3u16)], Unbounded, Unbounded)
+        .unwrap();
+    let err = rows
+        .scan::<f64>(&visits, 10, None, |_, _| ControlFlow::Continue(()))
+        .unwrap_err();
+    assert!(matches!(err, TypedError::StoredValue { .. }), "{err:?}");
+    let err = rows.put_at(50, &values((4, 150)), &1.0).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TypedError::Timeline(TimelineError::TimeDisagrees { .. })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(rows.get::<f64>(&values((4, 150))).unwrap(), None);
+}

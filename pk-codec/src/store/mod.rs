@@ -56,6 +56,8 @@ mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
 #[cfg(feature = "typed")]
+mod typed_timeline;
+#[cfg(feature = "typed")]
 pub mod value;
 
 use std::fmt;
@@ -79,6 +81,8 @@ pub use table::VALUE_COLUMN;
 pub use timeline::{PrefixedStore, TimelineCursor, TimelineRow, scan_timeline};
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
+#[cfg(feature = "typed")]
+pub use typed_timeline::TypedTimeline;
 
 /// `store.put(key, value)` as a batch of one write: for the stores whose batch is their write
 /// (one transaction, one conditional copy).

@@ -39,6 +39,9 @@ pub enum TypedError {
         /// Why it did not read.
         error: ValueError,
     },
+    /// A [`Timeline`](crate::timeline::Timeline) refused a row's time, values or key
+    /// ([`TypedTimeline`](super::TypedTimeline)).
+    Timeline(crate::timeline::TimelineError),
 }
 
 impl fmt::Display for TypedError {
@@ -61,6 +64,7 @@ impl fmt::Display for TypedError {
                     show_key(key)
                 )
             }
+            Self::Timeline(e) => e.fmt(f),
         }
     }
 }
@@ -71,6 +75,7 @@ impl std::error::Error for TypedError {
             Self::Store(e) => Some(e),
             Self::Key(e) | Self::StoredKey { error: e, .. } => Some(e),
             Self::Value(e) | Self::StoredValue { error: e, .. } => Some(e),
+            Self::Timeline(e) => Some(e),
         }
     }
 }
@@ -84,6 +89,12 @@ impl From<StoreError> for TypedError {
 impl From<crate::Error> for TypedError {
     fn from(e: crate::Error) -> Self {
         Self::Key(e)
+    }
+}
+
+impl From<crate::timeline::TimelineError> for TypedError {
+    fn from(e: crate::timeline::TimelineError) -> Self {
+        Self::Timeline(e)
     }
 }
 
