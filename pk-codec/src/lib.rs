@@ -88,6 +88,7 @@ mod num;
 mod prefix;
 mod range;
 pub mod rules;
+pub mod schedule;
 mod scratch;
 mod shape;
 mod text;

@@ -23,6 +23,7 @@ use crate::key_range::{ByteRange, after_all_bytes_starting_with};
 use crate::kinds::Order;
 use crate::kinds::Value;
 use crate::layout::Layout;
+use crate::schedule::{Schedule, period_at, unordered};
 
 /// One period of a [`Timeline`]: a [`Layout`] in force from `start_ms` (ms since the epoch)
 /// until the next period's start (or until its own `end_ms`, which must then be the next
@@ -581,14 +582,13 @@ impl Timeline {
         let Some(first) = periods.first() else {
             return Err(TimelineError::Empty);
         };
-        for (index, p) in periods.iter().enumerate() {
-            if index > 0 && p.start_ms <= periods[index - 1].start_ms {
-                return Err(TimelineError::Unordered {
-                    index,
-                    start_ms: p.start_ms,
-                    previous_ms: periods[index - 1].start_ms,
-                });
-            }
+        if let Some((index, start_ms, previous_ms)) = unordered(periods.iter().map(|p| p.start_ms))
+        {
+            return Err(TimelineError::Unordered {
+                index,
+                start_ms,
+                previous_ms,
+            });
         }
         for (index, p) in periods.iter().enumerate() {
             if let Some(end_ms) = p.end_ms {
@@ -768,6 +768,36 @@ impl Timeline {
         self.encode(time_ms, values)
     }
 
+    /// A timeline of `schedule`'s periods (a table a month or a day, [`Schedule::calendar`]),
+    /// each in its own table under `layout`: a calendar of tables for any store.
+    ///
+    /// # Errors
+    ///
+    /// As [`Timeline::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value, schedule::{Every, Schedule}, timeline::Timeline};
+    ///
+    /// let layout: Layout = "card: u32; ts: u64; form=binary".parse()?;
+    /// let months = Schedule::calendar(Every::Month, "purchases", (2026, 1, 1), 12)?;
+    /// let timeline = Timeline::from_schedule(&months, &layout)?.with_time_field("ts")?;
+    /// let feb = 1_769_904_000_000u64; // 2026-02-01
+    /// let placed = timeline.place(&[Value::from(7u32), Value::from(feb + 5)])?;
+    /// assert_eq!(placed.table, "purchases_2026_02");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_schedule(schedule: &Schedule, layout: &Layout) -> Result<Self, TimelineError> {
+        Self::new(
+            schedule
+                .periods()
+                .iter()
+                .map(|(table, start)| Period::new(*start, table.clone(), layout.clone()))
+                .collect(),
+        )
+    }
+
     /// The periods, in time order.
     #[must_use]
     pub fn periods(&self) -> &[Period] {
@@ -812,8 +842,7 @@ impl Timeline {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn period_at(&self, time_ms: i64) -> Result<usize, TimelineError> {
-        let after = self.periods.partition_point(|p| p.start_ms <= time_ms);
-        let Some(index) = after.checked_sub(1) else {
+        let Some(index) = period_at(&self.periods, |p| p.start_ms, time_ms) else {
             return Err(TimelineError::NoPeriod {
                 time_ms,
                 reason: format!("the first period starts at {} ms", self.periods[0].start_ms),

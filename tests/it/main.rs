@@ -46,6 +46,7 @@ mod readme;
 mod redb_tables;
 mod rekey;
 mod scan_end;
+mod schedules;
 mod split_points;
 mod store_model;
 mod store_ranges;
