@@ -658,3 +658,74 @@ impl KeyShape {
         Ok(value)
     }
 }
+
+/// How a key of each form is printed and read back as text: one place for the crate's
+/// messages, `pk`'s output and `pk`'s input.
+impl Form {
+    /// A key of this form as the crate prints it: a text key as its text, a binary key as `0x`
+    /// and two lower-case hex digits a byte. [`Form::parse_key`] reads it back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Form;
+    ///
+    /// assert_eq!(Form::Binary.show_key(&[0, 0x36, 0xff]), "0x0036ff");
+    /// assert_eq!(Form::Text.show_key(b"000054,a100"), "000054,a100");
+    /// ```
+    #[must_use]
+    pub fn show_key(self, key: &[u8]) -> String {
+        match self {
+            Self::Text => String::from_utf8_lossy(key).into_owned(),
+            Self::Binary => {
+                let mut out = String::with_capacity(2 + 2 * key.len());
+                out.push_str("0x");
+                crate::text::write_hex(&mut out, key);
+                out
+            }
+        }
+    }
+
+    /// The bytes of a key of this form given as text: a text key's own bytes; a binary key's
+    /// hex, two digits a byte, with or without a leading `0x` (what [`Form::show_key`] and the
+    /// crate's messages print, and the plain hex `pk encode` prints), in either case.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a binary key that is not hex, with the
+    /// position of the first byte that is not a hex digit, or of the odd last digit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Form;
+    ///
+    /// assert_eq!(Form::Binary.parse_key("0x0036FF")?, [0, 0x36, 0xff]);
+    /// assert_eq!(Form::Binary.parse_key("0036ff")?, [0, 0x36, 0xff]);
+    /// assert_eq!(Form::Text.parse_key("0x00")?, b"0x00");
+    /// let err = Form::Binary.parse_key("0x00g1").unwrap_err();
+    /// assert!(err.to_string().contains("byte 4"), "{err}");
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn parse_key(self, text: &str) -> Result<Vec<u8>> {
+        match self {
+            Self::Text => Ok(text.as_bytes().to_vec()),
+            Self::Binary => {
+                let (skip, digits) =
+                    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+                        Some(rest) => (2, rest),
+                        None => (0, text),
+                    };
+                crate::text::read_hex(&digits.to_ascii_lowercase()).map_err(|(at, reason)| {
+                    Error::malformed(
+                        None,
+                        skip + at,
+                        format!(
+                            "a binary key is hex, two digits a byte, after an optional 0x: {reason}"
+                        ),
+                    )
+                })
+            }
+        }
+    }
+}

@@ -79,15 +79,50 @@ enum BucketRole {
 ///
 /// | item | meaning |
 /// |---|---|
-/// | `name: u32`, `i64`, `str`, `bytes`, `bool`, `char` (any of `u8`..`u128`, `i8`..`i128`) | a field |
-/// | ` width=6` | an integer field's width in characters (default: the type's widest value) |
+/// | `name: u32`, `i64`, ... (any of `u8`..`u128`, `i8`..`i128`) | an integer field |
+/// | `name: str`, `bytes`, `bool`, `char` | a string (UTF-8), byte string, boolean or character field |
+/// | `name: f32`, `f64` | a float field, in IEEE 754 total order (`-NaN` < `-inf` < ... < `-0` < `0` < ... < `inf` < `NaN`) |
+/// | `name: uuid` | a UUID field, in byte order (v7 UUIDs sort by time) |
+/// | `name: timestamp` | an instant, UTC, at the field's precision (`ms` unless given) |
+/// | `name: decimal scale=2` | an exact decimal with `scale` digits after the point (default 0); a value with more is refused, never rounded |
+/// | ` width=6` | an integer or decimal field's width in characters (default: the type's widest value) |
+/// | ` precision=s`, `ms`, `us`, `ns` | a timestamp field's fraction digits; a value below it is refused |
+/// | ` scale=N` | a decimal field's digits after the point |
 /// | ` desc` | the field sorts descending |
 /// | ` escaped` | a `str` field in the escaped form, which accepts any string |
 /// | ` optional` | the field may be null (`None`), which sorts first |
 /// | `delimiter=','` | the delimiter (default `,`); `'\x01'` for a control character |
 /// | `max_len=1024` | the key length limit in bytes (default 1024) |
-/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it |
+/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it; `hash=md5(a,b):4` over the leading fields `a`, `b` only |
 /// | `buckets=16:mod(ts)`, `buckets=8:hash`, `buckets=8:hash(a,b):sep` | a bucket prefix by modulo of one integer field, or by hash of some fields (all by default) |
+/// | `form=text`, `form=binary` | the keys' [`Form`] (default `text`): [`Layout::encode_bytes`] writes it |
+///
+/// # What a prefix digests
+///
+/// A hash prefix and a bucket hash digest the key in the form written: in the text form the
+/// fields' text (the hashed fields joined by the delimiter, or the whole natural key), in the
+/// binary form their binary bytes, one after another. The same values can so lie in different
+/// buckets in the two forms; each form's ranges read its own buckets.
+///
+/// ```
+/// use pk_codec::{Form, Layout, Value};
+///
+/// let text: Layout = "device_id: u32 width=6; ts: u64; buckets=16:hash(device_id):sep".parse()?;
+/// let binary = text.clone().with_form(Form::Binary);
+/// let row = [Value::from(54u32), Value::from(1u64)];
+/// assert!(text.encode(&row)?.starts_with("11,")); // xxh3 of the text "000054"
+/// assert_eq!(binary.encode_bytes(&row)?[0], 7); // xxh3 of the bytes 00 00 00 36
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+///
+/// # Refusals
+///
+/// A spec that breaks a rule of the key format is refused with the rule's name
+/// ([`Error::BrokenRule`]): a delimiter a field's form could hold, a width too narrow or too
+/// wide for its type, a modulo bucket over a field that is not an integer, more than
+/// [`MAX_BUCKETS`](crate::MAX_BUCKETS) buckets. A layout with a hash prefix over the whole key
+/// has no ranges ([`Error::RangeUnsupported`], saying to hash leading fields instead), and a
+/// layout without a prefix has no even split points.
 ///
 /// # Examples
 ///

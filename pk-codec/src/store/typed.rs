@@ -243,8 +243,9 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         Ok(self.store.delete(&stored_bytes(key)?)?)
     }
 
-    /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
-    /// bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
+    /// Reads the rows of `ranges` (a derived key's typed range constructors give them, in the
+    /// key's own form: `KeyRange`s for a text key, `ByteRange`s for a `#[pk(form = binary)]`
+    /// key; one per bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
     /// read in parallel ([`scan_ranges`]); `visit` gets each key and value, and may stop the
     /// read, which then returns the cursor to resume from. `Ok(None)` means the scan is done:
     /// every range was read to its end, or `visit` stopped on the last row there was.
