@@ -1,6 +1,6 @@
 //! [`Schedule`]: periods by the calendar, each with its table's name: a table a month
 //! (`readings_2026_01`, ...) or a day, in UTC. The one place a schedule of periods is checked
-//! (starts increasing, names distinct) and a time is looked up in it ([`period_at`]), which
+//! (starts increasing, names distinct) and a time is looked up in it (`period_at`), which
 //! the table model's `PeriodTables` and [`Timeline`](crate::timeline::Timeline) both use, so a
 //! schedule serves any store: [`Timeline::from_schedule`](crate::timeline::Timeline::from_schedule)
 //! makes a timeline of it for any `RangeStore`, and its periods are what `PeriodTables::new`
@@ -161,7 +161,7 @@ impl Schedule {
         self.periods
     }
 
-    /// The number of the period in force at `time_ms` ([`period_at`]).
+    /// The number of the period in force at `time_ms`, if any (none before the first start).
     #[must_use]
     pub fn period_at(&self, time_ms: i64) -> Option<usize> {
         period_at(&self.periods, |p| p.1, time_ms)

@@ -174,9 +174,9 @@ proptest! {
         let bv = v(base);
         let layout_ranges = |k: usize, lo: Bound<Value>, hi: Bound<Value>| layout.byte_ranges(&bv[..k], lo.as_ref(), hi.as_ref()).unwrap();
 
-        let ranges = Plain::ranges_a(a.clone()).unwrap();
+        let ranges = Plain::ranges_a(a).unwrap();
         hold_exactly(&ranges, &layout_ranges(0, value_bound(a.0.as_ref()), value_bound(a.1.as_ref())), &rows, |r| a.contains(&r.a))?;
-        let ranges = Plain::ranges_b(base.a, b.clone()).unwrap();
+        let ranges = Plain::ranges_b(base.a, b).unwrap();
         hold_exactly(&ranges, &layout_ranges(1, value_bound(b.0.as_ref()), value_bound(b.1.as_ref())), &rows, |r| r.a == base.a && b.contains(&r.b))?;
         let c_str = (c.0.as_ref().map(String::as_str), c.1.as_ref().map(String::as_str));
         let ranges = Plain::ranges_c(base.a, base.b, c_str).unwrap();
@@ -205,7 +205,7 @@ proptest! {
         let base = &rows[pick.index(rows.len())];
         let layout = HashBucket::layout();
         let bv: Vec<Value> = vec![base.a.into(), base.b.clone().into(), base.c.into()];
-        let ranges = HashBucket::ranges_a(a.clone()).unwrap();
+        let ranges = HashBucket::ranges_a(a).unwrap();
         let from = layout.byte_ranges(&[], value_bound(a.0.as_ref()).as_ref(), value_bound(a.1.as_ref()).as_ref()).unwrap();
         hold_exactly(&ranges, &from, &rows, |r| a.contains(&r.a))?;
         // The hashed field given: its bucket alone.
