@@ -50,6 +50,10 @@ if [ "$healthy" != yes ]; then
     exit 1
 fi
 
+echo "== cargo test --features etcd --test it store_conformance::etcd (the conformance suite, before any node is stopped)"
+PK_ETCD_ENDPOINTS="$endpoints" \
+    cargo test --features etcd --test it store_conformance::etcd -- --ignored --test-threads=1
+
 echo "== cargo test --features etcd --test it etcd_store:: (against the cluster)"
 # The tests stop one node (PK_ETCD_NODE_PIDS) to check that work survives it.
 PK_ETCD_ENDPOINTS="$endpoints" PK_ETCD_NODE_PIDS="${pids[*]}" \

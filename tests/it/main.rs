@@ -49,6 +49,7 @@ mod rekey_key_spaces;
 mod scan_end;
 mod schedules;
 mod split_points;
+mod store_conformance;
 mod store_model;
 mod store_ranges;
 mod student_cards;

@@ -43,12 +43,15 @@
 //! ```
 
 mod bulk;
+pub mod conformance;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod memory;
 #[cfg(feature = "redb")]
 mod redb;
 mod rekey;
+#[cfg(feature = "rocksdb")]
+mod rocksdb;
 mod scan;
 #[cfg(feature = "table")]
 mod table;
@@ -64,6 +67,8 @@ use std::fmt;
 
 #[cfg(feature = "redb")]
 pub use self::redb::{RedbDatabase, RedbStore};
+#[cfg(feature = "rocksdb")]
+pub use self::rocksdb::RocksStore;
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, MAX_QUEUE_ROWS, MAX_WORKERS, RowOutcome,
     Simulation, simulate_import,
