@@ -59,6 +59,8 @@ mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
 #[cfg(feature = "typed")]
+mod typed_timeline;
+#[cfg(feature = "typed")]
 pub mod value;
 
 use std::fmt;
@@ -84,6 +86,8 @@ pub use table::VALUE_COLUMN;
 pub use timeline::{PrefixedStore, TimelineCursor, TimelineRow, scan_timeline};
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
+#[cfg(feature = "typed")]
+pub use typed_timeline::TypedTimeline;
 
 /// `store.put(key, value)` as a batch of one write: for the stores whose batch is their write
 /// (one transaction, one conditional copy).
@@ -100,14 +104,7 @@ fn put_as_batch<S: RangeStore + ?Sized>(
 pub(crate) fn show_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
         Ok(text) => format!("{text:?}"),
-        Err(_) => {
-            let mut out = String::with_capacity(2 + 2 * key.len());
-            out.push_str("0x");
-            for b in key {
-                out.push_str(&format!("{b:02x}"));
-            }
-            out
-        }
+        Err(_) => crate::kinds::Form::Binary.show_key(key),
     }
 }
 

@@ -233,7 +233,7 @@ impl Stream<'_> {
 /// for ts in (0..1000).rev() {
 ///     let placed = timeline.encode(ts, &[Value::Uint(ts as u128)])?;
 ///     let store = if placed.table == "old" { &old } else { &new };
-///     store.put(placed.key.as_bytes(), b"")?;
+///     store.put(&placed.key, b"")?;
 /// }
 /// let visits = timeline.ranges(0..1000, &[], Unbounded, Unbounded)?;
 /// let stores = |table: &str| match table { "old" => Some(&old), "new" => Some(&new), _ => None };
@@ -286,7 +286,7 @@ pub fn scan_timeline<'s, S: RangeStore + ?Sized + 's>(
                 positions: v
                     .space_ranges()
                     .iter()
-                    .map(|r| Some(r.start.clone().into_bytes()))
+                    .map(|r| Some(r.start.clone()))
                     .collect(),
             }),
         };
