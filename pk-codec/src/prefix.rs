@@ -699,7 +699,49 @@ impl Prefix {
     /// `n` split keys, evenly spaced over the prefix's values: bucket boundaries for a bucket
     /// prefix, hex boundaries for a hash prefix (at most 16 hex digits of it).
     pub(crate) fn split_points(&self, n: usize) -> Result<Vec<String>> {
-        let (space, digits, hex): (u128, usize, bool) = match *self {
+        let (values, width) = self.split_values(crate::kinds::Form::Text, n)?;
+        let hex = matches!(self, Self::Hash { .. });
+        Ok(values
+            .into_iter()
+            .map(|v| {
+                if hex {
+                    format!("{v:0width$x}")
+                } else {
+                    format!("{v:0width$}")
+                }
+            })
+            .collect())
+    }
+
+    /// `n` split keys of keys in `form`, as bytes: [`Prefix::split_points`]' text for
+    /// [`Form::Text`](crate::Form::Text); for [`Form::Binary`](crate::Form::Binary), the
+    /// boundaries between the prefix's binary values (its bytes big-endian, at most 8 of a hash
+    /// prefix's), which sort among the binary keys as the text points sort among text keys.
+    pub(crate) fn split_points_in(
+        &self,
+        form: crate::kinds::Form,
+        n: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        if form == crate::kinds::Form::Text {
+            return Ok(self
+                .split_points(n)?
+                .into_iter()
+                .map(String::into_bytes)
+                .collect());
+        }
+        let (values, width) = self.split_values(form, n)?;
+        Ok(values
+            .into_iter()
+            .map(|v| v.to_be_bytes()[16 - width..].to_vec())
+            .collect())
+    }
+
+    /// The `n` values evenly spaced over the prefix's values in `form`, and the width they are
+    /// written in: digits (text bucket), hex digits (text hash), bytes (binary). The one place
+    /// the spacing and its limits are computed.
+    fn split_values(&self, form: crate::kinds::Form, n: usize) -> Result<(Vec<u128>, usize)> {
+        let binary = form == crate::kinds::Form::Binary;
+        let (space, width): (u128, usize) = match *self {
             Self::None => {
                 return Err(Error::RangeUnsupported {
                     reason: "a layout without a hash or bucket prefix has no even spacing to offer: \
@@ -708,13 +750,17 @@ impl Prefix {
                         .to_owned(),
                 });
             }
+            // The binary prefix's bytes, at most 8 (2^64 values).
+            Self::Hash { .. } if binary => {
+                let bytes = self.bin_len().min(8);
+                (1u128 << (8 * bytes), bytes)
+            }
             Self::Hash { len, .. } => {
                 let digits = usize::from(len.min(16));
-                (1u128 << (4 * digits), digits, true)
+                (1u128 << (4 * digits), digits)
             }
-            Self::Bucket { count, .. } => {
-                (u128::from(count), usize::from(bucket_width(count)), false)
-            }
+            Self::Bucket { count, .. } if binary => (u128::from(count), self.bin_len()),
+            Self::Bucket { count, .. } => (u128::from(count), usize::from(bucket_width(count))),
         };
         if n as u128 >= space || n > MAX_SPLIT_POINTS {
             return Err(Error::RangeUnsupported {
@@ -725,17 +771,8 @@ impl Prefix {
             });
         }
         let parts = n as u128 + 1;
-        Ok((1..parts)
-            .map(|i| {
-                // i * space / parts without overflow: space <= 2^64 and i < 2^20.
-                let v = i * space / parts;
-                if hex {
-                    format!("{v:0digits$x}")
-                } else {
-                    format!("{v:0digits$}")
-                }
-            })
-            .collect())
+        // i * space / parts without overflow: space <= 2^64 and i < 2^20.
+        Ok(((1..parts).map(|i| i * space / parts).collect(), width))
     }
 
     /// The bucket number of a bucketed key (checked for form, not recomputed).
