@@ -129,8 +129,12 @@ impl HashAlg {
         let n = n.min(usize::from(self.max_len()) / 2);
         match self {
             Self::Md5 => buf[..16].copy_from_slice(&md5::compute(data).0),
-            Self::Xxh32 => buf[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes()),
-            Self::Xxh64 => buf[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes()),
+            Self::Xxh32 => {
+                buf[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes())
+            }
+            Self::Xxh64 => {
+                buf[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes())
+            }
             Self::Xxh3 => buf[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes()),
         }
         &buf[..n]

@@ -496,7 +496,13 @@ mod tests {
         for fill in fills {
             for len in 0..40 {
                 for zero_at in (0..=len).chain([usize::MAX]) {
-                    for (mark, ends) in [(&[0u8, 1][..], true), (&[0, 0xff][..], false), (&[0, 2][..], false), (&[0][..], false), (&[][..], false)] {
+                    for (mark, ends) in [
+                        (&[0u8, 1][..], true),
+                        (&[0, 0xff][..], false),
+                        (&[0, 2][..], false),
+                        (&[0][..], false),
+                        (&[][..], false),
+                    ] {
                         for after in [0usize, 1, 7, 15, 20] {
                             let mut input: Vec<u8> = (0..len).map(fill).collect();
                             if zero_at < len {
@@ -510,7 +516,10 @@ mod tests {
                             if let Some((s, used)) = read_bin_plain_str(&input) {
                                 let (bytes, n) = slow.clone().expect("the slow reader reads it");
                                 assert_eq!((s.as_bytes(), used), (&bytes[..], n), "{input:?}");
-                            } else if ends && zero_at >= len && std::str::from_utf8(&input[..len]).is_ok() {
+                            } else if ends
+                                && zero_at >= len
+                                && std::str::from_utf8(&input[..len]).is_ok()
+                            {
                                 panic!("declined a plain string: {input:?}");
                             }
                             checked += 1;
