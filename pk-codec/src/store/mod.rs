@@ -55,6 +55,8 @@ mod table;
 mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
+#[cfg(feature = "typed")]
+pub mod value;
 
 use std::fmt;
 
@@ -102,6 +104,19 @@ pub(crate) fn show_key(key: &[u8]) -> String {
             out
         }
     }
+}
+
+/// A byte range for a message: `[start, end)` with each key as [`show_key`] shows it, `...`
+/// for no end.
+pub(crate) fn show_range(range: &crate::ByteRange) -> String {
+    format!(
+        "[{}, {})",
+        show_key(&range.start),
+        range
+            .end
+            .as_deref()
+            .map_or_else(|| "...".to_owned(), show_key)
+    )
 }
 
 /// Which way a range read walks.
