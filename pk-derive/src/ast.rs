@@ -307,7 +307,7 @@ pub(crate) fn mentions_param(ty: &Type, params: &[&syn::Ident]) -> bool {
         for t in tokens {
             match &t {
                 TokenTree::Ident(i) => {
-                    if !matches!(after, Some(':' | '\'' | '.')) && params.iter().any(|p| i == *p) {
+                    if !matches!(after, Some(':' | '\'' | '.')) && params.contains(&i) {
                         return true;
                     }
                     after = None;
