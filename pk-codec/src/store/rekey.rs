@@ -803,6 +803,10 @@ pub enum RekeyError {
     },
     /// The store's refusal (the state says where to resume).
     Store(StoreError),
+    /// A typed value ([`RekeyJob::put_typed`], [`RekeyJob::get_typed`]) that cannot be stored
+    /// exactly, or a stored value that is not of the type asked for.
+    #[cfg(feature = "typed")]
+    Value(super::value::ValueError),
 }
 
 impl fmt::Display for RekeyError {
@@ -859,6 +863,8 @@ impl fmt::Display for RekeyError {
             Self::BadOption { why } => write!(f, "{why}"),
             Self::Key { key, error } => write!(f, "key {key:?}: {error}"),
             Self::Store(e) => write!(f, "{e}"),
+            #[cfg(feature = "typed")]
+            Self::Value(e) => write!(f, "value: {e}"),
         }
     }
 }
@@ -1184,6 +1190,56 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
             self.new_key(values)?
         };
         Ok(self.store.get(&key)?)
+    }
+
+    /// [`RekeyJob::put`] of a typed value, in the [value format](super::value) that
+    /// [`Typed`](super::Typed) reads and writes: no value bytes made by hand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::{Layout, Value};
+    /// use pk_codec::store::{KeySpace, MemoryStore, Rekey, RekeyJob, RekeyOptions, Typed};
+    ///
+    /// let old: Layout = "card: u64 width=8; buckets=4:mod(card):sep".parse()?;
+    /// let new: Layout = "card: u64 width=8; buckets=16:mod(card):sep".parse()?;
+    /// let store = Arc::new(MemoryStore::default());
+    /// let rekey = Rekey::new("grow", KeySpace::new(old), KeySpace::new(new.clone()).under("v2/"));
+    /// let job = RekeyJob::start(Arc::clone(&store), rekey, RekeyOptions::default())?;
+    /// job.put_typed(&[Value::Uint(7)], &27.49f64)?;
+    /// job.run()?;
+    /// assert_eq!(job.get_typed::<f64>(&[Value::Uint(7)])?, Some(27.49));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`RekeyError::Value`] for a value that cannot be stored exactly (nothing written); as
+    /// [`RekeyJob::put`].
+    #[cfg(feature = "typed")]
+    pub fn put_typed<V: super::value::Storable + ?Sized>(
+        &self,
+        values: &[Value],
+        value: &V,
+    ) -> Result<(), RekeyError> {
+        let bytes = super::value::to_bytes(value).map_err(RekeyError::Value)?;
+        self.put(values, &bytes)
+    }
+
+    /// [`RekeyJob::get`], read as a `V` from the [value format](super::value).
+    ///
+    /// # Errors
+    ///
+    /// [`RekeyError::Value`] for a stored value that is not a `V`; as [`RekeyJob::get`].
+    #[cfg(feature = "typed")]
+    pub fn get_typed<V: serde::de::DeserializeOwned>(
+        &self,
+        values: &[Value],
+    ) -> Result<Option<V>, RekeyError> {
+        self.get(values)?
+            .map(|bytes| super::value::from_bytes(&bytes).map_err(RekeyError::Value))
+            .transpose()
     }
 
     /// Runs the job to its end, waiting out the throttle.

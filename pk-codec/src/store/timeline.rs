@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
 use super::scan::{ScanCursor, scan_ranges};
-use super::{RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+use super::{Faults, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
 use crate::key_range::{KeyBounds, bounds_under};
 use crate::kinds::Value;
 use crate::timeline::{Timeline, Visit};
@@ -100,6 +100,14 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
     }
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.batch_write_with_faults(ops, &mut Faults::default())
+    }
+
+    fn batch_write_with_faults(
+        &self,
+        ops: &[WriteOp],
+        faults: &mut Faults,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let ops: Vec<WriteOp> = ops
             .iter()
             .map(|op| match op {
@@ -112,7 +120,7 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
                 },
             })
             .collect();
-        self.store.batch_write(&ops)
+        self.store.batch_write_with_faults(&ops, faults)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
