@@ -278,7 +278,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode(
         shape: &KeyShape,
         out: &mut String,
@@ -293,7 +293,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::decode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode<'k, T>(
         shape: &KeyShape,
         key: &'k str,
@@ -308,7 +308,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_modulo<T: crate::KeyPart + ?Sized>(
         shape: &KeyShape,
         out: &mut String,
@@ -324,7 +324,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::encode_bytes_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_bytes(
         shape: &KeyShape,
         out: &mut Vec<u8>,
@@ -339,7 +339,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::decode_bytes_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode_bytes<'k, T>(
         shape: &KeyShape,
         key: &'k [u8],

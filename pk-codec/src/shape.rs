@@ -118,7 +118,7 @@ impl KeyShape {
     /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn check(&self) -> Result<(), Rule> {
         if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
             return Err(rule);
@@ -150,7 +150,7 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::BrokenRule`] naming the rule.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn validate(&self) -> Result<()> {
         self.check().map_err(|rule| Error::broken(None, rule))
     }
@@ -176,7 +176,7 @@ impl KeyShape {
     /// [`Error::BrokenRule`] for a shape that breaks a rule ([`KeyShape::check`]: a shape built
     /// by hand; the derive's and a [`Layout`](crate::Layout)'s are checked when they are made,
     /// and for a constant shape the check folds away).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_with(
         &self,
         out: &mut String,
@@ -188,7 +188,7 @@ impl KeyShape {
 
     /// [`KeyShape::encode_with`] for a shape known to keep the rules (a layout's, checked when
     /// the layout was built).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn encode_checked(
         &self,
         out: &mut String,
@@ -218,7 +218,7 @@ impl KeyShape {
     /// check of the placeholder's bytes and a second write). The same key. With another prefix, or
     /// no value, this is [`KeyShape::encode_checked`]; like it, for a shape known to keep the
     /// rules (a derived key's, checked when its constant is evaluated).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn encode_with_modulo(
         &self,
         out: &mut String,
@@ -252,7 +252,7 @@ impl KeyShape {
     /// A placeholder of the prefix's length (separator included), overwritten by
     /// [`KeyShape::fill_prefix`] once the natural key is known. With a constant shape, a store of
     /// a few constant bytes.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn push_placeholder(&self, out: &mut String) {
         const ZEROS: &str = "0000000000000000000000000000000000000000";
         let prefix_len = self.prefix.len();
@@ -265,7 +265,7 @@ impl KeyShape {
     }
 
     /// Undoes a failed key and checks the length of a written one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn finish_key(&self, out: &mut String, base: usize, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             out.truncate(base);
@@ -289,12 +289,12 @@ impl KeyShape {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn has_separator(&self) -> bool {
         self.prefix.has_separator()
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
@@ -349,7 +349,7 @@ impl KeyShape {
     /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives;
     /// [`Error::InvalidLayout`] for a hashed span ([`KeyReader::bucket_span`]) outside the fields
     /// read; [`Error::BrokenRule`] for a shape that breaks a rule, as [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode_with<'k, T>(
         &self,
         key: &'k str,

@@ -398,12 +398,10 @@ impl Layout {
     /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
     /// outside its type.
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
+        // A convenience over `decode_into` (the measured path), with no code of its own: a second
+        // copy of the layout's inlined loop cost every build far more than it saved a caller.
         let mut values = Vec::with_capacity(self.fields.len());
-        // The values pushed straight into the new vector, which has room for them.
-        if self.plan.try_read_direct(key, &mut values) {
-            return Ok(values);
-        }
-        self.decode_declined(key, &mut values)?;
+        self.decode_into(key, &mut values)?;
         Ok(values)
     }
 
