@@ -40,7 +40,7 @@ use cards::{
     BucketCard, Card, DerivedCard, Md5Card, ModuloCard, Xxh3Card, decode_borrowed, decode_split,
     encode_tight, encode_tight_swar, encode_write,
 };
-use md_5::{Digest, Md5};
+use md5::{Digest, Md5};
 use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
 use serde::Serialize;
 

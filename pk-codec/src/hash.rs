@@ -128,7 +128,7 @@ impl HashAlg {
     ) -> &'b [u8] {
         let n = n.min(usize::from(self.max_len()) / 2);
         match self {
-            Self::Md5 => buf[..16].copy_from_slice(&md5::compute(data).0),
+            Self::Md5 => buf[..16].copy_from_slice(&md5_digest(data)),
             Self::Xxh32 => {
                 buf[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes())
             }
@@ -150,10 +150,17 @@ impl HashAlg {
     }
 }
 
+/// The MD5 digest of `data` (md-5).
+#[inline]
+fn md5_digest(data: &[u8]) -> [u8; 16] {
+    use md5::Digest as _;
+    md5::Md5::digest(data).into()
+}
+
 /// The first `len` (at most 32) hex characters of the MD5 digest of `data`, into `buf`.
 #[inline]
 fn md5_hex_prefix<'b>(data: &[u8], len: usize, buf: &'b mut [u8; 32]) -> &'b [u8] {
-    let digest = md5::compute(data).0;
+    let digest = md5_digest(data);
     let len = len.min(32);
     for (i, out) in buf[..len].iter_mut().enumerate() {
         let byte = digest[i / 2];
