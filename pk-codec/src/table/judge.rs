@@ -463,7 +463,10 @@ impl Judge {
         }
         p.window_bytes_written += size;
         let size_split = size_split_needed(&self.options, p.bytes, p.sketch.single_value());
-        let load_split = load_split_needed(&self.options, p.window_writes) && !p.load_split_tried;
+        let load_split =
+            load_split_needed(&self.options, p.window_writes, p.load_split_tried, || {
+                p.samples.len()
+            });
         if load_split {
             p.load_split_tried = true;
         }
