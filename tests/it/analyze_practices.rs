@@ -179,7 +179,7 @@ fn a_partition_value_crossing_the_line_is_named_and_splicing_clears_it() {
         "{message}"
     );
     assert_eq!(volume[0]["design"], card);
-    let top = &v["top_values"][0];
+    let top = &v["designs"][0]["top_values"][0];
     assert_eq!(
         (&top["value"], &top["rows"]),
         (&"000007".into(), &2_000.into())

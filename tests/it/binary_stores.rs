@@ -333,7 +333,7 @@ fn a_binary_derived_key_goes_through_typed_in_its_form() {
     // Stored under the binary key, which is not UTF-8 text of the text key.
     assert_eq!(
         store.get(&first.encode_binary().unwrap()).unwrap(),
-        Some(br#""a""#.to_vec())
+        Some(pk_codec::store::value::to_bytes("a").unwrap())
     );
     assert_eq!(store.get(first.encode().unwrap().as_bytes()).unwrap(), None);
     assert_eq!(

@@ -230,7 +230,7 @@ fn bad_designs_and_values_are_errors_naming_line_column_and_rule() {
         "--row-ms",
         "--split-ops",
         "--split-bytes",
-        "--ops-per-tick",
+        "--write-capacity",
     ] {
         let o = pk(&[
             "analyze",
@@ -479,7 +479,7 @@ fn pk_analyze_lines_strips_a_byte_order_mark() {
     let o = pk(&["analyze", "--lines", &file, "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let diagnostics = json["diagnostics"].to_string();
+    let diagnostics = json["designs"][0]["diagnostics"].to_string();
     assert!(
         diagnostics.contains("sequential key: 100% of rows"),
         "{diagnostics}"
@@ -905,7 +905,7 @@ fn pk_analyze_diagnoses_buckets_however_the_spec_is_spaced() {
         ]);
         assert_eq!(o.status.code(), Some(0), "{design}: {}", stderr(&o));
         let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        json["diagnostics"].clone()
+        json["designs"][0]["diagnostics"].clone()
     };
     let canonical = diagnostics("ts: u64 width=13; buckets=16:mod(ts)");
     let text = canonical.to_string();

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod analysis_report;
 mod analyze_judge;
 mod analyze_practices;
 mod binary_stores;
@@ -57,3 +58,4 @@ mod table_schema;
 mod table_versions;
 mod timeline;
 mod typed_bulk_writes;
+mod typed_values;

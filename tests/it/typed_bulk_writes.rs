@@ -181,6 +181,7 @@ proptest! {
 /// A value that does not serialize is refused as a value error, before it is queued.
 #[test]
 fn a_value_that_does_not_serialize_is_refused_before_it_is_queued() {
+    #[derive(Deserialize)]
     struct Unserializable;
     impl Serialize for Unserializable {
         fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {

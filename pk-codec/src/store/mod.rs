@@ -55,6 +55,8 @@ mod table;
 mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
+#[cfg(feature = "typed")]
+pub mod value;
 
 use std::fmt;
 

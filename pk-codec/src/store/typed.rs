@@ -1,13 +1,14 @@
 //! Typed access: rows put, got and range-read by a derived key type or a runtime [`Layout`] of
 //! either [`Form`](crate::Form) (a layout's keys are its [`Layout::encode_bytes`]), values
-//! through serde (JSON), bucketed keys read back in natural order through [`scan_ranges`].
+//! through serde in the [value format](super::value) (exact, checked on write), bucketed keys
+//! read back in natural order through [`scan_ranges`].
 
 use std::fmt;
 use std::ops::ControlFlow;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::value::{self, Storable, ValueError};
 use super::{BulkWriter, PrefixLen, RangeStore, ScanCursor, StoreError, scan_ranges, show_key};
 use crate::{DecodeKey, Form, KeyBounds, Layout, PartitionKey, Value};
 
@@ -27,16 +28,16 @@ pub enum TypedError {
         /// Why it did not decode.
         error: crate::Error,
     },
-    /// A value could not be serialized, or the stored value [`Typed::get`] read did not
-    /// deserialize.
-    Value(serde_json::Error),
-    /// A stored value a scan read did not deserialize: it is not the type asked for (or not
-    /// JSON).
+    /// A value could not be stored (it does not serialize, or would not read back exactly:
+    /// see [`value`](super::value)), or the stored value [`Typed::get`] read is not of the type
+    /// asked for. Nothing was written.
+    Value(ValueError),
+    /// A stored value a scan read is not of the type asked for.
     StoredValue {
         /// The key of the row that holds it.
         key: Vec<u8>,
-        /// Why it did not deserialize.
-        error: serde_json::Error,
+        /// Why it did not read.
+        error: ValueError,
     },
 }
 
@@ -86,28 +87,22 @@ impl From<crate::Error> for TypedError {
     }
 }
 
-impl From<serde_json::Error> for TypedError {
-    fn from(e: serde_json::Error) -> Self {
+impl From<ValueError> for TypedError {
+    fn from(e: ValueError) -> Self {
         Self::Value(e)
     }
 }
 
-/// The bytes typed access stores a value as: its JSON. Every typed write goes through here
-/// ([`Typed::put`], [`Typed::put_values`], [`BulkWriter::add_typed`],
-/// [`BulkWriter::add_values`]), and every typed read through [`read_value`], so a value written
-/// one way reads back the other.
-fn value_bytes<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>, TypedError> {
-    Ok(serde_json::to_vec(value)?)
-}
-
-/// A value typed access stored ([`value_bytes`]), read back.
-fn read_value<V: DeserializeOwned>(bytes: &[u8]) -> Result<V, serde_json::Error> {
-    serde_json::from_slice(bytes)
+/// The bytes typed access stores a value as ([`value::to_bytes`]). Every typed write goes
+/// through here ([`Typed::put`], [`Typed::put_values`], [`BulkWriter::add_typed`],
+/// [`BulkWriter::add_values`]), and every typed read through [`value::from_bytes`].
+fn value_bytes<V: Storable + ?Sized>(value: &V) -> Result<Vec<u8>, TypedError> {
+    Ok(value::to_bytes(value)?)
 }
 
 /// The value a scan read at `key`, or an error naming the key.
 fn stored_value<V: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<V, TypedError> {
-    read_value(value).map_err(|error| TypedError::StoredValue {
+    value::from_bytes(value).map_err(|error| TypedError::StoredValue {
         key: key.to_vec(),
         error,
     })
@@ -197,12 +192,14 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         Self { store }
     }
 
-    /// Writes `value` (as JSON) at `key`.
+    /// Writes `value` at `key`, in the [value format](super::value): it reads back exactly, or
+    /// is refused before anything is written.
     ///
     /// # Errors
     ///
-    /// The key's encoding error, the value's serialization error, the store's refusal.
-    pub fn put<K: PartitionKey, V: Serialize + ?Sized>(
+    /// The key's encoding error; [`TypedError::Value`] for a value that does not serialize or
+    /// would not read back exactly (nothing is written); the store's refusal.
+    pub fn put<K: PartitionKey, V: Storable + ?Sized>(
         &self,
         key: &K,
         value: &V,
@@ -215,13 +212,13 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     ///
     /// # Errors
     ///
-    /// As [`Typed::put`], and a stored value that does not deserialize as `V`.
+    /// As [`Typed::put`], and a stored value that does not read as a `V`.
     pub fn get<K: PartitionKey, V: DeserializeOwned>(
         &self,
         key: &K,
     ) -> Result<Option<V>, TypedError> {
         match self.store.get(&stored_bytes(key)?)? {
-            Some(bytes) => Ok(Some(read_value(&bytes)?)),
+            Some(bytes) => Ok(Some(value::from_bytes(&bytes)?)),
             None => Ok(None),
         }
     }
@@ -304,7 +301,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
     /// # Errors
     ///
     /// As [`Typed::put`].
-    pub fn put_values<V: Serialize + ?Sized>(
+    pub fn put_values<V: Storable + ?Sized>(
         &self,
         layout: &Layout,
         values: &[Value],
@@ -326,7 +323,7 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         values: &[Value],
     ) -> Result<Option<V>, TypedError> {
         match self.store.get(&layout.encode_bytes(values)?)? {
-            Some(bytes) => Ok(Some(read_value(&bytes)?)),
+            Some(bytes) => Ok(Some(value::from_bytes(&bytes)?)),
             None => Ok(None),
         }
     }
@@ -397,14 +394,14 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
 /// Typed bulk writes: rows by key type or runtime layout, values stored exactly as [`Typed`]
 /// stores them, so [`Typed::get`] and [`Typed::scan`] read them back.
 impl BulkWriter {
-    /// Queues `value` at `key`, as [`Typed::put`] would write it (the key encoded, the value as
-    /// JSON); waits while the key's worker's queue is full. The row is reported and counted as
+    /// Queues `value` at `key`, as [`Typed::put`] would write it (the key encoded, the value in
+    /// the [value format](super::value), checked to read back exactly); waits while the key's worker's queue is full. The row is reported and counted as
     /// [`BulkWriter::add`]'s are.
     ///
     /// # Errors
     ///
-    /// The key's encoding error ([`TypedError::Key`]) or the value's serialization error
-    /// ([`TypedError::Value`]), before anything is queued; [`BulkWriter::add`]'s error
+    /// The key's encoding error ([`TypedError::Key`]) or a value that does not serialize or
+    /// would not read back exactly ([`TypedError::Value`]), before anything is queued; [`BulkWriter::add`]'s error
     /// ([`TypedError::Store`]).
     ///
     /// # Examples
@@ -435,7 +432,7 @@ impl BulkWriter {
     /// assert_eq!(read, Some(20.2));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn add_typed<K: PartitionKey, V: Serialize + ?Sized>(
+    pub fn add_typed<K: PartitionKey, V: Storable + ?Sized>(
         &self,
         key: &K,
         value: &V,
@@ -468,7 +465,7 @@ impl BulkWriter {
     /// assert_eq!(read.as_deref(), Some("21.5 C"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn add_values<V: Serialize + ?Sized>(
+    pub fn add_values<V: Storable + ?Sized>(
         &self,
         layout: &Layout,
         values: &[Value],

@@ -116,6 +116,7 @@
 //! [`split_points_by_size`]: crate::table::split_points_by_size
 //! [`split_points_even`]: crate::table::split_points_even
 
+pub mod analysis;
 mod error;
 mod heatmap;
 mod hotspot;

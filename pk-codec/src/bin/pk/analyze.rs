@@ -5,20 +5,18 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
-use pk_codec::table::{
-    AttributeAudit, Finding, FindingCode, Growth, HeatmapOptions, HotspotReport, Judge, LoadReport,
-    PkColumn, PkType, PkValue, PrimaryKey, Schema, TableOptions, ValueVolume, VolumeMeter,
+use pk_codec::Layout;
+use pk_codec::table::analysis::format::{bytes, count, span};
+use pk_codec::table::analysis::{
+    Analysis, AnalysisOptions, AnalysisReport, DesignReplay, DesignSpec, Figure,
+    HEADROOM_TOLERANCE, HeaderColumns, Headroom, KeySource, STORE_NAMES, StoreProfile, Where,
+    bucket_of,
 };
-use pk_codec::{Form, Layout, Prefix, Value};
+use pk_codec::table::{Finding, FindingCode, HeatmapOptions, PkValue};
 
 use crate::Failure;
-use crate::spill::Spill;
 use crate::values;
 
 /// Malformed rows reported one by one before the rest are only counted.
@@ -52,24 +50,32 @@ pub(crate) struct Args {
     /// Spacing of rows without --time, in ms.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(1..))]
     row_ms: i64,
-    /// Load window length, in ms.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(i64).range(1..))]
-    window_ms: i64,
-    /// A partition splits when it serves more than this many writes in a window.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    split_ops: u64,
-    /// A partition splits when it holds more than this many bytes.
-    #[arg(long, default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
-    split_bytes: u64,
+    /// The store whose partitions the report judges in: generic (this crate's model: 100 writes
+    /// a 60 s window, 64 MiB), dynamodb, tikv, cockroachdb, hbase, tablestore. Each figure's
+    /// source is in the docs of pk_codec::table::analysis::StoreProfile; a figure the store
+    /// does not publish must be given by its option.
+    #[arg(long, default_value = "generic", value_parser = store_name)]
+    store: String,
+    /// Load window length, in ms (default: the store's; a store's per-second figures scale
+    /// with it).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
+    window_ms: Option<i64>,
+    /// Writes one partition serves per window (default: the store's).
+    #[arg(long, alias = "ops-per-tick", value_parser = clap::value_parser!(u64).range(1..))]
+    write_capacity: Option<u64>,
+    /// A partition splits when it serves more than this many writes in a window (default: the
+    /// store's load-split threshold).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    split_ops: Option<u64>,
+    /// A partition splits when it holds more than this many bytes (default: the store's).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    split_bytes: Option<u64>,
     /// Merge small, cold partitions back together, as the store does (off by default: in the
     /// model each merge copies the rows of both partitions, which on long dumps with a
     /// sequential key costs time growing with the square of the rows, and merges do not
     /// change where a window's writes go).
     #[arg(long)]
     merge: bool,
-    /// Operations a partition serves per window in the capacity model (default: --split-ops).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    ops_per_tick: Option<u64>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -79,9 +85,16 @@ pub(crate) struct Args {
     /// Shade heatmaps by the logarithm of load.
     #[arg(long)]
     log_scale: bool,
-    /// Exit with status 2 when a design's hottest share exceeds this (0 to 1).
+    /// Exit with status 2 when a HOT design's hottest share exceeds this (0 to 1).
     #[arg(long)]
     fail_above: Option<f64>,
+    /// Exit with status 2 when a design's headroom (the multiple of the dump's traffic at which
+    /// writes no split cures are throttled) is below N ("this design must hold 10x").
+    #[arg(long, value_parser = load_scale)]
+    fail_below_headroom: Option<f64>,
+    /// The largest multiple of the dump's traffic the headroom search tries.
+    #[arg(long, default_value_t = 1000.0, value_parser = load_scale)]
+    headroom_up_to: f64,
     /// Stop at the first malformed row (exit status 1).
     #[arg(long)]
     strict: bool,
@@ -92,9 +105,10 @@ pub(crate) struct Args {
     /// column that no design's key and not --time reads.
     #[arg(long, value_delimiter = ',')]
     columns: Option<Vec<String>>,
-    /// The data one partition-key value may hold, in bytes (the practices: 10 GB).
-    #[arg(long, default_value_t = pk_codec::table::DEFAULT_PARTITION_LIMIT, value_parser = clap::value_parser!(u64).range(1..))]
-    partition_limit: u64,
+    /// The data one partition-key value may hold, in bytes (default: the store's, 10 GB where it
+    /// publishes none).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    partition_limit: Option<u64>,
     /// A partition-key value that crosses --partition-limit within this many days of the dump's
     /// last time, at the dump's own rate, is a `partition-volume` finding.
     #[arg(long, default_value_t = 365, value_parser = clap::value_parser!(u64).range(0..=365_000))]
@@ -103,6 +117,19 @@ pub(crate) struct Args {
     /// wide-row, large-text, money-as-float, split-columns, partition-volume, table-size.
     #[arg(long, value_delimiter = ',', value_parser = finding_code)]
     fail_on: Vec<FindingCode>,
+}
+
+/// A `--store` name.
+fn store_name(text: &str) -> Result<String, String> {
+    let name = text.trim().to_ascii_lowercase();
+    if STORE_NAMES.contains(&name.as_str()) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "{text:?} is not a store profile; one of {}",
+            STORE_NAMES.join(", ")
+        ))
+    }
 }
 
 /// A `--fail-on` code.
@@ -114,22 +141,6 @@ fn finding_code(text: &str) -> Result<FindingCode, String> {
         )
     })
 }
-
-/// How a design makes a row's key.
-enum Source {
-    /// The key column as it is (or the whole line).
-    Column(String),
-    Line,
-    Layout {
-        spec: String,
-        layout: Layout,
-        /// Bucket count and the modulo field, if bucketed.
-        buckets: Option<(u32, Option<String>)>,
-    },
-}
-
-/// Rows handed to a design's replay thread at once.
-const BATCH: usize = 4_096;
 
 /// The longest line `analyze` reads: past it, reading stops with an error naming the file and
 /// line (a key is at most 1 KB, so such a line holds no row worth reading, and reading it whole
@@ -299,291 +310,6 @@ impl<R: Read> Read for LineCapped<R> {
     }
 }
 
-/// Keys to replay: `(key, time ms, line, attribute bytes)`, all from one file.
-struct Batch {
-    file: Arc<str>,
-    rows: Vec<(Vec<u8>, i64, u64, u64)>,
-}
-
-/// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
-const SPILL_BUDGET: usize = 256 << 20;
-
-/// The judging side of a design, fed by its own thread: parsing and key building on the reading
-/// thread, the judge on another (two cores: the run takes the longer of the two).
-///
-/// With `--time` the rows also gather in a [`Spill`], which puts them in `(time, key)` order.
-/// While they arrive in that order (a dump exported in time order) the judge takes them at
-/// once, beside the reading; the first row out of order starts the judge again, and it takes
-/// the rows from the spill once the dump is read. Either way it judges the same rows in the
-/// same order.
-struct Replay {
-    judging: Judging,
-    /// The rows in `(time, key)` order, with `--time`.
-    spill: Option<Spill>,
-    /// Whether every row so far came in `(time, key, bytes)` order, and the last one.
-    in_order: bool,
-    last: Option<(i64, Vec<u8>, u64)>,
-    /// What a fresh judge is made of.
-    options: TableOptions,
-    scale: f64,
-    window_ms: i64,
-}
-
-/// A judge and the load it was fed.
-struct Judging {
-    judge: Judge,
-    /// `--load-scale`, and the first time replayed (times are compressed from it).
-    scale: f64,
-    t0: Option<i64>,
-    /// The highest key so far, and the rows that were written above every key before them.
-    max_key: Vec<u8>,
-    new_max: u64,
-    rows: u64,
-    /// Writes of each load window with writes, in time order, and the window counted last.
-    window_writes: Vec<u64>,
-    window: Option<i64>,
-    window_ms: i64,
-    /// The first and last times replayed (scaled).
-    span: Option<(i64, i64)>,
-    /// A key kept between writes (its buffer is refilled).
-    key: Option<PrimaryKey>,
-    /// Whether the keys are a binary layout's (a binary partition key) rather than text.
-    binary: bool,
-    /// The data under each partition-key value (the largest ones), and the bytes of every row.
-    volume: VolumeMeter,
-    bytes: u64,
-    /// Rows judged, over every design, for the progress bar (counted in steps), and this
-    /// judge's rows counted there so far.
-    progress: Arc<AtomicU64>,
-    counted: u64,
-}
-
-/// Partition-key values whose data a design's [`VolumeMeter`] keeps.
-const VOLUME_VALUES: usize = 1_024;
-
-/// The judges' schema: the design's key (a string column for text keys, a binary one for a
-/// binary layout's), then a row number, so that rows sharing a key are distinct rows under one
-/// partition-key value (they add up; none overwrites another).
-fn schema(binary: bool) -> Result<Schema, pk_codec::table::TableError> {
-    Schema::new(vec![
-        PkColumn::new(
-            "pk",
-            if binary {
-                PkType::Binary
-            } else {
-                PkType::String
-            },
-        ),
-        PkColumn::new("row", PkType::Integer),
-    ])
-}
-
-/// A design's key as the judge's partition-key value: text, or bytes for a binary layout (the
-/// key's buffer moved in, not copied).
-fn partition_value(key: Vec<u8>, binary: bool) -> Result<PkValue, String> {
-    if binary {
-        Ok(PkValue::Binary(key))
-    } else {
-        String::from_utf8(key)
-            .map(PkValue::String)
-            .map_err(|e| format!("a text key that is not UTF-8: {e}"))
-    }
-}
-
-/// The key's buffer back out of [`partition_value`]'s value.
-fn key_bytes(value: PkValue) -> Vec<u8> {
-    match value {
-        PkValue::String(text) => text.into_bytes(),
-        PkValue::Binary(bytes) => bytes,
-        _ => Vec::new(),
-    }
-}
-
-/// The bucket of a design's key, if its layout has a bucket prefix and the key one.
-fn bucket_of(layout: &Layout, key: &[u8]) -> Option<u32> {
-    match layout.form() {
-        Form::Text => layout
-            .shape()
-            .bucket_of_key(std::str::from_utf8(key).ok()?)
-            .ok(),
-        Form::Binary => match layout.shape().prefix() {
-            Prefix::Bucket { .. } => Some(
-                key.get(..layout.shape().prefix().bin_len())?
-                    .iter()
-                    .fold(0u32, |v, &b| v << 8 | u32::from(b)),
-            ),
-            _ => None,
-        },
-    }
-}
-
-/// Rows a judge judges between updates of the shared progress count.
-const PROGRESS_STEP: u64 = 1 << 16;
-
-impl Drop for Judging {
-    fn drop(&mut self) {
-        // A judge started again takes its rows back from the count.
-        self.progress.fetch_sub(self.counted, Relaxed);
-    }
-}
-
-impl Judging {
-    fn new(
-        options: &TableOptions,
-        scale: f64,
-        window_ms: i64,
-        progress: Arc<AtomicU64>,
-        binary: bool,
-    ) -> Result<Self, Failure> {
-        Ok(Self {
-            judge: Judge::new(schema(binary)?, options.clone())?,
-            scale,
-            t0: None,
-            max_key: Vec::new(),
-            new_max: 0,
-            rows: 0,
-            window_writes: Vec::new(),
-            window: None,
-            window_ms,
-            span: None,
-            key: None,
-            binary,
-            volume: VolumeMeter::new(VOLUME_VALUES),
-            bytes: 0,
-            progress,
-            counted: 0,
-        })
-    }
-
-    /// Judges one row at `ts` (before scaling) holding `attribute_bytes` of attributes, in time
-    /// order. Rows of one key are distinct rows under it (a row number follows the key), so
-    /// their data adds up, as rows under one partition-key value do.
-    fn feed(&mut self, ts: i64, key: &[u8], attribute_bytes: u64) -> Result<(), String> {
-        let t0 = *self.t0.get_or_insert(ts);
-        let t = scaled(ts, t0, self.scale);
-        if self.rows == 0 || key > self.max_key.as_slice() {
-            self.new_max += 1;
-            self.max_key.clear();
-            self.max_key.extend_from_slice(key);
-        }
-        self.rows += 1;
-        if self.rows.is_multiple_of(PROGRESS_STEP) {
-            self.progress.fetch_add(PROGRESS_STEP, Relaxed);
-            self.counted += PROGRESS_STEP;
-        }
-        let w = t.div_euclid(self.window_ms);
-        if self.window == Some(w) {
-            *self.window_writes.last_mut().expect("a window is open") += 1;
-        } else {
-            self.window = Some(w);
-            self.window_writes.push(1);
-        }
-        self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-        let row = i64::try_from(self.rows).unwrap_or(i64::MAX);
-        let mut values = self
-            .key
-            .take()
-            .map(PrimaryKey::into_values)
-            .unwrap_or_default();
-        match values.as_mut_slice() {
-            [PkValue::String(text), PkValue::Integer(n)] if !self.binary => {
-                text.clear();
-                text.push_str(std::str::from_utf8(key).map_err(|e| format!("a text key: {e}"))?);
-                *n = row;
-            }
-            [PkValue::Binary(bytes), PkValue::Integer(n)] if self.binary => {
-                bytes.clear();
-                bytes.extend_from_slice(key);
-                *n = row;
-            }
-            _ => {
-                values = vec![
-                    partition_value(key.to_vec(), self.binary)?,
-                    PkValue::Integer(row),
-                ]
-            }
-        }
-        let pk = PrimaryKey::new(values);
-        let bytes = key.len() as u64 + attribute_bytes;
-        self.volume.add(key, bytes);
-        self.bytes += bytes;
-        let written = self.judge.write(&pk, attribute_bytes, t);
-        self.key = Some(pk);
-        written.map_err(|e| format!("the table refused a key it had accepted: {e}"))
-    }
-}
-
-impl Replay {
-    /// Takes a batch: checks each key as the table would (naming its line), then judges it at
-    /// once, or keeps it to judge in time order.
-    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
-        for (key, ts, line, bytes) in batch.rows {
-            // The row number the judge adds is an integer the table always takes.
-            let value = partition_value(key, self.judging.binary)?;
-            self.judging
-                .judge
-                .check_partition_value(&value)
-                .map_err(|e| {
-                    format!(
-                        "{} line {line}: the table refused the key of design {design}: {e}",
-                        batch.file
-                    )
-                })?;
-            let key = key_bytes(value);
-            let Some(spill) = &mut self.spill else {
-                self.judging.feed(ts, &key, bytes)?;
-                continue;
-            };
-            spill.push(ts, &key, bytes)?;
-            if !self.in_order {
-                continue;
-            }
-            let ordered = self
-                .last
-                .as_ref()
-                .is_none_or(|(t, k, b)| (*t, k.as_slice(), *b) <= (ts, key.as_slice(), bytes));
-            if ordered {
-                self.judging.feed(ts, &key, bytes)?;
-                self.last = Some((ts, key, bytes));
-            } else {
-                // The spill has every row: the judge starts again from it at the end.
-                self.in_order = false;
-                self.last = None;
-                self.judging = Judging::new(
-                    &self.options,
-                    self.scale,
-                    self.window_ms,
-                    Arc::clone(&self.judging.progress),
-                    self.judging.binary,
-                )
-                .map_err(|e| e.message)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Judges the rows kept for time order, unless the judge took them all as they came.
-    fn finish(&mut self) -> Result<(), String> {
-        if let Some(spill) = self.spill.take()
-            && !self.in_order
-        {
-            let judging = &mut self.judging;
-            spill.drain(|t, key, bytes| judging.feed(t, key, bytes))?;
-        }
-        Ok(())
-    }
-}
-
-/// `ts` with the time since `t0` divided by `scale`: the dump replayed `scale` times faster.
-fn scaled(ts: i64, t0: i64, scale: f64) -> i64 {
-    if scale == 1.0 {
-        return ts;
-    }
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-    let since = (ts.saturating_sub(t0) as f64 / scale).floor() as i64;
-    t0.saturating_add(since)
-}
-
 /// `--load-scale`: a finite factor above 0.
 fn load_scale(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -591,264 +317,6 @@ fn load_scale(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{text:?} is not a load scale: give a number above 0 (10 replays the dump 10 times faster)"
         )),
-    }
-}
-
-/// A design's replay thread: its queue and its result.
-struct Worker {
-    /// `None` once every row is sent.
-    queue: Option<SyncSender<Batch>>,
-    done: JoinHandle<(Replay, Option<String>)>,
-}
-
-/// One design being replayed.
-struct Design {
-    name: String,
-    source: Source,
-    /// Column index of each field (or of the key column), for the current file.
-    columns: Vec<usize>,
-    values: Vec<Value>,
-    bucket_rows: Vec<u64>,
-    /// Greatest common divisor of the modulo field's values.
-    modulo_gcd: u128,
-    batch: Batch,
-    worker: Option<Worker>,
-}
-
-/// Input position for messages.
-struct Where<'a> {
-    file: &'a str,
-    line: u64,
-}
-
-impl Design {
-    fn new(
-        name: String,
-        source: Source,
-        args: &Args,
-        designs: usize,
-        progress: &Arc<AtomicU64>,
-    ) -> Result<Self, Failure> {
-        let mut options = TableOptions::default()
-            .split_load_ops(args.split_ops)
-            .split_size_bytes(args.split_bytes)
-            .load_window_ms(args.window_ms);
-        if !args.merge {
-            options = options.no_merge();
-        }
-        let mut replay = Replay {
-            judging: Judging::new(
-                &options,
-                args.load_scale,
-                args.window_ms,
-                Arc::clone(progress),
-                matches!(&source, Source::Layout { layout, .. } if layout.form() == Form::Binary),
-            )?,
-            spill: args
-                .time
-                .as_ref()
-                .map(|_| Spill::new(SPILL_BUDGET / designs.max(1))),
-            in_order: true,
-            last: None,
-            options,
-            scale: args.load_scale,
-            window_ms: args.window_ms,
-        };
-        let (queue, batches) = sync_channel::<Batch>(4);
-        let design = name.clone();
-        let done = std::thread::spawn(move || {
-            for batch in batches {
-                if let Err(e) = replay.take(batch, &design) {
-                    return (replay, Some(e));
-                }
-            }
-            let finished = replay.finish().err();
-            (replay, finished)
-        });
-        let buckets = match &source {
-            Source::Layout {
-                buckets: Some((n, _)),
-                ..
-            } => usize::try_from(*n).unwrap_or(0),
-            _ => 0,
-        };
-        Ok(Self {
-            name,
-            source,
-            columns: Vec::new(),
-            values: Vec::new(),
-            bucket_rows: vec![0; buckets],
-            modulo_gcd: 0,
-            batch: Batch {
-                file: Arc::from(""),
-                rows: Vec::with_capacity(BATCH),
-            },
-            worker: Some(Worker {
-                queue: Some(queue),
-                done,
-            }),
-        })
-    }
-
-    /// Finds this design's columns in a file's header.
-    fn resolve(&mut self, header: &[String], file: &str) -> Result<(), Failure> {
-        let find = |name: &str, rule: &str| column(header, name, rule, file);
-        self.columns = match &self.source {
-            Source::Line => Vec::new(),
-            Source::Column(c) => vec![find(c, "named by --key")?],
-            Source::Layout { spec, layout, .. } => layout
-                .fields()
-                .iter()
-                .map(|f| find(f.name(), &format!("field of design '{spec}'")))
-                .collect::<Result<_, _>>()?,
-        };
-        Ok(())
-    }
-
-    /// Builds the row's key and writes it at `ts`.
-    fn write(
-        &mut self,
-        row: &[&str],
-        ts: i64,
-        attribute_bytes: u64,
-        at: &Where<'_>,
-    ) -> Result<(), Failure> {
-        let key = match &self.source {
-            Source::Line => row.first().copied().unwrap_or_default().as_bytes().to_vec(),
-            Source::Column(_) => row[self.columns[0]].as_bytes().to_vec(),
-            Source::Layout {
-                spec,
-                layout,
-                buckets,
-            } => {
-                self.values.clear();
-                for (f, &c) in layout.fields().iter().zip(&self.columns) {
-                    let v = values::parse(f, row[c]).map_err(|e| {
-                        format!(
-                            "{} line {}, column {}: {e} (design '{spec}')",
-                            at.file,
-                            at.line,
-                            f.name()
-                        )
-                    })?;
-                    if let Some((_, Some(m))) = buckets
-                        && m == f.name()
-                    {
-                        let n = match &v {
-                            Value::Uint(n) => *n,
-                            Value::Int(n) => n.unsigned_abs(),
-                            _ => 0,
-                        };
-                        self.modulo_gcd = gcd(self.modulo_gcd, n);
-                    }
-                    self.values.push(v);
-                }
-                let key = layout.encode_bytes(&self.values).map_err(|e| {
-                    format!(
-                        "{} line {}, columns {}: cannot encode under design '{spec}': {e}",
-                        at.file,
-                        at.line,
-                        layout
-                            .fields()
-                            .iter()
-                            .map(|f| f.name())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
-                })?;
-                if buckets.is_some()
-                    && let Some(b) = bucket_of(layout, &key)
-                    && let Some(n) = self.bucket_rows.get_mut(b as usize)
-                {
-                    *n += 1;
-                }
-                key
-            }
-        };
-        if *self.batch.file != *at.file {
-            self.flush()?;
-            self.batch.file = Arc::from(at.file);
-        }
-        self.batch.rows.push((key, ts, at.line, attribute_bytes));
-        if self.batch.rows.len() >= BATCH {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Hands the rows so far to the replay thread.
-    fn flush(&mut self) -> Result<(), Failure> {
-        if self.batch.rows.is_empty() {
-            return Ok(());
-        }
-        let rows = std::mem::replace(&mut self.batch.rows, Vec::with_capacity(BATCH));
-        let batch = Batch {
-            file: self.batch.file.clone(),
-            rows,
-        };
-        let sent = self
-            .worker
-            .as_ref()
-            .and_then(|w| w.queue.as_ref())
-            .is_some_and(|q| q.send(batch).is_ok());
-        if sent {
-            Ok(())
-        } else {
-            // The thread stopped at a refused key: its message is the error.
-            self.join().map(|_| ())
-        }
-    }
-
-    /// Sends the last rows and tells the replay thread there are no more, so that it judges
-    /// what it keeps for time order while the other designs' threads do.
-    fn seal(&mut self) -> Result<(), Failure> {
-        self.flush()?;
-        if let Some(w) = &mut self.worker {
-            w.queue = None;
-        }
-        Ok(())
-    }
-
-    /// Whether the replay thread has ended (judged every row, or stopped at an error).
-    fn judged(&self) -> bool {
-        self.worker.as_ref().is_none_or(|w| w.done.is_finished())
-    }
-
-    /// Waits for the replay thread to write everything sent.
-    fn join(&mut self) -> Result<Replay, Failure> {
-        let Worker { queue, done } = self
-            .worker
-            .take()
-            .ok_or_else(|| Failure::from("replay already finished"))?;
-        drop(queue);
-        match done.join() {
-            Ok((replay, None)) => Ok(replay),
-            Ok((_, Some(e))) => Err(e.into()),
-            Err(_) => Err("the replay thread panicked".into()),
-        }
-    }
-}
-
-/// The index of the header's column `name`, which `rule` names: an error naming the file when
-/// the header has no such column, or has it more than once (which one would be read is a guess,
-/// and the other's values would be ignored without a word).
-fn column(header: &[String], name: &str, rule: &str, file: &str) -> Result<usize, Failure> {
-    let mut at = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| *h == name)
-        .map(|(i, _)| i);
-    match (at.next(), at.next()) {
-        (Some(i), None) => Ok(i),
-        (None, _) => Err(Failure::from(format!(
-            "{file} line 1: no column {name:?} in the header ({rule}); columns: {}",
-            header.join(", ")
-        ))),
-        (Some(first), Some(second)) => Err(Failure::from(format!(
-            "{file} line 1: the header has column {name:?} more than once (columns {} and {}; {rule}); name each column once",
-            first + 1,
-            second + 1
-        ))),
     }
 }
 
@@ -876,303 +344,6 @@ fn band_name(layout: &Layout, bucketed: bool, key: &PkValue) -> Option<String> {
     Some(parts.join(", "))
 }
 
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-/// `buckets=N:mod(field)` or `buckets=N:hash...` of a spec, read from its text: a layout's
-/// own (`Layout`'s `Display`), which spells it so.
-fn buckets_of(spec: &str) -> Option<(u32, Option<String>)> {
-    let part = spec
-        .split(';')
-        .map(str::trim)
-        .find_map(|p| p.strip_prefix("buckets="))?;
-    let (n, how) = part.split_once(':').unwrap_or((part, "hash"));
-    let n = n.trim().parse().ok()?;
-    let modulo = how
-        .trim()
-        .strip_prefix("mod(")
-        .and_then(|r| r.split_once(')'))
-        .map(|(f, _)| f.trim().to_owned());
-    Some((n, modulo))
-}
-
-/// What one design's replay found.
-struct Outcome {
-    name: String,
-    hot: HotspotReport,
-    model: LoadReport,
-    efficiency: f64,
-    /// The hottest share a perfectly spread design would have at this load ([`fair_share`]).
-    fair: f64,
-    /// The load replayed (the same rows for every design).
-    load: LoadFigures,
-    /// The dump's rows, bytes and span (the same for every design).
-    growth: Growth,
-    /// The partition-key values with the most data, and the design's volume findings.
-    top_values: Vec<ValueVolume>,
-    findings: Vec<Finding>,
-    diagnostics: Vec<String>,
-    /// The heatmap SVG, when --svg asked for one.
-    svg: Option<Result<String, pk_codec::table::TableError>>,
-}
-
-#[allow(clippy::cast_precision_loss)]
-fn pct(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        100.0 * a as f64 / b as f64
-    }
-}
-
-impl Design {
-    #[allow(clippy::cast_precision_loss)]
-    fn finish(mut self, args: &Args) -> Result<Outcome, Failure> {
-        self.flush()?;
-        let replay = self.join()?.judging;
-        let hot = replay.judge.hotspot();
-        let model = replay.judge.report();
-        let fair = fair_share(&hot, args.split_ops);
-        let load = LoadFigures::of(&replay, args);
-        let growth = Growth {
-            rows: replay.rows,
-            bytes: replay.bytes,
-            span_ms: load.last_ms.saturating_sub(load.first_ms),
-        };
-        let horizon_ms = i64::try_from(args.horizon_days)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(86_400_000);
-        let findings = pk_codec::table::volume_findings(
-            &self.name,
-            &replay.volume,
-            &growth,
-            args.partition_limit,
-            horizon_ms,
-        );
-        let top_values = replay.volume.top(args.top);
-        let efficiency = model
-            .capacity(args.ops_per_tick.unwrap_or(args.split_ops))
-            .efficiency;
-        let mut d = Vec::new();
-        let rows = replay.rows;
-        let sequential = rows >= 10 && replay.new_max.saturating_mul(10) >= rows.saturating_mul(9);
-        if sequential || hot.tail_share >= 0.9 {
-            d.push(format!(
-                "sequential key: {:.0}% of rows were written above every key before them ({:.0}% above the previous window's highest key), so every window's writes go to the last partition however it splits (a tail hotspot); put a hash prefix in front (e.g. hash=md5:4) or lead with a field whose values spread",
-                pct(replay.new_max, rows),
-                hot.tail_share * 100.0
-            ));
-        }
-        if let Source::Layout {
-            buckets: Some((n, modulo)),
-            ..
-        } = &self.source
-        {
-            let used = self.bucket_rows.iter().filter(|&&c| c > 0).count();
-            let max = self.bucket_rows.iter().copied().max().unwrap_or(0);
-            let mean = rows as f64 / f64::from((*n).max(1));
-            // Whole rows when the mean is large; a fraction of a row stays visible below 10.
-            let mean_text = if mean >= 10.0 {
-                format!("{mean:.0}")
-            } else {
-                format!("{mean:.2}")
-            };
-            d.push(format!(
-                "buckets: {used} of {n} used; max {max} rows per bucket, {:.2}x the mean of {mean_text}",
-                if mean > 0.0 { max as f64 / mean } else { 0.0 }
-            ));
-            if let Some(field) = modulo {
-                let g = self.modulo_gcd;
-                let common = gcd(g, u128::from(*n));
-                if g > 1 && common > 1 {
-                    d.push(format!(
-                        "rows collapsed into {used} bucket(s) because every {field} value is a multiple of {g}, which shares the factor {common} with {n}: {field} % {n} only reaches {} of the {n} buckets (minute-granularity ms timestamps are all multiples of 60000, so % 16 gives 0 every time); fix: hash buckets (buckets={n}:hash({field})), or bucket by ({field} / {g}) % {n}",
-                        u128::from(*n) / common
-                    ));
-                }
-            }
-        }
-        for h in model.hot_key_values.iter().take(args.top) {
-            d.push(format!(
-                "key value {:?} took {:.0}% of its partition's load in a window; one key value is never split, so no split can help",
-                h.value.to_string(),
-                h.share * 100.0
-            ));
-        }
-        for o in model.oversized_key_values.iter().take(args.top) {
-            d.push(format!(
-                "key value {:?} holds {} bytes in {} rows, more than a partition; no split can help",
-                o.value.to_string(),
-                o.bytes,
-                o.rows
-            ));
-        }
-        let svg = args.svg.as_ref().map(|_| {
-            let mut map = replay.judge.heatmap(&heatmap_options(args, &self.name));
-            if let Source::Layout {
-                layout, buckets, ..
-            } = &self.source
-            {
-                map.name_bands(|key| band_name(layout, buckets.is_some(), key));
-            }
-            map.to_svg(1100, 600)
-        });
-        Ok(Outcome {
-            svg,
-            name: self.name,
-            hot,
-            model,
-            efficiency,
-            fair,
-            load,
-            growth,
-            top_values,
-            findings,
-            diagnostics: d,
-        })
-    }
-}
-
-/// The load a replay wrote: the same for every design (they replay the same rows).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct LoadFigures {
-    rows: u64,
-    /// The first and last times replayed (after `--load-scale`), ms.
-    first_ms: i64,
-    last_ms: i64,
-    /// Load windows with writes, and their writes: median and peak.
-    windows: usize,
-    median: u64,
-    peak: u64,
-    /// Partitions the peak window needs at the split threshold (each serves at most
-    /// `--split-ops` writes a window).
-    needed: u64,
-    scale: f64,
-}
-
-impl LoadFigures {
-    fn of(replay: &Judging, args: &Args) -> Self {
-        let mut writes = replay.window_writes.clone();
-        let peak = writes.iter().copied().max().unwrap_or(0);
-        let median = if writes.is_empty() {
-            0
-        } else {
-            let mid = writes.len() / 2;
-            *writes.select_nth_unstable(mid).1
-        };
-        let (first_ms, last_ms) = replay.span.unwrap_or((0, 0));
-        Self {
-            rows: replay.rows,
-            first_ms,
-            last_ms,
-            windows: replay.window_writes.len(),
-            median,
-            peak,
-            needed: needed(peak, args.split_ops),
-            scale: args.load_scale,
-        }
-    }
-
-    /// Whether one partition serves every window: no split is ever needed, so no design can
-    /// run hot at this load.
-    const fn one_partition_serves(&self) -> bool {
-        self.needed <= 1
-    }
-}
-
-/// The fewest partitions that serve `writes` in a window, each at most `split_ops`.
-const fn needed(writes: u64, split_ops: u64) -> u64 {
-    if writes == 0 {
-        1
-    } else {
-        writes.div_ceil(split_ops)
-    }
-}
-
-/// The hottest share a perfectly spread design would have at this load: in each window, its
-/// writes spread evenly over the fewest partitions that serve them (`ceil(writes /
-/// split_ops)`), so its busiest range takes one of them; weighted by writes over the windows
-/// the design's hottest share counts (those that began with more than one partition, or all
-/// when none did). No design, however spread, reads much below it: partitions split only when
-/// the load passes the threshold.
-#[allow(clippy::cast_precision_loss)]
-fn fair_share(hot: &HotspotReport, split_ops: u64) -> f64 {
-    let split = hot.per_window.iter().any(|w| w.ranges > 1);
-    let (mut fair, mut writes) = (0.0, 0u64);
-    for w in hot.per_window.iter().filter(|w| !split || w.ranges > 1) {
-        fair += w.writes as f64 / needed(w.writes, split_ops) as f64;
-        writes += w.writes;
-    }
-    if writes == 0 {
-        1.0
-    } else {
-        fair / writes as f64
-    }
-}
-
-/// How far above the fair share a design's hottest share must be for its writes to count as
-/// concentrated: above this many times the fair share, and above it by [`CONCENTRATED_BY`]
-/// too. A spread design lands near the fair share (binary splits give it one of
-/// `2^k >= ceil(load / split_ops)` ranges, at or below the fair share; cuts at sampled keys are
-/// not exact halves, and windows whose load rises before the partitions split put it somewhat
-/// above, a few points at most); a tail, an unsplittable value or a collapsed bucket keeps one
-/// range at several times it.
-const CONCENTRATED: f64 = 1.5;
-
-/// See [`CONCENTRATED`]: the share, in points, a concentrated design is above the fair share
-/// at least (at a high load the fair share is a few percent, and a spread design's uneven cuts
-/// are more than 1.5 times that while taking no range hot).
-const CONCENTRATED_BY: f64 = 0.10;
-
-/// What the report says of a design's spread.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Verdict {
-    /// One partition serves the load: nothing to spread.
-    OnePartition,
-    /// As spread as the load allows.
-    Spread,
-    /// Its writes concentrate where splits cannot spread them.
-    Concentrated,
-}
-
-impl Verdict {
-    fn of(o: &Outcome) -> Self {
-        if o.load.one_partition_serves() {
-            Self::OnePartition
-        } else if o.hot.hottest_share > (CONCENTRATED * o.fair).max(o.fair + CONCENTRATED_BY) {
-            Self::Concentrated
-        } else {
-            Self::Spread
-        }
-    }
-
-    const fn word(self) -> &'static str {
-        match self {
-            Self::OnePartition => "1 partition serves",
-            Self::Spread => "spread",
-            Self::Concentrated => "HOT",
-        }
-    }
-
-    const fn json(self) -> &'static str {
-        match self {
-            Self::OnePartition => "one_partition_serves",
-            Self::Spread => "spread",
-            Self::Concentrated => "concentrated",
-        }
-    }
-}
-
-/// Whether `--fail-above t` fails a design: its hottest share is above `t` and its writes are
-/// concentrated (a design as spread as the load allows passes, whatever its share).
-fn fails(o: &Outcome, t: f64) -> bool {
-    Verdict::of(o) == Verdict::Concentrated && o.hot.hottest_share > t
-}
-
 /// Counts of the whole run.
 #[derive(Default)]
 struct Totals {
@@ -1188,51 +359,56 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
     {
         return Err(format!("--fail-above takes a share from 0 to 1, not {t}").into());
     }
-    let count = usize::from(args.key.is_some()) + args.designs.len() + usize::from(args.lines);
-    let progress = Arc::new(AtomicU64::new(0));
     let mut designs = Vec::new();
     if let Some(k) = &args.key {
         if args.lines {
             return Err("--key names a CSV column; with --lines each line is the key".into());
         }
-        designs.push(Design::new(
-            k.clone(),
-            Source::Column(k.clone()),
-            args,
-            count,
-            &progress,
-        )?);
+        designs.push(DesignSpec::column(k));
     }
     for spec in &args.designs {
         if args.lines {
             return Err("--design builds keys from CSV columns; --lines has none".into());
         }
-        let layout = spec
-            .parse::<Layout>()
-            .map_err(|e| format!("bad design spec {spec:?}: {e}"))?;
-        let source = Source::Layout {
-            spec: spec.clone(),
-            // The layout's own spec: the text given may be spaced as the parser allows.
-            buckets: buckets_of(&layout.to_string()),
-            layout,
-        };
-        designs.push(Design::new(spec.clone(), source, args, count, &progress)?);
+        designs.push(DesignSpec::layout(spec)?);
     }
     if args.lines {
         if args.time.is_some() {
             return Err("--time names a CSV column; --lines has none".into());
         }
-        designs.push(Design::new(
-            "key".into(),
-            Source::Line,
-            args,
-            count,
-            &progress,
-        )?);
+        designs.push(DesignSpec::line());
     }
-    if designs.is_empty() {
-        return Err("give --key COLUMN, one or more --design SPEC, or --lines".into());
+    let mut store = StoreProfile::named(&args.store)
+        .ok_or_else(|| format!("no store profile {:?}", args.store))?;
+    if let Some(ms) = args.window_ms {
+        store = store.with_window_ms(ms);
     }
+    if let Some(n) = args.split_ops {
+        store = store.with_split_ops(n);
+    }
+    if let Some(n) = args.write_capacity {
+        store = store.with_write_capacity(n);
+    }
+    if let Some(n) = args.split_bytes {
+        store = store.with_split_bytes(n);
+    }
+    if let Some(n) = args.partition_limit {
+        store = store.with_value_limit(n);
+    } else if store.value_limit == Figure::Unpublished {
+        store = store.with_value_limit(pk_codec::table::DEFAULT_PARTITION_LIMIT);
+    }
+    let mut options = AnalysisOptions::default();
+    options.store = store;
+    options.merge = args.merge;
+    options.load_scale = args.load_scale;
+    options.time.clone_from(&args.time);
+    options.columns.clone_from(&args.columns);
+    options.top = args.top;
+    options.horizon_days = args.horizon_days;
+    options.fail_above = args.fail_above;
+    options.fail_below_headroom = args.fail_below_headroom;
+    options.headroom_up_to = args.headroom_up_to;
+    let analysis = Analysis::new(designs, options)?;
     let started = Instant::now();
     let total_bytes: u64 = args
         .files
@@ -1251,9 +427,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         bar
     });
     let mut st = State {
-        designs,
-        audit: None,
-        attribute_columns: None,
+        analysis,
         totals: Totals::default(),
         last_ts: i64::MIN,
         done_bytes: 0,
@@ -1319,45 +493,10 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 .iter()
                 .map(|h| h.trim().to_owned())
                 .collect();
-            for d in &mut st.designs {
-                d.resolve(&header, &name)?;
-            }
-            let time_col = match &args.time {
-                Some(t) => Some(column(&header, t, "named by --time", &name)?),
-                None => None,
-            };
-            // The columns read: a line break in one of them is a quote left open (see below).
-            let mut used: Vec<usize> = st
-                .designs
-                .iter()
-                .flat_map(|d| d.columns.iter().copied())
-                .chain(time_col)
-                .collect();
-            used.sort_unstable();
-            used.dedup();
-            // The attribute columns: --columns, or every column that no key and not --time
-            // reads; every file must have the first one's.
-            let indices: Vec<usize> = match &args.columns {
-                Some(chosen) => chosen
-                    .iter()
-                    .map(|c| column(&header, c.trim(), "named by --columns", &name))
-                    .collect::<Result<_, _>>()?,
-                None => (0..header.len()).filter(|i| !used.contains(i)).collect(),
-            };
-            let names: Vec<String> = indices.iter().map(|&i| header[i].clone()).collect();
-            match &st.audit {
-                Some(audit) if !audit.columns().eq(names.iter().map(String::as_str)) => {
-                    return Err(format!(
-                        "{name} line 1: its attribute columns ({}) are not the first file's ({}); name them with --columns",
-                        names.join(", "),
-                        audit.columns().collect::<Vec<_>>().join(", ")
-                    )
-                    .into());
-                }
-                Some(_) => {}
-                None => st.audit = Some(AttributeAudit::new(names)),
-            }
-            st.attribute_columns = Some(indices);
+            let HeaderColumns {
+                time: time_col,
+                used,
+            } = st.analysis.header(&header, &name)?;
             let mut record = csv::StringRecord::new();
             let mut last_line = 1;
             // The last record read, if a field of it runs on to the end of the file (see below).
@@ -1466,14 +605,12 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             }
         }
     }
-    for d in &mut st.designs {
-        d.seal()?;
-    }
+    st.analysis.seal()?;
     if let Some(b) = &st.bar {
         b.finish_and_clear();
         // Judging in time order goes on after the reading: its own bar, until every design is
         // judged.
-        let all = st.totals.rows * st.designs.len() as u64;
+        let all = st.totals.rows * st.analysis.design_count() as u64;
         let judging = indicatif::ProgressBar::new(all);
         judging.set_style(
             indicatif::ProgressStyle::with_template(
@@ -1481,41 +618,28 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
-        while !st.designs.iter().all(Design::judged) {
-            judging.set_position(progress.load(Relaxed).min(all));
+        while !st.analysis.judged() {
+            judging.set_position(st.analysis.judged_rows().min(all));
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
         judging.finish_and_clear();
     }
     let totals = st.totals;
-    let outcomes: Vec<Outcome> = st
-        .designs
-        .into_iter()
-        .map(|d| d.finish(args))
-        .collect::<Result<_, _>>()?;
-    // The findings of the whole table: its attribute columns and its size, then each design's.
-    let mut findings = st
-        .audit
-        .as_ref()
-        .map(AttributeAudit::findings)
-        .unwrap_or_default();
-    if let Some(first) = outcomes.first() {
-        findings.extend(pk_codec::table::table_findings(&first.growth));
-    }
-    findings.extend(outcomes.iter().flat_map(|o| o.findings.iter().cloned()));
+    st.analysis.set_malformed_rows(totals.malformed);
+    let (report, replays) = st.analysis.finish()?;
     if let Some(dir) = &args.svg {
-        write_svgs(dir, &outcomes)?;
+        write_svgs(dir, &replays, args)?;
     }
     if args.json {
-        crate::out_line(json(&outcomes, &totals, &findings, args))?;
+        crate::out_line(serde_json::to_string(&report)?)?;
     } else {
-        crate::out_text(&text(&outcomes, &findings, args))?;
+        crate::out_text(&text(&report, args))?;
     }
     crate::note(format_args!(
         "pk: {} rows from {} file(s) under {} design(s) in {:.1} s; {} malformed row(s) skipped{}",
         totals.rows,
         args.files.len(),
-        outcomes.len(),
+        report.designs.len(),
         started.elapsed().as_secs_f64(),
         totals.malformed,
         if totals.out_of_order > 0 {
@@ -1528,7 +652,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         }
     ));
     let mut failed = Vec::new();
-    let gated: Vec<&Finding> = findings
+    let gated: Vec<&Finding> = report
+        .findings
         .iter()
         .filter(|f| args.fail_on.contains(&f.code))
         .collect();
@@ -1542,24 +667,39 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
         ));
     }
     if let Some(t) = args.fail_above {
-        let hot: Vec<String> = outcomes
+        let hot: Vec<String> = report
+            .designs
             .iter()
-            .filter(|o| fails(o, t))
-            .map(|o| {
+            .filter(|d| d.fails)
+            .map(|d| {
                 format!(
-                    "{} (hottest share {:.1}%, {:.1}x the {:.1}% a spread design has at this load)",
-                    o.name,
-                    o.hot.hottest_share * 100.0,
-                    o.hot.hottest_share / o.fair,
-                    o.fair * 100.0
+                    "{} (hottest share {:.1}%; {} writes throttled that no split cures: {})",
+                    d.design,
+                    d.hottest_share * 100.0,
+                    count(d.throttling.uncured_writes),
+                    d.throttling.cause.as_deref().unwrap_or("")
                 )
             })
             .collect();
         if !hot.is_empty() {
             failed.push(format!(
-                "hotter than --fail-above {:.1}%, with writes concentrated where splits cannot spread them: {}",
+                "hotter than --fail-above {:.1}%, with writes past a partition's capacity that no split cures: {}",
                 t * 100.0,
                 hot.join(", ")
+            ));
+        }
+    }
+    if let Some(n) = args.fail_below_headroom {
+        let short: Vec<String> = report
+            .designs
+            .iter()
+            .filter(|d| d.fails_headroom)
+            .map(|d| format!("{} ({})", d.design, headroom_text(&d.headroom)))
+            .collect();
+        if !short.is_empty() {
+            failed.push(format!(
+                "headroom below --fail-below-headroom {n}x: {}",
+                short.join(", ")
             ));
         }
     }
@@ -1575,10 +715,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
 
 /// The state of a run.
 struct State {
-    designs: Vec<Design>,
-    /// The attribute columns' audit (CSV dumps), and the columns' indices in the current file.
-    audit: Option<AttributeAudit>,
-    attribute_columns: Option<Vec<usize>>,
+    analysis: Analysis,
     totals: Totals,
     last_ts: i64,
     done_bytes: u64,
@@ -1624,13 +761,7 @@ fn on_row(
         st.totals.out_of_order += 1;
     }
     st.last_ts = ts;
-    let attribute_bytes = match (&mut st.audit, &st.attribute_columns) {
-        (Some(audit), Some(columns)) => audit.add_row(at.line, columns.iter().map(|&c| row[c])),
-        _ => 0,
-    };
-    for d in &mut st.designs {
-        d.write(row, ts, attribute_bytes, at)?;
-    }
+    st.analysis.row(row, ts, at)?;
     st.totals.rows += 1;
     if let Some(b) = &st.bar
         && st.totals.rows.is_multiple_of(65_536)
@@ -1655,15 +786,25 @@ fn malformed(args: &Args, totals: &mut Totals, at: &Where<'_>, why: &str) -> Res
     Ok(())
 }
 
-fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure> {
+fn write_svgs(dir: &std::path::Path, replays: &[DesignReplay], args: &Args) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for (i, o) in outcomes.iter().enumerate() {
-        let Some(svg) = &o.svg else { continue };
-        let svg = svg
-            .as_ref()
-            .map_err(|e| format!("heatmap of {}: {e}", o.name))?;
-        let slug: String = o
-            .name
+    for (i, r) in replays.iter().enumerate() {
+        let mut map = r.judge().heatmap(&HeatmapOptions {
+            title: Some(r.name().to_owned()),
+            log_scale: args.log_scale,
+            ..HeatmapOptions::default()
+        });
+        if let KeySource::Layout {
+            layout, buckets, ..
+        } = r.source()
+        {
+            map.name_bands(|key| band_name(layout, buckets.is_some(), key));
+        }
+        let svg = map
+            .to_svg(1100, 600)
+            .map_err(|e| format!("heatmap of {}: {e}", r.name()))?;
+        let slug: String = r
+            .name()
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .take(40)
@@ -1675,44 +816,69 @@ fn write_svgs(dir: &std::path::Path, outcomes: &[Outcome]) -> Result<(), Failure
     Ok(())
 }
 
-/// A span of ms in the largest unit that reads well.
-#[allow(clippy::cast_precision_loss)]
-fn span_text(ms: i64) -> String {
-    let ms = ms as f64;
-    match ms {
-        m if m >= 86_400_000.0 => format!("{:.1} days", m / 86_400_000.0),
-        m if m >= 3_600_000.0 => format!("{:.1} h", m / 3_600_000.0),
-        m if m >= 60_000.0 => format!("{:.1} min", m / 60_000.0),
-        m => format!("{:.1} s", m / 1_000.0),
+/// A design's headroom as the report says it.
+fn headroom_text(h: &Headroom) -> String {
+    match h.multiple {
+        None => format!("beyond {}x", h.searched_up_to),
+        Some(m) if m < 0.001 * 1.5 => "below 0.001x".to_owned(),
+        Some(m) => format!(
+            "{m:.3}x; then {} throttles first",
+            h.first_throttled_by.as_deref().unwrap_or("the load")
+        ),
     }
 }
 
 /// The load lines of the report.
-fn load_text(load: &LoadFigures, args: &Args) -> String {
+fn load_text(report: &AnalysisReport) -> String {
+    let load = &report.load;
+    let c = &report.capacity;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "load: {} rows from {} to {} ({}){}; {} load windows of {} ms with writes: median {}, peak {} writes; the peak needs {} partition(s) (a partition splits above {} writes per window)",
-        load.rows,
-        pk_codec::table::utc(load.first_ms),
-        pk_codec::table::utc(load.last_ms),
-        span_text(load.last_ms.saturating_sub(load.first_ms)),
-        if (load.scale - 1.0).abs() > f64::EPSILON {
-            format!(", replayed {}x faster (--load-scale)", load.scale)
+        "store: {} (a partition serves {} writes per {} window; {}); {}",
+        report.store.name,
+        count(c.writes_per_window),
+        span(c.window_ms),
+        match c.split_ops {
+            Some(n) => format!(
+                "splits above {} writes per window or {}",
+                count(n),
+                bytes(c.split_bytes)
+            ),
+            None => format!("splits by size only, at {}", bytes(c.split_bytes)),
+        },
+        report.store.source
+    );
+    let _ = writeln!(
+        s,
+        "load: {} rows {}{}; {} load windows with writes: median {}, peak {} writes; the peak needs {} partition(s)",
+        count(load.rows),
+        if load.projected {
+            format!("over {}", span(load.span_ms))
+        } else {
+            format!(
+                "from {} to {}",
+                pk_codec::table::utc(load.first_ms),
+                pk_codec::table::utc(load.last_ms)
+            ) + &format!(" ({})", span(load.span_ms))
+        },
+        if load.projected {
+            format!(
+                ", projected: the dump replayed {}x faster (--load-scale); times below are from the replay's start",
+                load.load_scale
+            )
         } else {
             String::new()
         },
-        load.windows,
-        args.window_ms,
-        load.median,
-        load.peak,
-        load.needed,
-        args.split_ops
+        count(load.windows_with_writes as u64),
+        count(load.writes_per_window_median),
+        count(load.writes_per_window_peak),
+        count(load.partitions_needed),
     );
-    if load.one_partition_serves() {
+    if load.one_partition_serves {
         let _ = writeln!(
             s,
-            "one partition serves this load: no window passes the split threshold, so no design runs hot at it and --fail-above passes every design; to ask about more traffic, replay it faster (--load-scale 10, 100, 1000)"
+            "one partition serves this load: no window passes a partition's capacity, so no design runs hot at it and --fail-above passes every design; to ask about more traffic, replay it faster (--load-scale 10, 100, 1000) or read each design's headroom"
         );
     }
     s
@@ -1720,72 +886,74 @@ fn load_text(load: &LoadFigures, args: &Args) -> String {
 
 /// The table's size, the data under the partition-key values, and every finding.
 #[allow(clippy::cast_precision_loss)]
-fn practices_text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
+fn practices_text(report: &AnalysisReport, args: &Args) -> String {
     let mut s = String::new();
-    let Some(first) = outcomes.first() else {
-        return s;
-    };
-    let g = &first.growth;
+    let g = &report.table;
     let _ = write!(
         s,
-        "\ntable: {} rows, {} bytes (keys and attributes) over {}",
-        g.rows,
-        g.bytes,
-        span_text(g.span_ms)
+        "\ntable: {} rows, {} (keys and attributes) over {} of the dump's time",
+        count(g.rows),
+        bytes(g.bytes),
+        span(g.span_ms)
     );
-    for years in [1.0, 3.0, 5.0] {
-        if let Some((rows, bytes)) = g.projected(years) {
-            let _ = write!(
-                s,
-                "; in {years:.0} year(s) at this rate: {rows} rows, {bytes} bytes"
-            );
-        }
+    for p in &g.projected {
+        let _ = write!(
+            s,
+            "; in {} year(s) at this rate: {} rows, {}",
+            p.years,
+            count(p.rows),
+            bytes(p.bytes)
+        );
     }
     let _ = writeln!(
         s,
         "\nrows sharing a key value are distinct rows under it: their data adds up under that value"
     );
+    let limit = report.store.value_limit.value().unwrap_or(u64::MAX);
     let _ = writeln!(
         s,
-        "\npartition-key values with the most data (the line: {} bytes a value):",
-        args.partition_limit
+        "\npartition-key values with the most data (the line: {} a value; crossing dates within {} days at the dump's own rate):",
+        bytes(limit),
+        args.horizon_days
     );
-    for o in outcomes {
-        let _ = writeln!(s, "  {}:", o.name);
-        for v in &o.top_values {
-            let crossing = match g.value_crossing(v, args.partition_limit) {
+    for d in &report.designs {
+        let _ = writeln!(s, "  {}:", d.design);
+        for v in &d.top_values {
+            let crossing = match v.crossing_ms_after_end {
                 Some(0) => "over the line".to_owned(),
                 Some(ms) => format!(
-                    "crosses the line {} ({:.0} days after the dump's last time)",
+                    "crosses the line {} ({:.0} days after the dump's last time, at its own rate)",
                     pk_codec::table::utc(
-                        g.span_ms
-                            .saturating_add(first.load.first_ms)
+                        report
+                            .load
+                            .first_ms
+                            .saturating_add(g.span_ms)
                             .saturating_add(ms)
                     ),
                     ms as f64 / 86_400_000.0
                 ),
-                None => "no growth to project (one row, or no time span)".to_owned(),
+                None => format!("not within {} days", args.horizon_days),
             };
             let bound = if v.missed > 0 {
-                format!(" (up to {} more)", v.missed)
+                format!(" (up to {} more)", bytes(v.missed))
             } else {
                 String::new()
             };
             let _ = writeln!(
                 s,
-                "    {:?}  {} bytes{bound} in {} rows; {crossing}",
-                String::from_utf8_lossy(&v.value),
-                v.bytes,
-                v.rows
+                "    {:?}  {}{bound} in {} rows; {crossing}",
+                v.value,
+                bytes(v.bytes),
+                count(v.rows)
             );
         }
     }
-    if findings.is_empty() {
+    if report.findings.is_empty() {
         let _ = writeln!(s, "\nfindings: none");
     } else {
         let _ = writeln!(s, "\nfindings:");
     }
-    for f in findings {
+    for f in &report.findings {
         let mut at = Vec::new();
         if let Some(d) = &f.design {
             at.push(format!("design {d}"));
@@ -1812,21 +980,19 @@ fn practices_text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> St
     s
 }
 
-fn text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
-    let width = outcomes
+fn text(report: &AnalysisReport, args: &Args) -> String {
+    let width = report
+        .designs
         .iter()
-        .map(|o| o.name.chars().count())
+        .map(|d| d.design.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
-    let mut s = String::new();
-    if let Some(first) = outcomes.first() {
-        s.push_str(&load_text(&first.load, args));
-        s.push('\n');
-    }
+    let mut s = load_text(report);
+    s.push('\n');
     let _ = writeln!(
         s,
-        "{:width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}  verdict",
+        "{:width$}  {:>11}  {:>8}  {:>6}  {:>10}  {:>7}  {:>7}  {:>10}  {:>8}  {:>10}  {:>10}  {:>12}  verdict",
         "design",
         "rows",
         "hottest",
@@ -1836,153 +1002,76 @@ fn text(outcomes: &[Outcome], findings: &[Finding], args: &Args) -> String {
         "tail",
         "hot (part)",
         "max/mean",
-        "efficiency"
+        "efficiency",
+        "throttled",
+        "headroom",
     );
-    for o in outcomes {
+    for d in &report.designs {
         let _ = writeln!(
             s,
-            "{:width$}  {:>9}  {:>7.1}%  {:>5.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%  {}",
-            o.name,
-            o.hot.writes,
-            o.hot.hottest_share * 100.0,
-            o.fair * 100.0,
-            o.model.partitions,
-            o.model.mean_partitions_written_per_window,
-            o.hot.tail_share * 100.0,
-            o.model.hottest_share * 100.0,
-            o.model.max_over_mean,
-            o.efficiency * 100.0,
-            Verdict::of(o).word()
+            "{:width$}  {:>11}  {:>7.1}%  {:>5.1}%  {:>10}  {:>7.1}  {:>6.1}%  {:>9.1}%  {:>8.2}  {:>9.1}%  {:>9.2}%  {:>12}  {}",
+            d.design,
+            count(d.rows),
+            d.hottest_share * 100.0,
+            d.fair_share * 100.0,
+            count(d.partitions as u64),
+            d.mean_partitions_written_per_window,
+            d.tail_share * 100.0,
+            d.hottest_partition_share * 100.0,
+            d.max_over_mean,
+            d.efficiency * 100.0,
+            d.throttling.share * 100.0,
+            match d.headroom.multiple {
+                None => format!(">{}x", d.headroom.searched_up_to),
+                Some(m) => format!("{m:.3}x"),
+            },
+            d.verdict.word()
         );
     }
+    let c = &report.capacity;
     let _ = write!(
         s,
         "\n\
-         hottest: share of each window's writes in its busiest key range, the ranges being the partitions at the window's start ({} ms windows), weighted by writes over the windows that began with more than one partition\n\
+         hottest: share of each window's writes in its busiest key range, the ranges being the partitions at the window's start ({} windows), weighted by writes over the windows that began with more than one partition\n\
          fair: the hottest share a perfectly spread design has at this load (each window's writes over the fewest partitions that serve them, at most {} writes each); no design reads much below it\n\
-         partitions: partitions at the end of the replay (the table splits a partition above {} writes per window or {} bytes)\n\
+         partitions: partitions at the end of the replay\n\
          written: partitions written per window, on average\n\
          tail: share of writes above the previous window's highest key (near 100% for a sequential key)\n\
-         hot (part): the busiest single partition's share of each window's writes (a tail that splits inside a window reads lower here than in hottest)\n\
+         hot (part): the busiest single partition's share of each window's writes\n\
          max/mean: the busiest partition's writes over the mean partition's, per window, weighted by writes (1.00 is perfectly even)\n\
-         efficiency: share of the reserved capacity used when every partition is provisioned for the busiest one ({} operations per partition and window)\n\
-         verdict: HOT when the hottest share is above {CONCENTRATED} times the fair share and {} points above it (writes concentrate where splits cannot spread them: a tail, a key value too hot to split, a collapsed bucket), spread otherwise; --fail-above fails HOT designs above its share only\n",
-        args.window_ms,
-        args.split_ops,
-        args.split_ops,
-        args.split_bytes,
-        args.ops_per_tick.unwrap_or(args.split_ops),
-        CONCENTRATED_BY * 100.0
+         efficiency: share of the reserved capacity used when every partition is provisioned for the busiest one\n\
+         throttled: share of writes past a partition's capacity ({} a window), after the store's splits have acted\n\
+         headroom: the largest multiple of the dump's traffic at which nothing is throttled that splits cannot cure (within {:.0}%)\n\
+         verdict: HOT when writes past a partition's capacity are throttled that no split cures (a tail, one hot key value, a collapsed bucket); spread otherwise (throttling while the load ramps before a split is cured by the split, and a pre-split avoids it); --fail-above fails HOT designs above its share only\n",
+        span(c.window_ms),
+        count(c.writes_per_window),
+        count(c.writes_per_window),
+        HEADROOM_TOLERANCE * 100.0,
     );
-    for o in outcomes {
-        if o.diagnostics.is_empty() {
-            continue;
+    for d in &report.designs {
+        let t = &d.throttling;
+        let mut lines: Vec<String> = Vec::new();
+        if t.writes > 0 {
+            lines.push(format!(
+                "throttled: {} writes ({:.2}%) in {} window(s); {} of them no split cures{}; {} while the load ramped before a split (a pre-split avoids them)",
+                count(t.writes),
+                t.share * 100.0,
+                count(t.windows),
+                count(t.uncured_writes),
+                t.cause
+                    .as_ref()
+                    .map(|c| format!(" (cause: {c})"))
+                    .unwrap_or_default(),
+                count(t.cured_by_splits)
+            ));
         }
-        let _ = writeln!(s, "\n{}:", o.name);
-        for d in &o.diagnostics {
-            let _ = writeln!(s, "  - {d}");
+        lines.push(format!("headroom: {}", headroom_text(&d.headroom)));
+        lines.extend(d.diagnostics.iter().cloned());
+        let _ = writeln!(s, "\n{}:", d.design);
+        for l in lines {
+            let _ = writeln!(s, "  - {l}");
         }
     }
-    s.push_str(&practices_text(outcomes, findings, args));
+    s.push_str(&practices_text(report, args));
     s
-}
-
-fn load_json(load: &LoadFigures) -> serde_json::Value {
-    serde_json::json!({
-        "rows": load.rows,
-        "first_ms": load.first_ms,
-        "last_ms": load.last_ms,
-        "span_ms": load.last_ms.saturating_sub(load.first_ms),
-        "windows_with_writes": load.windows,
-        "writes_per_window_median": load.median,
-        "writes_per_window_peak": load.peak,
-        "partitions_needed": load.needed,
-        "one_partition_serves": load.one_partition_serves(),
-        "load_scale": load.scale,
-    })
-}
-
-fn outcome_json(o: &Outcome, fail_above: Option<f64>, partition_limit: u64) -> serde_json::Value {
-    serde_json::json!({
-        "design": o.name,
-        "rows": o.hot.writes,
-        "hottest_share": o.hot.hottest_share,
-        "fair_share": o.fair,
-        "verdict": Verdict::of(o).json(),
-        "fails": fail_above.is_some_and(|t| fails(o, t)),
-        "tail_share": o.hot.tail_share,
-        "partitions": o.model.partitions,
-        "partitions_with_writes": o.model.partitions_with_writes,
-        "mean_partitions_written_per_window": o.model.mean_partitions_written_per_window,
-        "hottest_partition_share": o.model.hottest_share,
-        "max_over_mean": o.model.max_over_mean,
-        "efficiency": o.efficiency,
-        "splits": o.model.splits,
-        "windows": o.hot.windows,
-        "warmup_windows": o.hot.warmup_windows,
-        "hot_key_values": o.model.hot_key_values,
-        "top_values": o.top_values.iter().map(|v| serde_json::json!({
-            "value": String::from_utf8_lossy(&v.value),
-            "bytes": v.bytes,
-            "rows": v.rows,
-            "missed": v.missed,
-            "crossing_ms_after_end": o.growth.value_crossing(v, partition_limit),
-        })).collect::<Vec<_>>(),
-        "diagnostics": o.diagnostics,
-    })
-}
-
-fn json(
-    outcomes: &[Outcome],
-    totals: &Totals,
-    findings: &[Finding],
-    args: &Args,
-) -> serde_json::Value {
-    let load = outcomes.first().map(|o| load_json(&o.load));
-    let table = outcomes.first().map(|o| {
-        let g = &o.growth;
-        let projected: Vec<serde_json::Value> = [1u8, 3, 5]
-            .into_iter()
-            .filter_map(|y| {
-                let (rows, bytes) = g.projected(f64::from(y))?;
-                Some(serde_json::json!({"years": y, "rows": rows, "bytes": bytes}))
-            })
-            .collect();
-        serde_json::json!({
-            "rows": g.rows,
-            "bytes": g.bytes,
-            "span_ms": g.span_ms,
-            "projected": projected,
-        })
-    });
-    let findings = serde_json::to_value(findings).unwrap_or_default();
-    if let [one] = outcomes {
-        let mut v = outcome_json(one, args.fail_above, args.partition_limit);
-        v["malformed_rows"] = totals.malformed.into();
-        v["load"] = load.unwrap_or_default();
-        v["table"] = table.unwrap_or_default();
-        v["findings"] = findings;
-        return v;
-    }
-    let hottest = outcomes
-        .iter()
-        .map(|o| o.hot.hottest_share)
-        .fold(0.0, f64::max);
-    serde_json::json!({
-        "hottest_share": hottest,
-        "rows": totals.rows,
-        "malformed_rows": totals.malformed,
-        "load": load,
-        "table": table,
-        "findings": findings,
-        "designs": outcomes.iter().map(|o| outcome_json(o, args.fail_above, args.partition_limit)).collect::<Vec<_>>(),
-    })
-}
-
-fn heatmap_options(args: &Args, name: &str) -> HeatmapOptions {
-    HeatmapOptions {
-        title: Some(name.to_owned()),
-        log_scale: args.log_scale,
-        ..HeatmapOptions::default()
-    }
 }

@@ -5,7 +5,6 @@
 //! hotter than allowed.
 
 mod analyze;
-mod spill;
 mod values;
 
 use std::ffi::OsString;
@@ -25,6 +24,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run: its size does not matter
 enum Command {
     /// Prints the key of VALUE... (one per field, parsed by the field's kind).
     // A negative number is a value (a signed field's), not a flag.

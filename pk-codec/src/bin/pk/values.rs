@@ -1,22 +1,11 @@
 //! Field values from command-line text, and back to JSON.
 
-use pk_codec::{Error, FieldDef, Layout, Value};
+use pk_codec::{FieldDef, Layout, Value};
 
-/// Parses `text` as a value of `field`'s kind ([`FieldSpec::parse_value`](pk_codec::FieldSpec::parse_value)).
+/// Parses `text` as a value of `field`'s kind ([`field_value`](pk_codec::table::analysis::field_value)).
 /// An empty text is `null` for an optional field.
 pub(crate) fn parse(field: &FieldDef, text: &str) -> Result<Value, String> {
-    field
-        .spec()
-        .parse_value(field.name(), text)
-        .map_err(|err| match err {
-            Error::BadValueText {
-                field,
-                text,
-                ty,
-                why,
-            } => format!("field {field}: {text:?} is not a {ty} ({why})"),
-            other => other.to_string(),
-        })
+    pk_codec::table::analysis::field_value(field, text)
 }
 
 /// One value per field of `layout`.

@@ -15,7 +15,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 const RUN_BUFFER: usize = 64 << 10;
 
 /// Rows to put in `(time, key)` order.
-pub(crate) struct Spill {
+pub(super) struct Spill {
     /// The keys of the rows in memory, one after the other.
     keys: Vec<u8>,
     /// `(time, start, length, bytes)` of each row in memory.
@@ -34,7 +34,7 @@ const ROW_BYTES: usize = std::mem::size_of::<Row>();
 
 impl Spill {
     /// A spill that keeps about `budget` bytes of rows in memory (at least 1 MiB).
-    pub(crate) fn new(budget: usize) -> Self {
+    pub(super) fn new(budget: usize) -> Self {
         Self {
             keys: Vec::new(),
             rows: Vec::new(),
@@ -55,7 +55,7 @@ impl Spill {
     /// # Errors
     ///
     /// When a run cannot be written to the temporary directory.
-    pub(crate) fn push(&mut self, time: i64, key: &[u8], bytes: u64) -> Result<(), String> {
+    pub(super) fn push(&mut self, time: i64, key: &[u8], bytes: u64) -> Result<(), String> {
         if self.keys.len() + key.len() > u32::MAX as usize
             || self.keys.len() + self.rows.len() * ROW_BYTES + key.len() + ROW_BYTES > self.budget
         {
@@ -114,7 +114,7 @@ impl Spill {
     /// # Errors
     ///
     /// When a run cannot be written or read back, or `each` fails.
-    pub(crate) fn drain(
+    pub(super) fn drain(
         mut self,
         mut each: impl FnMut(i64, &[u8], u64) -> Result<(), String>,
     ) -> Result<(), String> {
