@@ -419,8 +419,12 @@ impl Judge {
         let size = key.size() as u64 + attribute_bytes;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        encode_key(key.values(), &mut scratch);
-        let pbytes = partition_bytes(&scratch);
+        // The partition-key value first: its end is where the encoding stands then.
+        let (first, rest) = key.values().split_at(key.values().len().min(1));
+        encode_key(first, &mut scratch);
+        let partition_len = scratch.len();
+        encode_key(rest, &mut scratch);
+        let pbytes = &scratch[..partition_len];
         let at = self
             .lowers
             .partition_point(|l| l.as_slice() <= pbytes)
@@ -464,7 +468,7 @@ impl Judge {
             }
         }
         p.window_bytes_written += size;
-        let size_split = size_split_needed(&self.options, p.bytes, p.sketch.single_value());
+        let size_split = size_split_needed(&self.options, p.bytes, || p.sketch.single_value());
         let load_split =
             load_split_needed(&self.options, p.window_writes, p.load_split_tried, || {
                 p.samples.len()

@@ -51,11 +51,15 @@ pub(crate) fn load_split_needed(
         && samples() >= MIN_LOAD_SAMPLES
 }
 
-/// Whether a partition of `bytes` bytes is due a size split (`single_value`: every row shares
-/// one partition-key value, which no split can cut).
+/// Whether a partition of `bytes` bytes is due a size split (`single_value`: whether every row
+/// shares one partition-key value, which no split can cut; asked only past the split size).
 #[inline]
-pub(crate) fn size_split_needed(options: &TableOptions, bytes: u64, single_value: bool) -> bool {
-    size_over(options, bytes) && !single_value
+pub(crate) fn size_split_needed(
+    options: &TableOptions,
+    bytes: u64,
+    single_value: impl FnOnce() -> bool,
+) -> bool {
+    size_over(options, bytes) && !single_value()
 }
 
 /// Whether `bytes` is over the split size (an oversized key value, when one value holds them).

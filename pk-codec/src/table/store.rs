@@ -403,7 +403,7 @@ impl Table {
             }
         }
         let r = f(&mut data);
-        let size_split = size_split_needed(&self.options, data.bytes, data.single_value());
+        let size_split = size_split_needed(&self.options, data.bytes, || data.single_value());
         drop(data);
         let load_split = self.load_split_due(p, writes + p.reads.load(Relaxed));
         if size_split || load_split {
