@@ -114,6 +114,62 @@ impl ByteRange {
     }
 }
 
+impl ByteRange {
+    /// The same keys, each behind `prefix`: the range a read of these keys visits in a store
+    /// where they live under `prefix` (a namespace, a table's prefix). A range without an end
+    /// ends after every key that starts with `prefix`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::ByteRange;
+    ///
+    /// let r = ByteRange::new(vec![1], None).under(b"v2/");
+    /// assert_eq!((r.start.as_slice(), r.end.as_deref()), (&b"v2/\x01"[..], Some(&b"v20"[..])));
+    /// ```
+    #[must_use]
+    pub fn under(&self, prefix: &[u8]) -> Self {
+        let (start, end) = bounds_under(prefix, &self.start, self.end.as_deref());
+        Self { start, end }
+    }
+
+    /// Whether some key lies in both `self` and `other`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::ByteRange;
+    ///
+    /// let a = ByteRange::new(vec![1], Some(vec![3]));
+    /// assert!(a.overlaps(&ByteRange::new(vec![2], None)));
+    /// assert!(!a.overlaps(&ByteRange::new(vec![3], Some(vec![4]))));
+    /// ```
+    #[must_use]
+    pub fn overlaps(&self, other: &impl KeyBounds) -> bool {
+        let below = |start: &[u8], end: Option<&[u8]>| end.is_none_or(|end| start < end);
+        !self.is_empty()
+            && !holds_no_key(other)
+            && below(&self.start, other.end_bytes())
+            && below(other.start_bytes(), self.end.as_deref())
+    }
+}
+
+/// The bounds `[start, end)` with every key behind `prefix` (an unbounded end: after every key
+/// that starts with `prefix`). One rule for [`ByteRange::under`] and the stores that keep keys
+/// under a prefix.
+pub(crate) fn bounds_under(
+    prefix: &[u8],
+    start: &[u8],
+    end: Option<&[u8]>,
+) -> (Vec<u8>, Option<Vec<u8>>) {
+    let behind = |k: &[u8]| [prefix, k].concat();
+    let end = match end {
+        Some(e) => Some(behind(e)),
+        None => after_all_bytes_starting_with(prefix),
+    };
+    (behind(start), end)
+}
+
 impl From<KeyRange> for ByteRange {
     /// The range of the text keys' UTF-8 bytes: the same keys, in the same order.
     fn from(range: KeyRange) -> Self {

@@ -45,6 +45,7 @@ mod period_tables;
 mod readme;
 mod redb_tables;
 mod rekey;
+mod rekey_key_spaces;
 mod scan_end;
 mod store_model;
 mod store_ranges;

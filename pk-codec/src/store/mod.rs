@@ -106,6 +106,19 @@ pub(crate) fn show_key(key: &[u8]) -> String {
     }
 }
 
+/// A byte range for a message: `[start, end)` with each key as [`show_key`] shows it, `...`
+/// for no end.
+pub(crate) fn show_range(range: &crate::ByteRange) -> String {
+    format!(
+        "[{}, {})",
+        show_key(&range.start),
+        range
+            .end
+            .as_deref()
+            .map_or_else(|| "...".to_owned(), show_key)
+    )
+}
+
 /// Which way a range read walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Direction {

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use super::{
     BulkOptions, BulkWriter, CondWrite, Expect, RangePage, RangeQuery, RangeStore, StoreError,
-    StoreErrorKind, WriteOp, WriteProfile, show_key,
+    StoreErrorKind, WriteOp, WriteProfile, show_key, show_range,
 };
 use crate::field_spec::FieldSpec;
-use crate::key_range::after_all_bytes_starting_with;
+use crate::key_range::{ByteRange, after_all_bytes_starting_with};
 use crate::kinds::{Kind, Value};
 use crate::layout::Layout;
 
@@ -80,6 +80,37 @@ impl KeySpace {
                 error,
             })?;
         Ok(key)
+    }
+
+    /// The byte ranges a full read of the space visits: the layout's ranges of all its keys
+    /// ([`Layout::byte_ranges`] with nothing fixed: one per bucket for a bucketed layout), each
+    /// under the namespace; for a layout whose keys have no range read (a whole-key hash
+    /// prefix), every key under the namespace. A re-keying keeps its state and the other key
+    /// space out of every one of them ([`RekeyJob::start`]), so a read of either space during
+    /// a job finds only its own keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{ByteRange, Layout};
+    /// use pk_codec::store::KeySpace;
+    ///
+    /// let layout: Layout = "device: u32; ts: u64; buckets=4:hash(device); form=binary".parse()?;
+    /// let reads = KeySpace::new(layout).read_ranges();
+    /// assert_eq!(reads.len(), 4); // one per bucket
+    /// assert!(reads[0].contains(b"\0pk-codec/rekey")); // bucket 0's keys start with byte 00
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn read_ranges(&self) -> Vec<ByteRange> {
+        let namespace = self.namespace.as_bytes();
+        match self
+            .layout
+            .byte_ranges(&[], std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+        {
+            Ok(ranges) => ranges.iter().map(|r| r.under(namespace)).collect(),
+            Err(_) => vec![ByteRange::starting_with(namespace)],
+        }
     }
 
     /// The row values of `key`, if it is a key of this space.
@@ -270,12 +301,23 @@ pub struct Rekey {
     to: KeySpace,
     fill: Vec<(String, Value)>,
     state_key: String,
+    /// Whether [`Rekey::state_key`] chose the state key (otherwise the job picks the default).
+    state_key_given: bool,
 }
 
 impl Rekey {
     /// Where a job's state lives unless [`Rekey::state_key`] says otherwise: a key that starts
-    /// with a NUL byte, below the keys of any layout whose first character is printable.
+    /// with a NUL byte, below the keys of any text layout whose first character is printable.
+    /// Where a read of either key space visits it (a binary layout's first bucket, whose keys
+    /// start with byte `00`), the job keeps its state at [`Rekey::ALTERNATE_STATE_KEY`] instead;
+    /// where a read visits both, [`RekeyJob::start`] refuses and asks for
+    /// [`Rekey::state_key`].
     pub const DEFAULT_STATE_KEY: &'static str = "\0pk-codec/rekey";
+
+    /// Where a job keeps its state when a read of one of its key spaces visits
+    /// [`Rekey::DEFAULT_STATE_KEY`]: a key that starts with DEL (`7F`), above every printable
+    /// ASCII text key and every binary bucket prefix of fewer than 32,512 buckets.
+    pub const ALTERNATE_STATE_KEY: &'static str = "\u{7f}pk-codec/rekey";
 
     /// A re-keying called `job_id` from `from` to `to`.
     #[must_use]
@@ -286,6 +328,7 @@ impl Rekey {
             to,
             fill: Vec::new(),
             state_key: Self::DEFAULT_STATE_KEY.to_owned(),
+            state_key_given: false,
         }
     }
 
@@ -296,10 +339,12 @@ impl Rekey {
         self
     }
 
-    /// Keeps the job's state at `key` (outside both key spaces).
+    /// Keeps the job's state at `key`, which no read of either key space may visit
+    /// ([`KeySpace::read_ranges`]; checked when the job starts).
     #[must_use]
     pub fn state_key(mut self, key: impl Into<String>) -> Self {
         self.state_key = key.into();
+        self.state_key_given = true;
         self
     }
 
@@ -311,8 +356,10 @@ impl Rekey {
 
     /// Where each of the new layout's fields comes from, checked: every field of the old
     /// layout has a place in the new one that can hold each of its values, every new field
-    /// has a value, the layouts differ, the key spaces and the state key are apart.
-    fn check(&self, options: &RekeyOptions) -> Result<Vec<Source>, RekeyError> {
+    /// has a value, the layouts differ, no read of one key space visits the other, and none
+    /// visits the state key (the default one moved to [`Rekey::ALTERNATE_STATE_KEY`] where a
+    /// read visits it).
+    fn check(&mut self, options: &RekeyOptions) -> Result<Vec<Source>, RekeyError> {
         if self.job_id.is_empty() {
             return Err(RekeyError::BadOption {
                 why: "a job needs an id (an empty id cannot tell two jobs apart)".into(),
@@ -359,12 +406,47 @@ impl Rekey {
                 ),
             });
         }
-        for space in [&self.from, &self.to] {
-            if space.decode(self.state_key.as_bytes()).is_some() {
-                return Err(RekeyError::StateKeyInKeySpace {
-                    key: self.state_key.clone(),
-                });
+        let reads: Vec<(&str, ByteRange)> = [("old", &self.from), ("new", &self.to)]
+            .into_iter()
+            .flat_map(|(side, space)| space.read_ranges().into_iter().map(move |r| (side, r)))
+            .collect();
+        for (_, old) in reads.iter().filter(|(side, _)| *side == "old") {
+            for (_, new) in reads.iter().filter(|(side, _)| *side == "new") {
+                if old.overlaps(new) {
+                    return Err(RekeyError::KeySpacesOverlap {
+                        why: format!(
+                            "a read of the old key space visits {} and one of the new key \
+                             space {}: each would find the other's rows (a layout without a \
+                             namespace or a bucket prefix is read over every key): give the \
+                             old and new keys namespaces or buckets that keep their reads apart",
+                            show_range(old),
+                            show_range(new)
+                        ),
+                    });
+                }
             }
+        }
+        let visitor = |key: &str| {
+            reads
+                .iter()
+                .find(|(_, r)| r.contains(key.as_bytes()))
+                .map(|(side, r)| (*side, show_range(r)))
+        };
+        if !self.state_key_given && visitor(&self.state_key).is_some() {
+            self.state_key = Self::ALTERNATE_STATE_KEY.to_owned();
+        }
+        if let Some((side, range)) = visitor(&self.state_key) {
+            return Err(RekeyError::StateKeyInKeySpace {
+                key: self.state_key.clone(),
+                why: format!(
+                    "a read of the {side} key space visits it ({range}){}",
+                    if self.state_key_given {
+                        ""
+                    } else {
+                        ", as it visits the default state key: choose one with Rekey::state_key"
+                    }
+                ),
+            });
         }
         let old = self.from.layout.fields();
         for def in old {
@@ -630,7 +712,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 ///
 /// let old: Layout = "id: u64 width=8".parse()?;
 /// let narrower: Layout = "id: u32 width=8".parse()?;
-/// let plan = Rekey::new("j", KeySpace::new(old), KeySpace::new(narrower).under("v2/"));
+/// let plan = Rekey::new("j", KeySpace::new(old).under("v1/"), KeySpace::new(narrower).under("v2/"));
 /// let err = RekeyJob::start(Arc::new(MemoryStore::default()), plan, RekeyOptions::default()).unwrap_err();
 /// assert!(matches!(&err, RekeyError::FieldCannotCarry { field, .. } if field == "id"));
 /// assert!(err.to_string().starts_with("field \"id\" cannot carry the old rows"));
@@ -667,10 +749,12 @@ pub enum RekeyError {
         /// Why.
         why: String,
     },
-    /// The state key is a key of one of the layouts.
+    /// A read of one of the key spaces visits the state key.
     StateKeyInKeySpace {
         /// The state key.
         key: String,
+        /// Which read visits it.
+        why: String,
     },
     /// The state in the store belongs to another job.
     JobMismatch {
@@ -719,6 +803,10 @@ pub enum RekeyError {
     },
     /// The store's refusal (the state says where to resume).
     Store(StoreError),
+    /// A typed value ([`RekeyJob::put_typed`], [`RekeyJob::get_typed`]) that cannot be stored
+    /// exactly, or a stored value that is not of the type asked for.
+    #[cfg(feature = "typed")]
+    Value(super::value::ValueError),
 }
 
 impl fmt::Display for RekeyError {
@@ -743,9 +831,9 @@ impl fmt::Display for RekeyError {
                 "field {field:?} cannot carry the old rows into the new layout: {why}"
             ),
             Self::KeySpacesOverlap { why } => write!(f, "the key spaces overlap: {why}"),
-            Self::StateKeyInKeySpace { key } => write!(
+            Self::StateKeyInKeySpace { key, why } => write!(
                 f,
-                "the state key {key:?} is a key of one of the layouts: choose another"
+                "the state key {key:?} lies where a key space is read: {why}"
             ),
             Self::JobMismatch { expected, found } => write!(
                 f,
@@ -775,6 +863,8 @@ impl fmt::Display for RekeyError {
             Self::BadOption { why } => write!(f, "{why}"),
             Self::Key { key, error } => write!(f, "key {key:?}: {error}"),
             Self::Store(e) => write!(f, "{e}"),
+            #[cfg(feature = "typed")]
+            Self::Value(e) => write!(f, "value: {e}"),
         }
     }
 }
@@ -842,7 +932,9 @@ pub enum Step {
 /// # Where the state lives
 ///
 /// In the store itself, at [`Rekey::state_key`] (by default [`Rekey::DEFAULT_STATE_KEY`],
-/// which starts with a NUL byte), which must lie outside both key spaces. It records the job's
+/// which starts with a NUL byte, or [`Rekey::ALTERNATE_STATE_KEY`] where a read of a key space
+/// visits that), which no read of either key space visits ([`KeySpace::read_ranges`]): a scan of
+/// the old or the new table while the job runs finds only its own rows. It records the job's
 /// id and both key spaces, so that a resume with another job's id, or with other layouts, is
 /// refused.
 ///
@@ -876,7 +968,11 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// [`RekeyError::StateKeyInKeySpace`] and [`RekeyError::BadOption`] for a re-keying that
     /// cannot work; [`RekeyError::JobUnderWay`] when the store holds the state of a job not yet
     /// done (this one's too: resume it); the store's refusal.
-    pub fn start(store: Arc<S>, rekey: Rekey, options: RekeyOptions) -> Result<Self, RekeyError> {
+    pub fn start(
+        store: Arc<S>,
+        mut rekey: Rekey,
+        options: RekeyOptions,
+    ) -> Result<Self, RekeyError> {
         let sources = rekey.check(&options)?;
         if let Some(found) = load(&*store, &rekey.state_key)?
             && found.phase != Phase::Done
@@ -908,12 +1004,12 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// use pk_codec::Layout;
     /// use pk_codec::store::{KeySpace, MemoryStore, Phase, RangeStore, Rekey, RekeyError, RekeyJob, RekeyOptions};
     ///
-    /// let old: Layout = "id: u32 width=4".parse()?;
-    /// let new: Layout = "id: u32 width=4; hash=md5:4:sep".parse()?;
-    /// let plan = || Rekey::new("add-a-hash", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
+    /// let old = KeySpace::new("id: u32 width=4".parse::<Layout>()?).under("v1/");
+    /// let new = KeySpace::new("id: u32 width=4; hash=md5:4:sep".parse::<Layout>()?).under("v2/");
+    /// let plan = || Rekey::new("add-a-hash", old.clone(), new.clone());
     /// let store = Arc::new(MemoryStore::default());
     /// for id in 0..10u32 {
-    ///     store.put(&old.encode_bytes(&[id.into()])?, b"row")?;
+    ///     store.put(&old.key(&[id.into()])?, b"row")?;
     /// }
     /// let options = RekeyOptions { step_rows: 4, ..RekeyOptions::default() };
     /// let job = RekeyJob::start(Arc::clone(&store), plan(), options.clone())?;
@@ -924,7 +1020,7 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// assert_eq!(job.run()?.phase, Phase::Done);
     ///
     /// // Another job's id is refused.
-    /// let other = Rekey::new("other", KeySpace::new(old.clone()), KeySpace::new(new.clone()).under("v2/"));
+    /// let other = Rekey::new("other", old.clone(), new.clone());
     /// let err = RekeyJob::resume(store, other, options).unwrap_err();
     /// assert!(matches!(err, RekeyError::JobMismatch { .. }));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -936,7 +1032,11 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
     /// store holds no state; [`RekeyError::JobMismatch`] when it holds another job's;
     /// [`RekeyError::PlanMismatch`] when this job's state names other key spaces;
     /// [`RekeyError::BadState`] when the state cannot be read; the store's refusal.
-    pub fn resume(store: Arc<S>, rekey: Rekey, options: RekeyOptions) -> Result<Self, RekeyError> {
+    pub fn resume(
+        store: Arc<S>,
+        mut rekey: Rekey,
+        options: RekeyOptions,
+    ) -> Result<Self, RekeyError> {
         let sources = rekey.check(&options)?;
         let state = load(&*store, &rekey.state_key)?.ok_or_else(|| RekeyError::NoJob {
             state_key: rekey.state_key.clone(),
@@ -1090,6 +1190,56 @@ impl<S: RangeStore + 'static> RekeyJob<S> {
             self.new_key(values)?
         };
         Ok(self.store.get(&key)?)
+    }
+
+    /// [`RekeyJob::put`] of a typed value, in the [value format](super::value) that
+    /// [`Typed`](super::Typed) reads and writes: no value bytes made by hand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pk_codec::{Layout, Value};
+    /// use pk_codec::store::{KeySpace, MemoryStore, Rekey, RekeyJob, RekeyOptions, Typed};
+    ///
+    /// let old: Layout = "card: u64 width=8; buckets=4:mod(card):sep".parse()?;
+    /// let new: Layout = "card: u64 width=8; buckets=16:mod(card):sep".parse()?;
+    /// let store = Arc::new(MemoryStore::default());
+    /// let rekey = Rekey::new("grow", KeySpace::new(old), KeySpace::new(new.clone()).under("v2/"));
+    /// let job = RekeyJob::start(Arc::clone(&store), rekey, RekeyOptions::default())?;
+    /// job.put_typed(&[Value::Uint(7)], &27.49f64)?;
+    /// job.run()?;
+    /// assert_eq!(job.get_typed::<f64>(&[Value::Uint(7)])?, Some(27.49));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`RekeyError::Value`] for a value that cannot be stored exactly (nothing written); as
+    /// [`RekeyJob::put`].
+    #[cfg(feature = "typed")]
+    pub fn put_typed<V: super::value::Storable + ?Sized>(
+        &self,
+        values: &[Value],
+        value: &V,
+    ) -> Result<(), RekeyError> {
+        let bytes = super::value::to_bytes(value).map_err(RekeyError::Value)?;
+        self.put(values, &bytes)
+    }
+
+    /// [`RekeyJob::get`], read as a `V` from the [value format](super::value).
+    ///
+    /// # Errors
+    ///
+    /// [`RekeyError::Value`] for a stored value that is not a `V`; as [`RekeyJob::get`].
+    #[cfg(feature = "typed")]
+    pub fn get_typed<V: serde::de::DeserializeOwned>(
+        &self,
+        values: &[Value],
+    ) -> Result<Option<V>, RekeyError> {
+        self.get(values)?
+            .map(|bytes| super::value::from_bytes(&bytes).map_err(RekeyError::Value))
+            .transpose()
     }
 
     /// Runs the job to its end, waiting out the throttle.

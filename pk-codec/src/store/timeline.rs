@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use super::scan::{ScanCursor, scan_ranges};
 use super::{RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
-use crate::key_range::{KeyBounds, after_all_bytes_starting_with};
+use crate::key_range::{KeyBounds, bounds_under};
 use crate::kinds::Value;
 use crate::timeline::{Timeline, Visit};
 
@@ -116,11 +116,7 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
-        let start = self.full(query.start);
-        let end = match query.end {
-            Some(e) => Some(self.full(e)),
-            None => after_all_bytes_starting_with(self.prefix),
-        };
+        let (start, end) = bounds_under(self.prefix, query.start, query.end);
         let resume = query.resume.map(|r| self.full(r));
         let page = self.store.range(
             &RangeQuery::new(start.as_slice(), end.as_deref())

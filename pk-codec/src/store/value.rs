@@ -69,7 +69,7 @@ impl<T: Serialize + DeserializeOwned> Storable for [T] {
 }
 
 /// Why a value could not be stored or read.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ValueError {
     /// The value did not serialize (its `Serialize` failed, or it is a sequence or map whose
