@@ -35,6 +35,7 @@ use std::num::NonZeroU64;
 use std::ops::Bound::Unbounded;
 use std::ops::ControlFlow;
 
+use pk_codec::schedule::{Every, Schedule};
 use pk_codec::store::{RangeStore, scan_ranges, scan_timeline};
 use pk_codec::table::{
     Capacity, Instance, ManualClock, PeriodTables, RollPolicy, Schema, Table, TableOptions,
@@ -214,20 +215,23 @@ fn main() -> Res {
     let started = std::time::Instant::now();
     let layout: Layout = KEY.parse()?;
     let (starts, year_end) = month_starts(YEAR_START);
-    let names: Vec<String> = (1..=12).map(|m| format!("cards_2026_{m:02}")).collect();
+    // A table a month, named cards_2026_01 to cards_2026_12.
+    let months = Schedule::calendar(Every::Month, "cards", (2026, 1, 1), 12)?;
+    assert!(
+        months
+            .periods()
+            .iter()
+            .map(|p| p.1)
+            .eq(starts.iter().copied())
+    );
+    let names: Vec<String> = months.periods().iter().map(|p| p.0.clone()).collect();
     let options = TableOptions::default().load_window_ms(HOUR_MS);
     let schema = Schema::single_string("pk")?;
     let needs = last_years_needs(&layout, &schema, &options)?;
     let year = generate_year(YEAR_START, 2026);
 
     // The design over time: one table per month, the same key in each.
-    let timeline = Timeline::new(
-        starts
-            .iter()
-            .zip(&names)
-            .map(|(s, n)| Period::new(*s, n.as_str(), layout.clone()))
-            .collect(),
-    )?;
+    let timeline = Timeline::from_schedule(&months, &layout)?;
 
     // Hot and cold: monthly tables rolled on the clock, each month reserved for its own needs.
     let clock = ManualClock::new(YEAR_START - DAY_MS);
@@ -238,10 +242,9 @@ fn main() -> Res {
         keep_periods: 3,
         history: Some(("cards_history".into(), COLD)),
     };
-    let periods = names.iter().cloned().zip(starts.iter().copied()).collect();
     let mut monthly = PeriodTables::new(
         Instance::new(clock.clone()).load_scale(SCALE),
-        periods,
+        months.into_periods(),
         schema.clone(),
         options.clone(),
         policy,
@@ -275,8 +278,10 @@ fn main() -> Res {
             }
             clock.set(p.ts);
             let placed = timeline.encode(p.ts, &p.values())?;
-            tables.table_at(p.ts)?.put(placed.key.as_str(), vec![])?;
-            all.put(placed.key.as_str(), vec![])?;
+            // A text layout's key: its UTF-8 bytes, a string column's value.
+            let key = std::str::from_utf8(&placed.key)?;
+            tables.table_at(p.ts)?.put(key, vec![])?;
+            all.put(key, vec![])?;
             Ok(())
         },
         |q| {

@@ -22,7 +22,7 @@ use redb::{Database, ReadableTableMetadata, TableDefinition};
 
 mod harness;
 
-use harness::{cpu_model, env_usize, median};
+use harness::{cpu_model, env_usize, load_average, median, quartile};
 
 const DEVICES: u64 = 1_000;
 const READINGS: u64 = 200;
@@ -144,23 +144,6 @@ fn count(path: &Path) -> u64 {
     let db = Database::create(path).unwrap();
     let tx = db.begin_read().unwrap();
     tx.open_table(TABLE).unwrap().len().unwrap()
-}
-
-/// The `q`-th quartile of `v` (1 or 3; the nearest rank).
-fn quartile(v: &[f64], q: usize) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get((v.len() * q / 4).min(v.len().saturating_sub(1)))
-        .copied()
-        .unwrap_or(f64::NAN)
-}
-
-/// The one-minute load average (`/proc/loadavg`), to print beside the figures.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Writes the rows into a new file at the path; answers the nanoseconds it took.

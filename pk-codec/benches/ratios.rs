@@ -5,12 +5,20 @@
 //! after another; this harness is what the ratio table comes from.
 //!
 //! ```text
-//! cargo bench -p pk-codec --bench ratios                # prints the table
+//! cargo bench -p pk-codec --bench ratios                # prints the tables
 //! cargo bench -p pk-codec --bench ratios -- --write     # and rewrites its section of BENCHMARKS.md
+//! cargo bench -p pk-codec --bench ratios --profile bench-tuned -- --write  # the tuned profile's
 //! ```
 //!
-//! `PK_BENCH_KEYS` (default 200,000 keys per pass) and `PK_BENCH_ROUNDS` (default 21) change the
-//! size of a run; `PK_BENCH_ONLY=<part of a name>` runs only the matching cases, for a profiler;
+//! Two modes, each with its tables: cold, a million distinct keys each touched once a pass (as an
+//! import or a scan touches keys), and in cache, a thousand keys swept 200 times a pass. Two
+//! profiles, each a run of its own: `cargo bench`'s `bench` profile is what a user's release build
+//! gets (this workspace tunes nothing: opt-level 3, no LTO, 16 codegen units), and `bench-tuned`
+//! (root `Cargo.toml`: fat LTO, one codegen unit) shows what whole-program optimization adds.
+//!
+//! `PK_BENCH_MODE=cold|cache` runs one mode; `PK_BENCH_KEYS` (default 1,000,000) sizes the cold
+//! mode and `PK_BENCH_ROUNDS` (default 21) the run; `PK_BENCH_ONLY=<part of a name>` runs only the
+//! matching cases, untimed, for a profiler (`PK_BENCH_KEYS` keys, default 200,000 there);
 //! `PK_BENCH_CASES=<part>|<part>...` times only the matching cases and shows the comparisons
 //! among them; `PK_BENCH_PLACEMENTS=1` runs each pass at one stack placement (see
 //! [`PLACEMENTS`]) instead of eight.
@@ -32,7 +40,7 @@ use cards::{
     BucketCard, Card, DerivedCard, Md5Card, ModuloCard, Xxh3Card, decode_borrowed, decode_split,
     encode_tight, encode_tight_swar, encode_write,
 };
-use md5::{Digest, Md5};
+use md_5::{Digest, Md5};
 use pk_codec::{DecodeKey, Layout, PartitionKey, Value};
 use serde::Serialize;
 
@@ -77,6 +85,25 @@ macro_rules! encode_case {
                     s.clear();
                     black_box(r).encode_into(&mut s).unwrap();
                     n += black_box(&s).len();
+                }
+                n
+            },
+        }
+    };
+}
+
+/// A case writing binary keys of `$field` into one reused buffer.
+macro_rules! bin_encode_case {
+    ($name:literal, $field:ident) => {
+        Case {
+            name: $name,
+            run: |i, part| {
+                let mut v = Vec::with_capacity(128);
+                let mut n = 0;
+                for r in &i.$field[part] {
+                    v.clear();
+                    black_box(r).encode_binary_into(&mut v).unwrap();
+                    n += black_box(&v).len();
                 }
                 n
             },
@@ -340,6 +367,30 @@ fn cases() -> Vec<Case> {
         encode_case!("prefix md5 4 hex", md5),
         encode_case!("prefix 16 buckets by xxh3", bucket),
         encode_case!("prefix 16 buckets by modulo", modulo),
+        bin_encode_case!("prefix xxh3 4 hex, binary", xxh3),
+        bin_encode_case!("prefix md5 4 hex, binary", md5),
+        bin_encode_case!("prefix 16 buckets by xxh3, binary", bucket),
+        bin_encode_case!("prefix 16 buckets by modulo, binary", modulo),
+        Case {
+            name: "xxh3 of the binary natural key alone",
+            run: |i, part| {
+                let mut n = 0;
+                for k in &i.bin[part] {
+                    n += black_box(xxhash_rust::xxh3::xxh3_64(black_box(k))) as usize;
+                }
+                n
+            },
+        },
+        Case {
+            name: "md5 of the binary natural key alone",
+            run: |i, part| {
+                let mut n = 0;
+                for k in &i.bin[part] {
+                    n += usize::from(black_box(Md5::digest(black_box(k)))[0]);
+                }
+                n
+            },
+        },
         Case {
             name: "xxh3 of the natural key alone",
             run: |i, part| {
@@ -534,7 +585,42 @@ const COMPARISONS: &[(&str, Compare)] = &[
             "prefix md5 4 hex",
             "encode derive",
             "md5 of the natural key alone",
+            10.0,
+        ),
+    ),
+    (
+        "binary: modulo bucket prefix - plain key (ns)",
+        Compare::Diff(
+            "prefix 16 buckets by modulo, binary",
+            "encode derive binary",
             5.0,
+        ),
+    ),
+    (
+        "binary: xxh3 4 hex prefix - plain key - xxh3 of the key (ns)",
+        Compare::DiffOver(
+            "prefix xxh3 4 hex, binary",
+            "encode derive binary",
+            "xxh3 of the binary natural key alone",
+            5.0,
+        ),
+    ),
+    (
+        "binary: xxh3 bucket prefix - plain key - xxh3 of the key (ns)",
+        Compare::DiffOver(
+            "prefix 16 buckets by xxh3, binary",
+            "encode derive binary",
+            "xxh3 of the binary natural key alone",
+            5.0,
+        ),
+    ),
+    (
+        "binary: md5 4 hex prefix - plain key - md5 of the key (ns)",
+        Compare::DiffOver(
+            "prefix md5 4 hex, binary",
+            "encode derive binary",
+            "md5 of the binary natural key alone",
+            10.0,
         ),
     ),
     (
@@ -544,6 +630,10 @@ const COMPARISONS: &[(&str, Compare)] = &[
     (
         "binary decode (owned) / memcomparable decode",
         Compare::Ratio("decode derive binary (owned)", "decode memcomparable", 0.9),
+    ),
+    (
+        "binary decode (owned) / text decode (owned)",
+        Compare::Ratio("decode derive binary (owned)", "decode derive (owned)", 1.0),
     ),
     (
         "binary decode (owned) / storekey decode",
@@ -562,11 +652,11 @@ const COMPARISONS: &[(&str, Compare)] = &[
         ),
     ),
     (
-        "Layout decode / derive decode",
+        "Layout decode (a new Vec, no target) / derive decode",
         Compare::Ratio(
             "decode Layout, a new Vec per key",
             "decode derive (owned)",
-            1.3,
+            f64::NAN,
         ),
     ),
     (
@@ -587,6 +677,34 @@ const COMPARISONS: &[(&str, Compare)] = &[
     ),
 ];
 
+/// The build profile this binary was built under, from its directory (`target/<dir>/deps/`):
+/// `release` for `cargo bench`'s default `bench` profile, which is a user's release build
+/// (opt-level 3, no LTO, 16 codegen units: this workspace sets nothing else), or the tuned
+/// `bench-tuned` (fat LTO, one codegen unit: `--profile bench-tuned`).
+fn profile() -> &'static str {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .and_then(|d| d.file_name())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if dir == "bench-tuned" {
+        "bench-tuned"
+    } else {
+        "bench"
+    }
+}
+
+/// What [`profile`] names, in words.
+fn profile_words() -> &'static str {
+    if profile() == "bench-tuned" {
+        "the tuned profile `bench-tuned` (fat LTO, 1 codegen unit)"
+    } else {
+        "cargo's `bench` profile, a user's release build (opt-level 3, no LTO, 16 codegen units)"
+    }
+}
+
 fn machine() -> String {
     let cpu = cpu_model().unwrap_or_else(|| "unknown CPU".to_owned());
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
@@ -596,15 +714,43 @@ fn machine() -> String {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
-    format!("{cpu} (`lscpu` model name), {cores} cores, {rustc}, bench profile")
+    format!("{cpu} (`lscpu` model name), {cores} cores, {rustc}")
 }
 
-fn main() {
-    let write = std::env::args().any(|a| a == "--write");
-    let n = env_usize("PK_BENCH_KEYS", 200_000);
-    let rounds = env_usize("PK_BENCH_ROUNDS", 21);
+/// A way of touching the keys: `keys` distinct keys, each pass going over them `sweeps` times.
+struct Mode {
+    name: &'static str,
+    words: &'static str,
+    keys: usize,
+    sweeps: usize,
+}
+
+/// Cold: a million distinct keys (about a gigabyte of inputs across the cases), each touched
+/// once a pass, as an import or a scan touches them. In cache: a thousand keys, swept 200 times a
+/// pass.
+fn modes() -> Vec<Mode> {
+    let cold = Mode {
+        name: "cold",
+        words: "distinct keys, each touched once a pass",
+        keys: env_usize("PK_BENCH_KEYS", 1_000_000),
+        sweeps: 1,
+    };
+    let cache = Mode {
+        name: "in cache",
+        words: "keys, swept 200 times a pass",
+        keys: 1_000,
+        sweeps: 200,
+    };
+    match std::env::var("PK_BENCH_MODE").as_deref() {
+        Ok("cold") => vec![cold],
+        Ok("cache") => vec![cache],
+        _ => vec![cold, cache],
+    }
+}
+
+fn inputs(n: usize) -> (Inputs, (f64, f64, f64, f64)) {
     let rows = cards::rows(n);
-    let (text_len, sk_len, mc_len, bin_len) = cards::check_baselines(&rows);
+    let lens = cards::check_baselines(&rows);
     let inputs = Inputs {
         derived: rows.iter().map(DerivedCard::from).collect(),
         xxh3: rows.iter().map(Xxh3Card::from).collect(),
@@ -628,9 +774,17 @@ fn main() {
             .collect(),
         rows,
     };
-    let mut cases = cases();
-    // `PK_BENCH_ONLY=<part of a case name>`: time only those cases (for a profiler).
+    (inputs, lens)
+}
+
+fn main() {
+    let write = std::env::args().any(|a| a == "--write");
+    let rounds = env_usize("PK_BENCH_ROUNDS", 21);
+    // `PK_BENCH_ONLY=<part of a case name>`: run only those cases, untimed (for a profiler).
     if let Ok(only) = std::env::var("PK_BENCH_ONLY") {
+        let n = env_usize("PK_BENCH_KEYS", 200_000);
+        let (inputs, _) = inputs(n);
+        let mut cases = cases();
         cases.retain(|c| c.name.contains(only.as_str()));
         for _ in 0..rounds {
             for case in &cases {
@@ -639,6 +793,52 @@ fn main() {
         }
         return;
     }
+    let mut out = format!(
+        "Machine: {}. Built with {}. {rounds} rounds, every case once per round in a rotating \
+         order; medians over the rounds. Every baseline was checked to write the crate's bytes \
+         (or, binary, to round-trip the rows) before timing.\n",
+        machine(),
+        profile_words(),
+    );
+    for mode in modes() {
+        out.push('\n');
+        out.push_str(&measure(&mode, rounds));
+    }
+    println!("{out}");
+    if write {
+        let (begin, end) = markers();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md");
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        let section = format!("{begin}\n{out}{end}");
+        let new = match (old.find(&begin), old.find(&end)) {
+            (Some(b), Some(e)) if b < e => {
+                format!("{}{section}{}", &old[..b], &old[e + end.len()..])
+            }
+            _ => format!("{old}\n## Headline ratios ({})\n\n{section}\n", profile()),
+        };
+        std::fs::write(path, new).expect("BENCHMARKS.md is writable");
+        eprintln!("wrote the ratio section of {path}");
+    }
+}
+
+/// The markers around the generated section of BENCHMARKS.md for this binary's profile.
+fn markers() -> (String, String) {
+    match profile() {
+        "bench" => (BEGIN.to_owned(), END.to_owned()),
+        p => (
+            format!(
+                "<!-- ratios-{p}:begin (generated by `cargo bench -p pk-codec --bench ratios --profile {p} -- --write`) -->"
+            ),
+            format!("<!-- ratios-{p}:end -->"),
+        ),
+    }
+}
+
+/// Times every case in `mode`, `rounds` rounds, and answers its two tables.
+fn measure(mode: &Mode, rounds: usize) -> String {
+    let n = mode.keys;
+    let (inputs, (text_len, sk_len, mc_len, bin_len)) = inputs(n);
+    let mut cases = cases();
     // `PK_BENCH_CASES=<part>|<part>...`: time only the cases matching one of the parts (and show
     // only the comparisons among them), for a quicker before/after of a few cases.
     if let Ok(parts) = std::env::var("PK_BENCH_CASES") {
@@ -647,6 +847,7 @@ fn main() {
     // `PK_BENCH_PLACEMENTS` (default 8, at most 8): how many stack placements a case's pass is
     // spread over (1: the whole pass at one placement, as before).
     let placements = env_usize("PK_BENCH_PLACEMENTS", PLACEMENTS).clamp(1, PLACEMENTS);
+    let touches = (n * mode.sweeps) as f64;
     // times[case][round], ns per key.
     let mut times = vec![Vec::with_capacity(rounds); cases.len()];
     // One warm-up pass of every case, then the rounds, each starting at the next case.
@@ -666,7 +867,9 @@ fn main() {
             for p in 0..placements {
                 let part = n * p / placements..n * (p + 1) / placements;
                 at_placement((round + p) % placements, &mut || {
-                    black_box(run(&inputs, part.clone()));
+                    for _ in 0..mode.sweeps {
+                        black_box(run(&inputs, part.clone()));
+                    }
                 });
             }
             let elapsed = start.elapsed().as_nanos() as f64;
@@ -677,7 +880,7 @@ fn main() {
             };
             timed += elapsed;
             preempted += waited.min(elapsed);
-            times[c].push((elapsed - waited).max(0.0) / n as f64);
+            times[c].push((elapsed - waited).max(0.0) / touches);
         }
     }
     let others = others_since(others_before.as_ref());
@@ -685,14 +888,18 @@ fn main() {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Machine: {}. {n} student-card keys per pass (mean sizes: text {text_len:.1} bytes, \
-         binary {bin_len:.1}, storekey {sk_len:.1}, memcomparable {mc_len:.1}), {rounds} rounds, every case once per round \
-         in a rotating order, each pass spread over {placements} stack placements; medians over the \
-         rounds. Every baseline was checked to write the crate's bytes (or, binary, to round-trip \
-         the rows) before timing. Other processes of this machine kept {others} busy on average \
-         while the rounds ran; the time this process waited for a CPU meanwhile ({waited:.1}% of \
-         the timed time) is taken out of each pass.\n",
-        machine(),
+        "### {} ({n} {}{})\n\nMean key sizes: text {text_len:.1} bytes, binary {bin_len:.1}, \
+         storekey {sk_len:.1}, memcomparable {mc_len:.1}; each pass spread over {placements} \
+         stack placements. Other processes of this machine kept {others} busy on average while \
+         the rounds ran; the time this process waited for a CPU meanwhile ({waited:.1}% of the \
+         timed time) is taken out of each pass.\n",
+        mode.name,
+        mode.words,
+        if profile() == "bench" {
+            ", user profile"
+        } else {
+            ", tuned profile"
+        },
         waited = 100.0 * preempted / timed.max(1.0),
         others = others.map_or_else(
             || "an unknown number of CPUs".to_owned(),
@@ -761,18 +968,5 @@ fn main() {
         };
         let _ = writeln!(out, "| {label} | {shown} | {target} | {met} |");
     }
-    println!("{out}");
-    if write {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md");
-        let old = std::fs::read_to_string(path).unwrap_or_default();
-        let section = format!("{BEGIN}\n{out}{END}");
-        let new = match (old.find(BEGIN), old.find(END)) {
-            (Some(b), Some(e)) if b < e => {
-                format!("{}{section}{}", &old[..b], &old[e + END.len()..])
-            }
-            _ => format!("{old}\n## Headline ratios (interleaved)\n\n{section}\n"),
-        };
-        std::fs::write(path, new).expect("BENCHMARKS.md is writable");
-        eprintln!("wrote the ratio section of {path}");
-    }
+    out
 }

@@ -191,7 +191,8 @@
 //! ## `#[pk(hash(ALG, len = N))]`, `#[pk(hash(ALG, len = N, separator))]`
 //!
 //! A hash prefix: the first `N` hex characters of `md5`, `xxh32`, `xxh64` or `xxh3` over the
-//! natural key, then the delimiter if `separator` is given. `N` is 1 up to the digest's length
+//! natural key (its text in the text form, its bytes in the binary form, where the prefix is the
+//! digest's first `⌈N / 2⌉` bytes), then the delimiter if `separator` is given (text form only). `N` is 1 up to the digest's length
 //! (32, 8, 16, 16), checked at compile time. Spreads sequential keys; no range constructors.
 //!
 //! ```
@@ -258,7 +259,8 @@
 //! ## `#[pk(buckets(count = N, modulo = FIELD))]`, `#[pk(buckets(count = N, hash(FIELDS)))]`
 //!
 //! A bucket prefix `0..N`, zero-padded to the width of `N - 1`: `value % N` of one integer field
-//! (`modulo = ts`; `modulo = 1` in a tuple struct), or XXH3 of some fields' text modulo `N`
+//! (`modulo = ts`; `modulo = 1` in a tuple struct), or XXH3 of some fields modulo `N` (their
+//! text in the text form, their bytes in the binary form: see below)
 //! (`hash(user, device)`, or `hash` alone for all fields). Add `separator` for a delimiter after
 //! it. Range constructors return one range per bucket that can hold the keys, in bucket order:
 //! one when the values they are given fix the bucket (the modulo field, or every hashed field),
@@ -299,12 +301,40 @@
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!
+//! ### What a bucket hash or a hash prefix digests
+//!
+//! The key's bytes in the form written: in the text form, the fields' text (the hashed fields
+//! joined by the delimiter; the whole natural key for `hash` alone or a whole-key hash prefix);
+//! in the binary form, the fields' binary bytes, one after another. The same value can so lie in
+//! different buckets in the two forms (device 54 of 16 buckets: bucket 11 as text, 07 as
+//! binary); each form is consistent with itself, and its range constructors read its own
+//! buckets.
+//!
+//! ```
+//! use pk_codec::PartitionKey;
+//!
+//! #[derive(PartitionKey)]
+//! #[pk(buckets(count = 16, hash(device_id), separator))]
+//! struct Reading {
+//!     #[pk(width = 6)]
+//!     device_id: u32,
+//!     ts: u64,
+//! }
+//!
+//! let r = Reading { device_id: 54, ts: 1 };
+//! assert_eq!(&r.encode()?[..3], "11,"); // xxh3 of the text "000054"
+//! assert_eq!(r.encode_binary()?[0], 7); // xxh3 of the bytes 00 00 00 36
+//! # Ok::<(), pk_codec::Error>(())
+//! ```
+//!
 //! ## `#[pk(form = text | binary)]`
 //!
 //! The form `layout()` answers ([`PartitionKey::FORM`](crate::PartitionKey::FORM); default `text`),
 //! for code that reads keys through the runtime layout ([`Layout::encode_bytes`](crate::Layout::encode_bytes),
-//! stores, the command line). The key type writes both forms whatever it says; an unknown form is
-//! a compile error on its name.
+//! stores, the command line), and the form of the typed range constructors: a `binary` key's
+//! answer `Vec<ByteRange>` of its binary keys, a `text` key's `Vec<KeyRange>` (the return type
+//! says which). The key type writes both forms whatever it says; an unknown form is a compile
+//! error on its name.
 //!
 //! ```
 //! use pk_codec::{Form, PartitionKey, Value};
@@ -321,6 +351,9 @@
 //! assert_eq!(Card::layout().form(), Form::Binary);
 //! assert_eq!(Card::layout().encode_bytes(&[54u32.into(), "a100".into()])?, card.encode_binary()?);
 //! assert_eq!(card.encode()?, "000054,a100"); // the text form is still there
+//! // Its range constructors answer byte ranges of its binary keys.
+//! let ranges: Vec<pk_codec::ByteRange> = Card::ranges_seller_id(54, "a".."b")?;
+//! assert!(ranges[0].contains(&card.encode_binary()?));
 //! # Ok::<(), pk_codec::Error>(())
 //! ```
 //!

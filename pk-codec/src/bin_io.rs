@@ -74,13 +74,13 @@ impl<'a> BinWriter<'a> {
 
     /// Appends the `n`-byte binary form of the signed integer `v` ([`signed_bytes`]), inverted
     /// when `desc`: what signed integers, timestamps and decimals write.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn put_signed(&mut self, v: i128, n: usize, desc: bool) {
         self.put(&signed_bytes(v, n)[16 - n..], desc);
     }
 
     /// Appends `bytes`, each inverted when `desc`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn put(&mut self, bytes: &[u8], desc: bool) {
         if desc {
             self.out.extend(bytes.iter().map(|b| !b));
@@ -91,7 +91,7 @@ impl<'a> BinWriter<'a> {
 }
 
 /// An optional field's marker in the field's order.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn mark(byte: u8, spec: &FieldSpec) -> u8 {
     if spec.is_descending() { !byte } else { byte }
 }
@@ -196,7 +196,7 @@ impl<'a> BinReader<'a> {
 
     /// Takes the `n`-byte binary form of a signed integer ([`BinWriter::put_signed`]), inverted
     /// when `desc`, and answers the integer.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn take_signed(&mut self, field: &str, n: usize, desc: bool) -> Result<i128> {
         let mut bytes = [0u8; 16];
         bytes[..n].copy_from_slice(self.take(field, n)?);
@@ -209,7 +209,7 @@ impl<'a> BinReader<'a> {
     }
 
     /// Takes `N` bytes as an array, each inverted when `desc`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn take_array<const N: usize>(
         &mut self,
         field: &str,
@@ -266,7 +266,7 @@ impl<'a> BinReader<'a> {
 
 /// Whether `v` has at most `width` decimal digits: the values an unsigned field of that width
 /// takes, in the binary form as in the text form.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn fits_unsigned(v: u128, width: u8) -> bool {
     match 10u128.checked_pow(u32::from(width)) {
         Some(limit) => v < limit,
@@ -276,7 +276,7 @@ pub(crate) fn fits_unsigned(v: u128, width: u8) -> bool {
 
 /// Whether `v` is written by a signed field of `width` characters (a sign and `width - 1`
 /// digits: `-10^(width-1)` to `10^(width-1) - 1`), in the binary form as in the text form.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn fits_signed(v: i128, width: u8) -> bool {
     match 10i128.checked_pow(u32::from(width.saturating_sub(1))) {
         Some(limit) => v >= -limit && v < limit,
@@ -296,14 +296,14 @@ pub(crate) fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
 
 /// The binary form of a signed integer of `n` bytes: its two's complement with the sign bit
 /// flipped, big-endian, so that unsigned byte order is signed order.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn signed_bytes(v: i128, n: usize) -> [u8; 16] {
     let bits = (v as u128) ^ (1u128 << (8 * n - 1));
     bits.to_be_bytes()
 }
 
 /// The signed integer of `n` bytes (the last `n` of `b`) written by [`signed_bytes`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn signed_of(b: &[u8]) -> i128 {
     let n = b.len();
     let mut v: u128 = 0;

@@ -1,6 +1,5 @@
 //! Hash prefixes: the first hex characters of a digest of the natural key.
 
-use md5::{Digest, Md5};
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
@@ -80,7 +79,7 @@ impl HashAlg {
 
     /// The length of the full digest in hex characters: the longest prefix.
     #[must_use]
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn max_len(self) -> u8 {
         match self {
             Self::Md5 => 32,
@@ -93,7 +92,7 @@ impl HashAlg {
     /// `len` is clamped to [`HashAlg::max_len`].
     ///
     /// Inlined, so that a constant algorithm and length leave one hash and `len` table lookups.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn write_hex_prefix<'b>(
         self,
         data: &[u8],
@@ -115,6 +114,32 @@ impl HashAlg {
         &buf[..len]
     }
 
+    /// Writes the first `n` bytes of the digest of `data` into `buf`, returning them (`n`
+    /// clamped to the digest's size): a binary key's hash prefix, the bytes whose hex
+    /// [`HashAlg::write_hex_prefix`] writes (the xxHash values big-endian, as their hex is).
+    ///
+    /// Inlined, so that a constant algorithm and length leave one hash and one store.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn write_digest_prefix<'b>(
+        self,
+        data: &[u8],
+        n: usize,
+        buf: &'b mut [u8; 32],
+    ) -> &'b [u8] {
+        let n = n.min(usize::from(self.max_len()) / 2);
+        match self {
+            Self::Md5 => buf[..16].copy_from_slice(&md5::compute(data).0),
+            Self::Xxh32 => {
+                buf[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes())
+            }
+            Self::Xxh64 => {
+                buf[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes())
+            }
+            Self::Xxh3 => buf[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes()),
+        }
+        &buf[..n]
+    }
+
     /// The first `len` hex characters of the digest of `data` (`len` clamped to
     /// [`HashAlg::max_len`]).
     #[must_use]
@@ -128,7 +153,7 @@ impl HashAlg {
 /// The first `len` (at most 32) hex characters of the MD5 digest of `data`, into `buf`.
 #[inline]
 fn md5_hex_prefix<'b>(data: &[u8], len: usize, buf: &'b mut [u8; 32]) -> &'b [u8] {
-    let digest = Md5::digest(data);
+    let digest = md5::compute(data).0;
     let len = len.min(32);
     for (i, out) in buf[..len].iter_mut().enumerate() {
         let byte = digest[i / 2];

@@ -85,7 +85,7 @@ impl<'a> KeyWriter<'a> {
     /// whose plan knows which fields follow another), in place of [`KeyWriter::begin_field`].
     /// (`begin_field` keeps its own plain push: routed through this, a derived key's encoding
     /// measured 371 -> 401 instructions per student-card key under callgrind.)
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn delimiter(&mut self) {
         push_delimiter(self.out, self.delimiter);
     }
@@ -93,7 +93,7 @@ impl<'a> KeyWriter<'a> {
     /// Appends the delimiter when `LEAD`, then `v`, which must fit `WIDTH` digits, at that width
     /// and order: for a runtime layout, which tracks the fields itself (see
     /// [`KeyWriter::delimiter`]); delimiter and digits are one append.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn uint_digits_fixed<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
         &mut self,
         v: u64,
@@ -336,7 +336,7 @@ impl<'a> KeyReader<'a> {
     /// The integer slow paths: `parse` reads the field's text, on a reader of its own (so that
     /// this reader is not taken by reference, see [`KeyReader::fault`]); the position moves
     /// past the field when it holds a value.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn slow_int<T>(
         &mut self,
         spec: &FieldSpec,
@@ -439,7 +439,7 @@ impl<'a> KeyReader<'a> {
 
 /// Appends the delimiter: [`KeyWriter::delimiter`], for a runtime layout's whole-key path too,
 /// which writes without a writer.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn push_delimiter(out: &mut String, delimiter: u8) {
     // Every layout's delimiter is ASCII (rule `delimiter-ascii`): then the push is one byte's
     // store. `String::push` of a character known only at run time stayed a call in a layout's
@@ -461,7 +461,7 @@ fn push_wide_delimiter(out: &mut String, delimiter: u8) {
 /// Appends `delimiter` when `LEAD`, then `v`, which must fit `width` digits, at that width and
 /// order, in one append: [`KeyWriter::uint_digits_fixed`], for a runtime layout's whole-key path
 /// too.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn push_lead_uint<const LEAD: bool>(
     out: &mut String,
     delimiter: u8,
@@ -480,7 +480,7 @@ pub(crate) fn push_lead_uint<const LEAD: bool>(
 /// whether it could: nothing is written, delimiter included, for a string with a byte at or
 /// below the delimiter. [`KeyWriter::try_lead_plain_str`], for a runtime layout's whole-key path
 /// too.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn push_lead_plain_str<const LEAD: bool>(
     out: &mut String,
     delimiter: u8,
@@ -500,7 +500,7 @@ pub(crate) fn push_lead_plain_str<const LEAD: bool>(
 /// and the position after it, if its text is the fast path's (at most `max`): what
 /// [`KeyReader::lead_uint64_fast`] reads, for a runtime layout's whole-key path too, which reads
 /// without a reader. `None` when the text is not there or not the fast path's.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn lead_uint_at<const LEAD: bool>(
     key: &str,
     pos: usize,
@@ -528,7 +528,7 @@ pub(crate) fn lead_uint_at<const LEAD: bool>(
 /// position after it: its bytes up to the next delimiter or the key's end, all above the
 /// delimiter. What [`KeyReader::lead_try_plain_str`] reads, for a runtime layout's whole-key
 /// path too. `None` when the delimiter is missing or a byte at or below it ends the text.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn lead_plain_str_at<const LEAD: bool>(
     key: &str,
     pos: usize,

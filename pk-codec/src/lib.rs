@@ -88,6 +88,7 @@ mod num;
 mod prefix;
 mod range;
 pub mod rules;
+pub mod schedule;
 mod scratch;
 mod shape;
 mod text;
@@ -115,7 +116,7 @@ pub use prefix::{
     BucketBy, BucketValue, HashOver, MAX_SPLIT_POINTS, MergeSorted, Prefix, Separator,
     merge_sorted_by,
 };
-pub use range::RangeBuilder;
+pub use range::{BinRangeBuilder, RangeBuilder};
 pub use rules::{MAX_BUCKETS, MAX_WIDTH, Rule};
 pub use shape::{DEFAULT_DELIMITER, DEFAULT_MAX_LEN, KeyShape};
 pub use timestamp::Precision;
@@ -127,24 +128,6 @@ pub use pk_derive::PartitionKey;
 /// Items the derive's generated code uses. Not a public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
-    /// The derive's typed range constructors answer text ranges: a key of the binary form is
-    /// refused with what to call instead (its layout's byte ranges), never given ranges its keys
-    /// do not lie in.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for [`Form::Binary`](crate::Form::Binary).
-    pub fn text_ranges(form: crate::Form) -> crate::Result<()> {
-        match form {
-            crate::Form::Text => Ok(()),
-            crate::Form::Binary => Err(crate::Error::RangeUnsupported {
-                reason: "this key is declared #[pk(form = binary)]: its typed range constructors answer \
-                         text ranges; read its binary keys' ranges with `Self::layout().byte_ranges(..)`"
-                    .to_owned(),
-            }),
-        }
-    }
-
     use crate::rules::enforce;
     use crate::{FieldSpec, HashAlg, KeyShape};
 
@@ -272,13 +255,30 @@ pub mod __private {
         );
     }
 
+    /// [`bucket_bounds`] for a binary key's range constructors
+    /// ([`BinRangeBuilder::bucket_bounds`](crate::BinRangeBuilder::bucket_bounds)).
+    #[inline]
+    pub fn bin_bucket_bounds<T: crate::KeyPart + ?Sized>(
+        b: &mut crate::BinRangeBuilder<'_>,
+        spec: &FieldSpec,
+        lower: core::ops::Bound<&T>,
+        upper: core::ops::Bound<&T>,
+    ) {
+        let value = |v: &T| v.part_bucket_value();
+        b.bucket_bounds(
+            spec,
+            crate::prefix::bucket_bound(lower, value),
+            crate::prefix::bucket_bound(upper, value),
+        );
+    }
+
     /// [`KeyShape::encode_with`] for a derived key, whose shape was checked when its constant
     /// was evaluated (a compile error if it breaks a rule): no check at run time.
     ///
     /// # Errors
     ///
     /// As [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode(
         shape: &KeyShape,
         out: &mut String,
@@ -293,7 +293,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::decode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode<'k, T>(
         shape: &KeyShape,
         key: &'k str,
@@ -308,7 +308,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_modulo<T: crate::KeyPart + ?Sized>(
         shape: &KeyShape,
         out: &mut String,
@@ -324,7 +324,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::encode_bytes_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_bytes(
         shape: &KeyShape,
         out: &mut Vec<u8>,
@@ -339,7 +339,7 @@ pub mod __private {
     /// # Errors
     ///
     /// As [`KeyShape::decode_bytes_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode_bytes<'k, T>(
         shape: &KeyShape,
         key: &'k [u8],

@@ -146,7 +146,7 @@ fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
 /// division loop, only multiplications by constants on lanes of one word (split into two halves
 /// of four digits, each into two pairs, each pair into two digits), so that the digits of a field
 /// do not wait on each other as a `% 100` chain does.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn eight_ascii(x: u64) -> u64 {
     debug_assert!(x < 100_000_000);
     // Lanes of 32 bits: the high four digits in the low lane (they come first in the text).
@@ -162,7 +162,7 @@ const fn eight_ascii(x: u64) -> u64 {
 
 /// Nines' complement of eight ASCII digits at once: `b'9' - (d - b'0')` is `0x69 - d`, and no
 /// byte borrows since each is `0x30..=0x39`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn complement_word(w: u64) -> u64 {
     0x6969_6969_6969_6969 - w
 }
@@ -171,7 +171,7 @@ const fn complement_word(w: u64) -> u64 {
 /// `complement`); `v` must fit. The digits come from at most three words of [`eight_ascii`], how
 /// many depending on the width only, so with a constant width the code is straight-line; `lead`
 /// takes the byte before the digits in the same buffer, so that both are one append.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, complement: bool) {
     const E8: u64 = 100_000_000;
     debug_assert!(digits >= 20 || v < POW10[digits]);
@@ -233,7 +233,7 @@ fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, com
 /// This is the hot path of every integer field, so it writes straight into the string's buffer:
 /// going through `push_str` would validate the digits as UTF-8 again and copy them once more,
 /// which measured 25% of a student-card key's encoding time.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[allow(unsafe_code)]
 fn push_decimal(out: &mut String, sign: Option<u8>, v: u64, digits: usize, complement: bool) {
     // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it. Every byte appended
@@ -269,7 +269,7 @@ pub(crate) fn overwrite_ascii(out: &mut String, at: usize, bytes: &[u8]) {
 }
 
 /// Writes an unsigned integer of up to 64 bits.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn write_u64(
     out: &mut String,
     v: u64,
@@ -287,14 +287,14 @@ pub(crate) fn write_u64(
 
 /// Appends `v`, which must fit `width` digits (see [`u64_limit`]), at that width: the writer a
 /// runtime layout calls once it has checked the value against its planned limit.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) {
     debug_assert!(fits_u64(v, width));
     push_decimal(out, None, v, usize::from(width), desc);
 }
 
 /// [`push_u64_fitting`] after the byte `lead` (a layout's delimiter), in one append.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: u8, desc: bool) {
     debug_assert!(fits_u64(v, width));
     if lead.is_ascii() {
@@ -306,7 +306,7 @@ pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: 
 }
 
 /// The rule `width-range` at a writer: a spec built by hand may carry any width.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn check_width(width: u8, signed: bool, field: &str) -> Result<()> {
     match rules::check_int_width(width, rules::int_width_range(signed)) {
         Ok(()) => Ok(()),
@@ -471,7 +471,7 @@ const fn eight_digits(w: u64) -> u64 {
 /// Eight digits a step ([`eight_digits`]); a field of 8 digits or more takes its first
 /// `len % 8` digits from its first word, shifted so that they become the last digits of a word
 /// led by `0`s, rather than a digit at a time.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn parse_u64_fast(text: &[u8], desc: bool) -> Option<u64> {
     if text.len() > 20 {
         return None;

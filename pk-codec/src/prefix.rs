@@ -465,7 +465,7 @@ impl Prefix {
     /// # Errors
     ///
     /// [`Rule::HashLen`] or [`Rule::BucketCount`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn check(&self) -> Result<(), Rule> {
         match *self {
             Self::None => Ok(()),
@@ -504,7 +504,7 @@ impl Prefix {
     /// on the prefix, the hash algorithm, the count and the widths then fold away, leaving one
     /// hash (or one remainder) and a few digit stores. The rare cases (several hashed runs, a
     /// missing modulo value) stay out of line.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn compute<'b>(
         &self,
         delimiter: u8,
@@ -578,6 +578,10 @@ impl Prefix {
     }
 
     /// [`Prefix::compute`] in the binary form: the prefix's bytes for the natural key `natural`.
+    ///
+    /// Inlined as [`Prefix::compute`] is: with a constant shape, one hash and a store of its
+    /// first bytes.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn compute_bin<'b>(
         &self,
         natural: &[u8],
@@ -591,16 +595,9 @@ impl Prefix {
         match *self {
             Self::None => Ok(&buf[..0]),
             Self::Hash { alg, len, over, .. } => {
+                let _ = len; // `n` bytes: the `len` hex digits' bytes, the last rounded up.
                 let data = hashed_text(over, natural, seed)?;
-                // Every digest's hex length is even: `2n` digits are there for `len` rounded up.
-                let mut hex = [0u8; 32];
-                let digits =
-                    alg.write_hex_prefix(data, (2 * n).min(usize::from(len) + 1) as u8, &mut hex);
-                for (i, pair) in digits.chunks(2).enumerate() {
-                    let nibble = |d: u8| crate::text::hex_value(d).unwrap_or(0);
-                    buf[i] = nibble(pair[0]) << 4 | pair.get(1).map_or(0, |&d| nibble(d));
-                }
-                Ok(&buf[..n])
+                Ok(alg.write_digest_prefix(data, n, buf))
             }
             Self::Bucket { count, by, .. } => {
                 let bucket = match by {
@@ -618,24 +615,19 @@ impl Prefix {
 
     /// [`Prefix::split`] in the binary form: the prefix's bytes (checked for form: a bucket
     /// number below the count) and the natural key.
+    ///
+    /// Inlined: with a constant prefix (a derived key's) it is a length check and a split.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn split_bin<'k>(&self, key: &'k [u8]) -> Result<(&'k [u8], &'k [u8])> {
         let n = self.bin_len();
         if key.len() < n {
-            return Err(Error::malformed(
-                None,
-                key.len(),
-                format!("key ends inside its {n}-byte prefix"),
-            ));
+            return Err(short_bin_prefix(key.len(), n));
         }
         let (prefix, natural) = key.split_at(n);
         if let Self::Bucket { count, .. } = *self {
             let bucket = prefix.iter().fold(0u32, |v, &b| v << 8 | u32::from(b));
             if bucket >= count {
-                return Err(Error::malformed(
-                    None,
-                    0,
-                    format!("bucket number {bucket} is not below the bucket count {count}"),
-                ));
+                return Err(bucket_not_below(bucket, count));
             }
         }
         Ok((prefix, natural))
@@ -699,7 +691,49 @@ impl Prefix {
     /// `n` split keys, evenly spaced over the prefix's values: bucket boundaries for a bucket
     /// prefix, hex boundaries for a hash prefix (at most 16 hex digits of it).
     pub(crate) fn split_points(&self, n: usize) -> Result<Vec<String>> {
-        let (space, digits, hex): (u128, usize, bool) = match *self {
+        let (values, width) = self.split_values(crate::kinds::Form::Text, n)?;
+        let hex = matches!(self, Self::Hash { .. });
+        Ok(values
+            .into_iter()
+            .map(|v| {
+                if hex {
+                    format!("{v:0width$x}")
+                } else {
+                    format!("{v:0width$}")
+                }
+            })
+            .collect())
+    }
+
+    /// `n` split keys of keys in `form`, as bytes: [`Prefix::split_points`]' text for
+    /// [`Form::Text`](crate::Form::Text); for [`Form::Binary`](crate::Form::Binary), the
+    /// boundaries between the prefix's binary values (its bytes big-endian, at most 8 of a hash
+    /// prefix's), which sort among the binary keys as the text points sort among text keys.
+    pub(crate) fn split_points_in(
+        &self,
+        form: crate::kinds::Form,
+        n: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        if form == crate::kinds::Form::Text {
+            return Ok(self
+                .split_points(n)?
+                .into_iter()
+                .map(String::into_bytes)
+                .collect());
+        }
+        let (values, width) = self.split_values(form, n)?;
+        Ok(values
+            .into_iter()
+            .map(|v| v.to_be_bytes()[16 - width..].to_vec())
+            .collect())
+    }
+
+    /// The `n` values evenly spaced over the prefix's values in `form`, and the width they are
+    /// written in: digits (text bucket), hex digits (text hash), bytes (binary). The one place
+    /// the spacing and its limits are computed.
+    fn split_values(&self, form: crate::kinds::Form, n: usize) -> Result<(Vec<u128>, usize)> {
+        let binary = form == crate::kinds::Form::Binary;
+        let (space, width): (u128, usize) = match *self {
             Self::None => {
                 return Err(Error::RangeUnsupported {
                     reason: "a layout without a hash or bucket prefix has no even spacing to offer: \
@@ -708,13 +742,17 @@ impl Prefix {
                         .to_owned(),
                 });
             }
+            // The binary prefix's bytes, at most 8 (2^64 values).
+            Self::Hash { .. } if binary => {
+                let bytes = self.bin_len().min(8);
+                (1u128 << (8 * bytes), bytes)
+            }
             Self::Hash { len, .. } => {
                 let digits = usize::from(len.min(16));
-                (1u128 << (4 * digits), digits, true)
+                (1u128 << (4 * digits), digits)
             }
-            Self::Bucket { count, .. } => {
-                (u128::from(count), usize::from(bucket_width(count)), false)
-            }
+            Self::Bucket { count, .. } if binary => (u128::from(count), self.bin_len()),
+            Self::Bucket { count, .. } => (u128::from(count), usize::from(bucket_width(count))),
         };
         if n as u128 >= space || n > MAX_SPLIT_POINTS {
             return Err(Error::RangeUnsupported {
@@ -725,17 +763,8 @@ impl Prefix {
             });
         }
         let parts = n as u128 + 1;
-        Ok((1..parts)
-            .map(|i| {
-                // i * space / parts without overflow: space <= 2^64 and i < 2^20.
-                let v = i * space / parts;
-                if hex {
-                    format!("{v:0digits$x}")
-                } else {
-                    format!("{v:0digits$}")
-                }
-            })
-            .collect())
+        // i * space / parts without overflow: space <= 2^64 and i < 2^20.
+        Ok(((1..parts).map(|i| i * space / parts).collect(), width))
     }
 
     /// The bucket number of a bucketed key (checked for form, not recomputed).
@@ -887,7 +916,7 @@ impl Prefix {
 }
 
 /// What a hash prefix digests of the natural key: all of it, or the span of its leading fields.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn hashed_text<'k>(over: HashOver, natural: &'k [u8], seed: &BucketSeed) -> Result<&'k [u8]> {
     match over {
         HashOver::Key => Ok(natural),
@@ -899,6 +928,24 @@ fn hashed_text<'k>(over: HashOver, natural: &'k [u8], seed: &BucketSeed) -> Resu
             )),
         },
     }
+}
+
+/// The error of a binary key shorter than its `n`-byte prefix.
+#[cold]
+#[inline(never)]
+fn short_bin_prefix(len: usize, n: usize) -> Error {
+    Error::malformed(None, len, format!("key ends inside its {n}-byte prefix"))
+}
+
+/// The error of a binary key's bucket number at or over the count.
+#[cold]
+#[inline(never)]
+fn bucket_not_below(bucket: u32, count: u32) -> Error {
+    Error::malformed(
+        None,
+        0,
+        format!("bucket number {bucket} is not below the bucket count {count}"),
+    )
 }
 
 #[cold]
@@ -933,7 +980,7 @@ fn no_modulo_value() -> Error {
 /// The hash a bucket takes of the natural key `bytes`: the whole key, or the spans of its hashed
 /// fields joined by `sep` (the delimiter in the text form; nothing in the binary form, whose
 /// fields are self-delimiting).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn hash_spans_joined(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     match seed.span_count {
         0 => Ok(xxhash_rust::xxh3::xxh3_64(bytes)),
@@ -967,13 +1014,13 @@ fn hash_runs(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
 }
 
 /// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
     hash_spans_joined(natural.as_bytes(), seed, &[delimiter])
 }
 
 /// `bucket` in `width` decimal digits at the start of `buf`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
     let width = usize::from(width).min(buf.len());
     let mut v = bucket;
@@ -986,7 +1033,7 @@ fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
 
 /// The digits a modulo bucket prefix writes for `value` among `count` buckets: `value % count`
 /// (see [`bucket_of_value`]) at the width of the last bucket.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn modulo_bucket_text(value: BucketValue, count: u32, buf: &mut [u8; 32]) -> &[u8] {
     write_bucket(bucket_of_value(value, count), bucket_width(count), buf)
 }
@@ -1011,7 +1058,7 @@ pub(crate) const fn bucket_width(count: u32) -> u8 {
 }
 
 /// The bucket of an integer: `value % count`, non-negative for negative values.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
 pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
     match value {
@@ -1025,7 +1072,7 @@ pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
 
 /// The bucket of some encoded text: XXH3-64 of it, modulo `count`. XXH3 mixes every input bit into
 /// the low bits, so power-of-two counts stay even (a weak hash would leave them skewed).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
 pub(crate) fn bucket_of_hash(hash: u64, count: u32) -> u32 {
     (hash % u64::from(count)) as u32

@@ -1,13 +1,17 @@
 //! [`RangeBuilder`]: the key ranges of "leading fields equal to these values, next field within
 //! these bounds", written through the same [`KeyWriter`] calls as the keys. The ranges it answers
-//! are [`KeyRange`]s (`key_range.rs`).
+//! are [`KeyRange`]s (`key_range.rs`). [`BinRangeBuilder`] is its twin for the binary form: the
+//! same read written through [`BinWriter`] calls, answered as [`ByteRange`]s.
 
 use std::ops::Bound;
 
+use crate::bin_io::BinWriter;
 use crate::error::Result;
 use crate::field_spec::FieldSpec;
 use crate::io::KeyWriter;
-use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::key_range::{
+    ByteRange, KeyRange, after_all_bytes_starting_with, after_all_starting_with,
+};
 use crate::kinds::Order;
 use crate::prefix::{BucketValue, HashOver, Prefix, ReadSeed, ValueSpan};
 use crate::shape::KeyShape;
@@ -53,21 +57,7 @@ impl<'s> RangeBuilder<'s> {
     /// natural order; [`Error::BrokenRule`](crate::Error::BrokenRule) for a shape that breaks a rule (see
     /// [`KeyShape::check`]).
     pub fn new(shape: &'s KeyShape) -> Result<Self> {
-        shape.validate()?;
-        if let Prefix::Hash {
-            over: HashOver::Key,
-            ..
-        } = shape.prefix()
-        {
-            // The error says what to do instead.
-            shape.prefix().ranges(
-                shape.delimiter(),
-                "",
-                &ReadSeed::default(),
-                String::new(),
-                None,
-            )?;
-        }
+        check_rangeable(shape)?;
         Ok(Self {
             shape,
             natural: String::new(),
@@ -254,5 +244,197 @@ impl<'s> RangeBuilder<'s> {
             start,
             end,
         )
+    }
+}
+
+/// Whether `shape` answers range reads at all: refuses a shape that breaks a rule, and a hash
+/// prefix over the whole key (which scatters the natural order), with the error saying what to
+/// do instead. The one check both builders make.
+fn check_rangeable(shape: &KeyShape) -> Result<()> {
+    shape.validate()?;
+    if let Prefix::Hash {
+        over: HashOver::Key,
+        ..
+    } = shape.prefix()
+    {
+        // The error says what to do instead.
+        shape.prefix().ranges(
+            shape.delimiter(),
+            "",
+            &ReadSeed::default(),
+            String::new(),
+            None,
+        )?;
+    }
+    Ok(())
+}
+
+/// [`RangeBuilder`] for binary keys ([`Form::Binary`](crate::Form::Binary)): the byte ranges of
+/// "leading fields equal to these values, next field within these bounds", one range or one per
+/// bucket that can hold such keys, each field and bound written by a closure with the same
+/// [`BinWriter`] calls as encoding, so ranges match binary keys byte for byte.
+///
+/// Binary field forms are self-delimiting, so there is no delimiter between fields: a key whose
+/// leading fields are the equality fields starts with their bytes, and every key after an
+/// excluded bound starts past every key that starts with the bound's bytes.
+///
+/// What a binary [`Layout`](crate::Layout)'s [`byte_ranges`](crate::Layout::byte_ranges) and a
+/// `#[pk(form = binary)]` key's derived range constructors both build on.
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::{BinRangeBuilder, BucketBy, FieldSpec, IntBits, KeyShape, Kind, Order, Prefix, Separator};
+/// use std::ops::Bound::{Excluded, Included};
+///
+/// let shape = KeyShape::new(b',').with_prefix(Prefix::Bucket { count: 16, by: BucketBy::Hash, separator: Separator::After });
+/// let device = FieldSpec::new(Kind::Uint { bits: IntBits::B32 });
+/// let ts = FieldSpec::new(Kind::Uint { bits: IntBits::B64 });
+/// let mut b = BinRangeBuilder::new(&shape)?;
+/// b.equal(|w| {
+///     let start = w.position();
+///     w.uint64(&device, "device_id", 54)?;
+///     w.bucket_span(start); // device_id is the field the bucket hash covers
+///     Ok(())
+/// })?;
+/// b.end_hashed();
+/// let lo = b.bound(|w| w.uint64(&ts, "ts", 100))?;
+/// let hi = b.bound(|w| w.uint64(&ts, "ts", 200))?;
+/// let ranges = b.finish(Included(&lo), Excluded(&hi), Order::Asc)?;
+/// assert_eq!(ranges.len(), 1); // device 54's bucket alone
+///
+/// let mut key = Vec::new();
+/// shape.encode_bytes_with(&mut key, |w| {
+///     let start = w.position();
+///     w.uint64(&device, "device_id", 54)?;
+///     w.bucket_span(start);
+///     w.uint64(&ts, "ts", 150)
+/// })?;
+/// assert!(ranges[0].contains(&key));
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BinRangeBuilder<'s> {
+    shape: &'s KeyShape,
+    natural: Vec<u8>,
+    fields: usize,
+    read: ReadSeed,
+}
+
+impl<'s> BinRangeBuilder<'s> {
+    /// A builder for `shape`'s binary keys.
+    ///
+    /// # Errors
+    ///
+    /// As [`RangeBuilder::new`].
+    pub fn new(shape: &'s KeyShape) -> Result<Self> {
+        check_rangeable(shape)?;
+        Ok(Self {
+            shape,
+            natural: Vec::new(),
+            fields: 0,
+            read: ReadSeed::default(),
+        })
+    }
+
+    /// As [`RangeBuilder::end_hashed`]: the equality fields given so far include every field
+    /// the prefix is computed from.
+    pub fn end_hashed(&mut self) {
+        self.read.hashed_end = Some(self.natural.len());
+    }
+
+    /// As [`RangeBuilder::bucket_bounds`]: the bounded field is the modulo bucket's, with these
+    /// bounds as values.
+    pub fn bucket_bounds(
+        &mut self,
+        spec: &FieldSpec,
+        lower: Bound<BucketValue>,
+        upper: Bound<BucketValue>,
+    ) {
+        self.read.bounded = ValueSpan::of(spec, lower, upper);
+    }
+
+    /// Adds an equality condition on the next field(s): `body` writes them as when encoding
+    /// (with the bucket bookkeeping: [`BinWriter::bucket_value`], [`BinWriter::bucket_span`]).
+    ///
+    /// # Errors
+    ///
+    /// Whatever `body` returns.
+    pub fn equal(&mut self, body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>) -> Result<()> {
+        let offset = self.natural.len();
+        let mut w = BinWriter::new(&mut self.natural, offset);
+        let result = body(&mut w);
+        let seed = w.seed;
+        if result.is_err() {
+            self.natural.truncate(offset);
+        }
+        result?;
+        // Binary fields are adjacent: no delimiter between two hashed spans.
+        self.read.absorb_gap(offset, &seed, 0);
+        self.fields += 1;
+        Ok(())
+    }
+
+    /// Encodes one bound of the field after the equality fields, as [`BinRangeBuilder::finish`]
+    /// takes it: the field's binary form alone.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `body` returns.
+    pub fn bound(&self, body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        body(&mut BinWriter::new(&mut out, 0))?;
+        Ok(out)
+    }
+
+    /// The byte ranges: `lower` and `upper` bound the values of the field after the equality
+    /// fields (as written by [`BinRangeBuilder::bound`]); `order` is that field's order (a
+    /// descending form is inverted bytes, so the bounds swap ends). Buckets as
+    /// [`RangeBuilder::finish`] picks them; bounds that hold no value give empty ranges, each
+    /// ending where it starts.
+    ///
+    /// # Errors
+    ///
+    /// As [`RangeBuilder::finish`].
+    pub fn finish(
+        self,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        order: Order,
+    ) -> Result<Vec<ByteRange>> {
+        let (lower, upper) = if order == Order::Desc {
+            (upper, lower)
+        } else {
+            (lower, upper)
+        };
+        let after_natural = |value: &[u8]| [self.natural.as_slice(), value].concat();
+        // After every key that holds an excluded lower value (the forms are self-delimiting);
+        // when no key comes after them, the range is empty.
+        let (start, none_after) = match lower {
+            Bound::Included(v) => (after_natural(v), false),
+            Bound::Excluded(v) => {
+                let k = after_natural(v);
+                match after_all_bytes_starting_with(&k) {
+                    Some(after) => (after, false),
+                    None => (k, true),
+                }
+            }
+            Bound::Unbounded => (self.natural.clone(), false),
+        };
+        let end = match upper {
+            Bound::Excluded(v) => Some(after_natural(v)),
+            Bound::Included(v) => after_all_bytes_starting_with(&after_natural(v)),
+            Bound::Unbounded if self.fields > 0 => after_all_bytes_starting_with(&self.natural),
+            Bound::Unbounded => None,
+        };
+        // Bounds that hold no value: an empty range, its end at its start.
+        let end = match end {
+            _ if none_after => Some(start.clone()),
+            Some(end) if start > end => Some(start.clone()),
+            end => end,
+        };
+        self.shape
+            .prefix()
+            .ranges_bin(&self.natural, &self.read, start, end)
     }
 }

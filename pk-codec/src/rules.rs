@@ -387,7 +387,7 @@ impl fmt::Display for Rule {
 /// # Errors
 ///
 /// The [`Rule`] the delimiter breaks.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
     if !delimiter.is_ascii() {
         return Err(Rule::DelimiterNotAscii { delimiter });
@@ -536,7 +536,7 @@ pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
 }
 
 /// The width range of an integer field, signed or not.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn int_width_range(signed: bool) -> (u8, u8) {
     if signed {
         (MIN_WIDTH_SIGNED, MAX_WIDTH)
@@ -549,7 +549,7 @@ pub(crate) const fn int_width_range(signed: bool) -> (u8, u8) {
 /// [`width_range`]): what [`FieldSpec::check`](crate::FieldSpec::check) checks, and what the
 /// integer writers check again for a spec that was never checked (for a constant width it folds
 /// away).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn check_int_width(width: u8, (min, max): (u8, u8)) -> Result<(), Rule> {
     if width < min || width > max {
         return Err(Rule::WidthRange { width, min, max });

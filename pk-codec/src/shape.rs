@@ -5,6 +5,7 @@ use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
 use crate::io::{KeyReader, KeyWriter};
+use crate::kinds::Form;
 use crate::prefix::{
     BucketBy, BucketSeed, BucketValue, MergeSorted, Prefix, merge_sorted_by, modulo_bucket_text,
 };
@@ -117,7 +118,7 @@ impl KeyShape {
     /// let huge = Prefix::Bucket { count: u32::MAX, by: BucketBy::Hash, separator: Separator::None };
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn check(&self) -> Result<(), Rule> {
         if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
             return Err(rule);
@@ -149,7 +150,7 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::BrokenRule`] naming the rule.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn validate(&self) -> Result<()> {
         self.check().map_err(|rule| Error::broken(None, rule))
     }
@@ -175,7 +176,7 @@ impl KeyShape {
     /// [`Error::BrokenRule`] for a shape that breaks a rule ([`KeyShape::check`]: a shape built
     /// by hand; the derive's and a [`Layout`](crate::Layout)'s are checked when they are made,
     /// and for a constant shape the check folds away).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn encode_with(
         &self,
         out: &mut String,
@@ -187,7 +188,7 @@ impl KeyShape {
 
     /// [`KeyShape::encode_with`] for a shape known to keep the rules (a layout's, checked when
     /// the layout was built).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn encode_checked(
         &self,
         out: &mut String,
@@ -217,7 +218,7 @@ impl KeyShape {
     /// check of the placeholder's bytes and a second write). The same key. With another prefix, or
     /// no value, this is [`KeyShape::encode_checked`]; like it, for a shape known to keep the
     /// rules (a derived key's, checked when its constant is evaluated).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn encode_with_modulo(
         &self,
         out: &mut String,
@@ -251,7 +252,7 @@ impl KeyShape {
     /// A placeholder of the prefix's length (separator included), overwritten by
     /// [`KeyShape::fill_prefix`] once the natural key is known. With a constant shape, a store of
     /// a few constant bytes.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn push_placeholder(&self, out: &mut String) {
         const ZEROS: &str = "0000000000000000000000000000000000000000";
         let prefix_len = self.prefix.len();
@@ -264,7 +265,7 @@ impl KeyShape {
     }
 
     /// Undoes a failed key and checks the length of a written one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn finish_key(&self, out: &mut String, base: usize, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             out.truncate(base);
@@ -288,12 +289,12 @@ impl KeyShape {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn has_separator(&self) -> bool {
         self.prefix.has_separator()
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
@@ -348,7 +349,7 @@ impl KeyShape {
     /// write; [`Error::PrefixMismatch`] when the prefix is not the one the natural key gives;
     /// [`Error::InvalidLayout`] for a hashed span ([`KeyReader::bucket_span`]) outside the fields
     /// read; [`Error::BrokenRule`] for a shape that breaks a rule, as [`KeyShape::encode_with`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decode_with<'k, T>(
         &self,
         key: &'k str,
@@ -410,7 +411,9 @@ impl KeyShape {
 
     /// `n` split keys evenly spaced over the key space of this shape's prefix, ready to pre-split
     /// a table before a large import (as HBase's `RegionSplitter` does): the boundaries between
-    /// bucket numbers for a bucket prefix, between hex values for a hash prefix.
+    /// bucket numbers for a bucket prefix, between hex values for a hash prefix. These are text
+    /// keys' points: for binary keys use [`KeyShape::split_points_in`] (or
+    /// [`Layout::split_points`](crate::Layout::split_points), in the layout's form).
     ///
     /// # Errors
     ///
@@ -432,6 +435,34 @@ impl KeyShape {
     pub fn split_points(&self, n: usize) -> Result<Vec<String>> {
         self.validate()?;
         self.prefix.split_points(n)
+    }
+
+    /// [`KeyShape::split_points`] for keys of `form`, as bytes: the text points' bytes for
+    /// [`Form::Text`], and for [`Form::Binary`] the boundaries between the binary prefix's
+    /// values (a bucket number's one or two bytes, a hash prefix's first bytes, at most 8),
+    /// which lie inside the binary key space: text points would sort above every binary key
+    /// (a binary prefix starts with a byte below `0`), leaving every row in one partition.
+    /// [`Layout::split_points`](crate::Layout::split_points) answers the layout's own form.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::split_points`]; a binary hash prefix has `256^bytes` values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Form, Layout};
+    ///
+    /// let buckets: Layout = "ts: u64; buckets=16:mod(ts)".parse()?;
+    /// assert_eq!(buckets.shape().split_points_in(Form::Binary, 3)?, [[4], [8], [12]]);
+    /// let hashed: Layout = "order: u64; hash=md5:4".parse()?;
+    /// assert_eq!(hashed.shape().split_points_in(Form::Binary, 1)?, [[0x80, 0x00]]);
+    /// assert_eq!(hashed.shape().split_points_in(Form::Text, 1)?, [b"8000"]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn split_points_in(&self, form: Form, n: usize) -> Result<Vec<Vec<u8>>> {
+        self.validate()?;
+        self.prefix.split_points_in(form, n)
     }
 
     /// The key text of bucket `bucket`'s prefix, separator included: the text every key of that
@@ -625,5 +656,76 @@ impl KeyShape {
             }
         }
         Ok(value)
+    }
+}
+
+/// How a key of each form is printed and read back as text: one place for the crate's
+/// messages, `pk`'s output and `pk`'s input.
+impl Form {
+    /// A key of this form as the crate prints it: a text key as its text, a binary key as `0x`
+    /// and two lower-case hex digits a byte. [`Form::parse_key`] reads it back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Form;
+    ///
+    /// assert_eq!(Form::Binary.show_key(&[0, 0x36, 0xff]), "0x0036ff");
+    /// assert_eq!(Form::Text.show_key(b"000054,a100"), "000054,a100");
+    /// ```
+    #[must_use]
+    pub fn show_key(self, key: &[u8]) -> String {
+        match self {
+            Self::Text => String::from_utf8_lossy(key).into_owned(),
+            Self::Binary => {
+                let mut out = String::with_capacity(2 + 2 * key.len());
+                out.push_str("0x");
+                crate::text::write_hex(&mut out, key);
+                out
+            }
+        }
+    }
+
+    /// The bytes of a key of this form given as text: a text key's own bytes; a binary key's
+    /// hex, two digits a byte, with or without a leading `0x` (what [`Form::show_key`] and the
+    /// crate's messages print, and the plain hex `pk encode` prints), in either case.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Malformed`](crate::Error::Malformed) for a binary key that is not hex, with the
+    /// position of the first byte that is not a hex digit, or of the odd last digit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Form;
+    ///
+    /// assert_eq!(Form::Binary.parse_key("0x0036FF")?, [0, 0x36, 0xff]);
+    /// assert_eq!(Form::Binary.parse_key("0036ff")?, [0, 0x36, 0xff]);
+    /// assert_eq!(Form::Text.parse_key("0x00")?, b"0x00");
+    /// let err = Form::Binary.parse_key("0x00g1").unwrap_err();
+    /// assert!(err.to_string().contains("byte 4"), "{err}");
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn parse_key(self, text: &str) -> Result<Vec<u8>> {
+        match self {
+            Self::Text => Ok(text.as_bytes().to_vec()),
+            Self::Binary => {
+                let (skip, digits) =
+                    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+                        Some(rest) => (2, rest),
+                        None => (0, text),
+                    };
+                crate::text::read_hex(&digits.to_ascii_lowercase()).map_err(|(at, reason)| {
+                    Error::malformed(
+                        None,
+                        skip + at,
+                        format!(
+                            "a binary key is hex, two digits a byte, after an optional 0x: {reason}"
+                        ),
+                    )
+                })
+            }
+        }
     }
 }

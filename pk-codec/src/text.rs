@@ -28,7 +28,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// `(w - n * 0x01..01) & !w & 0x80..80` is not zero (for `n <= 128`), and its lowest set bit marks
 /// the first such byte (a borrow only travels upward, from a byte that is below `n`). Reading a
 /// key, the scan finds the delimiter and checks the bytes before it at once.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
 pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -270,7 +270,7 @@ pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
 
 /// [`write_bin_escaped`] of an ascending value of at most 16 bytes with no zero byte (then
 /// `true`; `false`, writing nothing, otherwise).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     if !copy_short(out, bytes) {
         return false;
@@ -283,7 +283,7 @@ fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
 /// nothing, otherwise). The value is read and written as two words that overlap where it is
 /// shorter than both (the second written after cutting the first back), so every copy has a
 /// fixed size.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let (len, start) = (bytes.len(), out.len());
     match len {
@@ -325,11 +325,105 @@ fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
 }
 
 /// Whether any of the eight bytes of `x` is zero.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 const fn has_zero_byte(x: u64) -> bool {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     x.wrapping_sub(LOW) & !x & HIGH != 0
+}
+
+/// The length of the ascending value with no escape at the start of `input` (the bytes before
+/// its end mark `0x00 0x01`), and whether they are all ASCII; `None` when the first zero byte is
+/// not the end mark (an escape, or bytes that are not a value) or there is none.
+///
+/// Word at a time: a value of at most 15 bytes with 16 bytes to read (a key's string followed by
+/// more fields) is found in one step, with no branch on its length.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn bin_plain_len(input: &[u8]) -> Option<(usize, bool)> {
+    const LOW: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
+    const HIGH: u128 = LOW << 7;
+    let mut high = 0u128;
+    let mut at = 0;
+    let mut end = None;
+    // Sixteen bytes a step; the lowest flagged byte of `zeros` is the first zero byte (the
+    // borrow can only flag bytes above a zero byte).
+    while let Some(chunk) = input.get(at..at + 16) {
+        let mut word = [0u8; 16];
+        word.copy_from_slice(chunk);
+        let w = u128::from_le_bytes(word);
+        let zeros = w.wrapping_sub(LOW) & !w & HIGH;
+        if zeros != 0 {
+            let z = (zeros.trailing_zeros() / 8) as usize;
+            high |= w & ((1u128 << (8 * z)) - 1);
+            end = Some(at + z);
+            break;
+        }
+        high |= w;
+        at += 16;
+    }
+    let end = match end {
+        Some(end) => end,
+        None => {
+            let z = at + input[at..].iter().position(|&b| b == 0)?;
+            for &b in &input[at..z] {
+                high |= u128::from(b);
+            }
+            z
+        }
+    };
+    (input.get(end + 1) == Some(&0x01)).then_some((end, high & HIGH == 0))
+}
+
+/// The first `len` bytes of `input` as a new vector. With 16 bytes to read and `len` at most 16,
+/// they are copied as one fixed-size block into a vector of 16 bytes' capacity and cut back: no
+/// copy call, no branch on the length.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn owned_head(input: &[u8], len: usize) -> Vec<u8> {
+    match input.get(..16) {
+        Some(block) if len <= 16 => {
+            let mut out = Vec::with_capacity(16);
+            out.extend_from_slice(block);
+            out.truncate(len);
+            out
+        }
+        _ => input[..len].to_vec(),
+    }
+}
+
+/// `key[at..at + len]` as a new `String`: a short one (at most 16 bytes, with 16 bytes of the key
+/// to read from `at`) copied as one fixed-size block into a string of 16 bytes' capacity and cut
+/// back, as [`owned_head`] does, so that it costs no copy call and no branch on its length.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn owned_str(key: &str, at: usize, len: usize) -> String {
+    match key.get(at..at + 16) {
+        Some(block) if len <= 16 => {
+            let mut s = String::with_capacity(16);
+            s.push_str(block);
+            s.truncate(len);
+            s
+        }
+        _ => key[at..at + len].to_owned(),
+    }
+}
+
+/// [`read_bin_escaped`] of an ascending string whose value has no escape (most strings): the
+/// string and the bytes read (value and end mark); `None`, reading nothing, for any other bytes
+/// (the general reader then decodes them or says what is wrong).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[allow(unsafe_code)]
+pub(crate) fn read_bin_plain_str(input: &[u8]) -> Option<(String, usize)> {
+    let (len, ascii) = bin_plain_len(input)?;
+    let bytes = owned_head(input, len);
+    let s = if ascii {
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: `bin_plain_len` saw every one of these `len` bytes (they are `input[..len]`,
+        // which `owned_head` copied) with its high bit clear: ASCII, so valid UTF-8. The check
+        // is the one `String::from_utf8` would repeat, byte by byte, out of line.
+        unsafe { String::from_utf8_unchecked(bytes) }
+    } else {
+        String::from_utf8(bytes).ok()?
+    };
+    Some((s, len + 2))
 }
 
 /// Reads [`write_bin_escaped`]'s form at the start of `input`: the bytes and the length read, or
@@ -337,17 +431,8 @@ const fn has_zero_byte(x: u64) -> bool {
 #[inline]
 pub(crate) fn read_bin_escaped(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), FieldFault> {
     // Ascending with no escape (most values): the bytes before the end mark, copied once.
-    if !desc
-        && let Some(zero) = input.iter().position(|&b| b == 0)
-        && input.get(zero + 1) == Some(&0x01)
-    {
-        let value = &input[..zero];
-        // Room for `copy_short`'s widest write (three bytes of a shorter value).
-        let mut out = Vec::with_capacity(zero.max(3));
-        if !copy_short(&mut out, value) {
-            out.extend_from_slice(value);
-        }
-        return Ok((out, zero + 2));
+    if !desc && let Some((len, _)) = bin_plain_len(input) {
+        return Ok((owned_head(input, len), len + 2));
     }
     read_bin_escaped_slow(input, desc)
 }
@@ -393,6 +478,68 @@ fn read_bin_escaped_slow(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every value the word-at-a-time binary readers take in, as bytes of 0 to 40 (ASCII, high
+    /// bytes, invalid UTF-8, zero bytes at every place), then the end mark or a cut, an escape or
+    /// a bad mark, then 0 to 20 more bytes (a key's later fields, or its end): the fast readers
+    /// answer exactly what the byte-by-byte reader answers, or decline what it refuses or reads
+    /// otherwise.
+    #[test]
+    fn word_at_a_time_binary_reads_match_the_byte_by_byte_reader() {
+        let fills: [fn(usize) -> u8; 4] = [
+            |i| b'a' + (i % 26) as u8,
+            |i| 0x80 | (i as u8).wrapping_mul(37),
+            |i| [0xc3, 0xa9][i % 2], // "é" repeated (cut in the middle when the length is odd)
+            |i| (i as u8).wrapping_mul(29) | 1,
+        ];
+        let mut checked = 0;
+        for fill in fills {
+            for len in 0..40 {
+                for zero_at in (0..=len).chain([usize::MAX]) {
+                    for (mark, ends) in [
+                        (&[0u8, 1][..], true),
+                        (&[0, 0xff][..], false),
+                        (&[0, 2][..], false),
+                        (&[0][..], false),
+                        (&[][..], false),
+                    ] {
+                        for after in [0usize, 1, 7, 15, 20] {
+                            let mut input: Vec<u8> = (0..len).map(fill).collect();
+                            if zero_at < len {
+                                input[zero_at] = 0;
+                            }
+                            input.extend_from_slice(mark);
+                            input.extend((0..after).map(|i| (i as u8) ^ 0x5a));
+                            let slow = read_bin_escaped_slow(&input, false);
+                            let fast = read_bin_escaped(&input, false);
+                            assert_eq!(fast, slow, "{input:?}");
+                            if let Some((s, used)) = read_bin_plain_str(&input) {
+                                let (bytes, n) = slow.clone().expect("the slow reader reads it");
+                                assert_eq!((s.as_bytes(), used), (&bytes[..], n), "{input:?}");
+                            } else if ends
+                                && zero_at >= len
+                                && std::str::from_utf8(&input[..len]).is_ok()
+                            {
+                                panic!("declined a plain string: {input:?}");
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000);
+    }
+
+    #[test]
+    fn owned_str_copies_exactly_the_text_asked_for() {
+        let key = "a100,é,0123456789abcdefghij,x";
+        for at in (0..key.len()).filter(|&i| key.is_char_boundary(i)) {
+            for end in (at..=key.len()).filter(|&i| key.is_char_boundary(i)) {
+                assert_eq!(owned_str(key, at, end - at), &key[at..end]);
+            }
+        }
+    }
 
     #[test]
     fn plain_len_stops_at_the_first_byte_at_or_below_the_delimiter() {

@@ -4,6 +4,10 @@
 //! the span touches ([`Timeline::ranges`]), whose rows the stores' `scan_timeline` merges in
 //! typed order.
 //!
+//! Keys and ranges are bytes, in each period's layout's [`Form`](crate::Form): a text layout's
+//! keys as their UTF-8 bytes, a binary layout's as they are; periods of either form mix in one
+//! timeline (rows merge by their decoded values, not their bytes).
+//!
 //! Sits above the layouts (`layout/`) and beside the typed keys: it uses [`Layout`]'s public API
 //! only.
 
@@ -15,10 +19,11 @@ use std::ops::{Bound, Range};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::key_range::{KeyRange, after_all_starting_with};
+use crate::key_range::{ByteRange, after_all_bytes_starting_with};
 use crate::kinds::Order;
 use crate::kinds::Value;
 use crate::layout::Layout;
+use crate::schedule::{Schedule, period_at, unordered};
 
 /// One period of a [`Timeline`]: a [`Layout`] in force from `start_ms` (ms since the epoch)
 /// until the next period's start (or until its own `end_ms`, which must then be the next
@@ -172,12 +177,6 @@ pub enum TimelineError {
         /// Which field differs and how.
         reason: String,
     },
-    /// Period `index`'s layout writes binary keys ([`Form::Binary`](crate::Form::Binary)): a
-    /// timeline's keys and ranges are text for now.
-    BinaryForm {
-        /// The period.
-        index: usize,
-    },
     /// Periods `first` and `second` write keys into one table that could collide (see
     /// [`Timeline::new`] for the rule).
     Collision {
@@ -204,6 +203,37 @@ pub enum TimelineError {
         /// How many periods there are.
         periods: usize,
     },
+    /// The time field named by [`Timeline::with_time_field`] cannot give a row's time: no
+    /// such field, or not an integer (ms since the epoch) or a timestamp.
+    TimeField {
+        /// The field named.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A row's time field does not give it a time: null (an optional field), or out of range.
+    NoRowTime {
+        /// The time field.
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// The time given for a row and the row's own time field pick different periods: the row
+    /// would be written where a read by its time field does not look.
+    TimeDisagrees {
+        /// The time field.
+        field: String,
+        /// The time given.
+        time_ms: i64,
+        /// The period it picks.
+        period: usize,
+        /// The row's time field, in ms.
+        field_ms: i64,
+        /// The period the field picks.
+        field_period: usize,
+    },
+    /// [`Timeline::place`] on a timeline without a time field.
+    NoTimeField,
     /// Period `period`'s layout refused values or a key.
     Key {
         /// The period.
@@ -262,11 +292,6 @@ impl fmt::Display for TimelineError {
                  the same field names, kinds, orders and optionality, so that rows of all periods merge in one \
                  typed order)"
             ),
-            Self::BinaryForm { index } => write!(
-                f,
-                "period {index}'s layout writes binary keys; a timeline reads and writes text keys for \
-                 now (use the layout's text form)"
-            ),
             Self::Collision {
                 first,
                 second,
@@ -283,6 +308,27 @@ impl fmt::Display for TimelineError {
                 f,
                 "period {index} does not exist: the timeline has {periods} periods"
             ),
+            Self::TimeField { field, reason } => write!(f, "time field {field:?}: {reason}"),
+            Self::NoRowTime { field, reason } => {
+                write!(f, "the row's time field {field:?} gives no time: {reason}")
+            }
+            Self::TimeDisagrees {
+                field,
+                time_ms,
+                period,
+                field_ms,
+                field_period,
+            } => write!(
+                f,
+                "the row's time {time_ms} ms is in period {period} but its time field {field:?} holds \
+                 {field_ms} ms, in period {field_period}: a row goes to the period of its own time field \
+                 (give that time, or place the row by its field)"
+            ),
+            Self::NoTimeField => write!(
+                f,
+                "this timeline has no time field to place a row by (Timeline::with_time_field); give the \
+                 row's time"
+            ),
             Self::Key { period, error } => write!(f, "period {period}: {error}"),
         }
     }
@@ -298,15 +344,16 @@ impl std::error::Error for TimelineError {
 }
 
 /// A row placed by [`Timeline::encode`]: the period in force at its time, and its key (with
-/// the period's key prefix), to be written into the period's table.
+/// the period's key prefix), to be written into the period's table. The key is bytes in the
+/// period's layout's form (a text key's UTF-8 bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placed<'t> {
     /// The period's number.
     pub period: usize,
     /// The table to write into.
     pub table: &'t str,
-    /// The key.
-    pub key: String,
+    /// The key, key prefix included.
+    pub key: Vec<u8>,
 }
 
 /// One key space a read over a [`Timeline`] visits ([`Timeline::ranges`]): a table and a key
@@ -317,9 +364,9 @@ pub struct Visit {
     table: String,
     key_prefix: String,
     /// The ranges within the key space (without the key prefix), as the layout answers them.
-    space_ranges: Vec<KeyRange>,
+    space_ranges: Vec<ByteRange>,
     /// The same ranges as store keys (with the key prefix).
-    ranges: Vec<KeyRange>,
+    ranges: Vec<ByteRange>,
 }
 
 impl Visit {
@@ -344,14 +391,14 @@ impl Visit {
     /// The key ranges to read from the table, as store keys (key prefix included); one per bucket
     /// the read can find rows in, for a bucketed layout.
     #[must_use]
-    pub fn ranges(&self) -> &[KeyRange] {
+    pub fn ranges(&self) -> &[ByteRange] {
         &self.ranges
     }
 
     /// The same ranges inside the key space: without the key prefix, as the period's layout
-    /// answers them (what a store seen through the prefix reads).
+    /// answers them ([`Layout::byte_ranges`]: what a store seen through the prefix reads).
     #[must_use]
-    pub fn space_ranges(&self) -> &[KeyRange] {
+    pub fn space_ranges(&self) -> &[ByteRange] {
         &self.space_ranges
     }
 }
@@ -409,14 +456,19 @@ impl Visit {
 )]
 pub struct Timeline {
     periods: Vec<Period>,
+    /// The field a row's time is read from, and its place in every layout.
+    time_field: Option<(String, usize)>,
 }
 
-/// The serde form of a [`Timeline`], checked by [`Timeline::new`] when loaded.
+/// The serde form of a [`Timeline`], checked by [`Timeline::new`] (and
+/// [`Timeline::with_time_field`]) when loaded.
 #[cfg(feature = "serde")]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TimelineConfig {
     periods: Vec<Period>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_field: Option<String>,
 }
 
 #[cfg(feature = "serde")]
@@ -424,7 +476,11 @@ impl TryFrom<TimelineConfig> for Timeline {
     type Error = TimelineError;
 
     fn try_from(config: TimelineConfig) -> Result<Self, TimelineError> {
-        Self::new(config.periods)
+        let timeline = Self::new(config.periods)?;
+        match config.time_field {
+            Some(field) => timeline.with_time_field(field),
+            None => Ok(timeline),
+        }
     }
 }
 
@@ -433,6 +489,7 @@ impl From<Timeline> for TimelineConfig {
     fn from(timeline: Timeline) -> Self {
         Self {
             periods: timeline.periods,
+            time_field: timeline.time_field.map(|(name, _)| name),
         }
     }
 }
@@ -525,17 +582,13 @@ impl Timeline {
         let Some(first) = periods.first() else {
             return Err(TimelineError::Empty);
         };
-        for (index, p) in periods.iter().enumerate() {
-            if p.layout.form() == crate::kinds::Form::Binary {
-                return Err(TimelineError::BinaryForm { index });
-            }
-            if index > 0 && p.start_ms <= periods[index - 1].start_ms {
-                return Err(TimelineError::Unordered {
-                    index,
-                    start_ms: p.start_ms,
-                    previous_ms: periods[index - 1].start_ms,
-                });
-            }
+        if let Some((index, start_ms, previous_ms)) = unordered(periods.iter().map(|p| p.start_ms))
+        {
+            return Err(TimelineError::Unordered {
+                index,
+                start_ms,
+                previous_ms,
+            });
         }
         for (index, p) in periods.iter().enumerate() {
             if let Some(end_ms) = p.end_ms {
@@ -614,7 +667,135 @@ impl Timeline {
                 });
             }
         }
-        Ok(Self { periods })
+        Ok(Self {
+            periods,
+            time_field: None,
+        })
+    }
+
+    /// The same timeline, each row's period read from its field `field` (the same field in
+    /// every layout): an integer field holds ms since the epoch, a timestamp field an instant.
+    /// [`Timeline::place`] then places a row by that field alone, and [`Timeline::encode`]
+    /// refuses a time that picks another period than the field does
+    /// ([`TimelineError::TimeDisagrees`]): a row's key always lives in the period of its own
+    /// time, where a read by that time looks.
+    ///
+    /// # Errors
+    ///
+    /// [`TimelineError::TimeField`] for a field the layouts do not have, or one that is not an
+    /// integer or a timestamp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value, timeline::{Period, Timeline, TimelineError}};
+    ///
+    /// let l: Layout = "card: u32; ts: u64".parse()?;
+    /// let t = Timeline::new(vec![Period::new(0, "a", l.clone()), Period::new(100, "b", l)])?.with_time_field("ts")?;
+    /// let row = [Value::from(7u32), Value::from(150u64)];
+    /// assert_eq!(t.place(&row)?.table, "b");
+    /// assert_eq!(t.encode(120, &row)?.table, "b"); // the same period: accepted
+    /// let err = t.encode(50, &row).unwrap_err(); // period 0 against the field's period 1
+    /// assert!(matches!(err, TimelineError::TimeDisagrees { period: 0, field_period: 1, .. }), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_time_field(mut self, field: impl Into<String>) -> Result<Self, TimelineError> {
+        let field = field.into();
+        let fields = self.periods[0].layout.fields();
+        let Some(index) = fields.iter().position(|f| f.name() == field) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+            return Err(TimelineError::TimeField {
+                reason: format!(
+                    "the layouts have no such field (their fields: {})",
+                    names.join(", ")
+                ),
+                field,
+            });
+        };
+        let kind = fields[index].spec().kind();
+        if !kind.is_integer() && kind != crate::kinds::Kind::Timestamp {
+            return Err(TimelineError::TimeField {
+                reason: format!(
+                    "a {} field holds no time: a time field is an integer (ms since the epoch) or a timestamp",
+                    kind.name()
+                ),
+                field,
+            });
+        }
+        self.time_field = Some((field, index));
+        Ok(self)
+    }
+
+    /// The field rows are placed by ([`Timeline::with_time_field`]), if any.
+    #[must_use]
+    pub fn time_field(&self) -> Option<&str> {
+        self.time_field.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// The time of a row by its time field, in ms (a timestamp rounded down to its
+    /// millisecond); `None` without a time field.
+    fn row_time(&self, values: &[Value]) -> Result<Option<i64>, TimelineError> {
+        let Some((field, index)) = &self.time_field else {
+            return Ok(None);
+        };
+        let no_time = |reason: String| TimelineError::NoRowTime {
+            field: field.clone(),
+            reason,
+        };
+        let ms = match values.get(*index) {
+            None => return Err(no_time(format!("the row has {} values", values.len()))),
+            Some(Value::Uint(v)) => i64::try_from(*v).ok(),
+            Some(Value::Int(v)) => i64::try_from(*v).ok(),
+            Some(Value::Timestamp(ns)) => i64::try_from(ns.div_euclid(1_000_000)).ok(),
+            Some(Value::Null) => return Err(no_time("it is null".to_owned())),
+            Some(other) => {
+                return Err(no_time(format!("{other:?} is not a time")));
+            }
+        };
+        ms.map(Some)
+            .ok_or_else(|| no_time("it lies beyond the ms an i64 counts".to_owned()))
+    }
+
+    /// The key of a row placed by its own time field ([`Timeline::with_time_field`]): as
+    /// [`Timeline::encode`] at the time the field holds.
+    ///
+    /// # Errors
+    ///
+    /// [`TimelineError::NoTimeField`] without a time field; [`TimelineError::NoRowTime`] for a
+    /// row whose field holds no time; as [`Timeline::encode`].
+    pub fn place(&self, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
+        let time_ms = self.row_time(values)?.ok_or(TimelineError::NoTimeField)?;
+        self.encode(time_ms, values)
+    }
+
+    /// A timeline of `schedule`'s periods (a table a month or a day, [`Schedule::calendar`]),
+    /// each in its own table under `layout`: a calendar of tables for any store.
+    ///
+    /// # Errors
+    ///
+    /// As [`Timeline::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::{Layout, Value, schedule::{Every, Schedule}, timeline::Timeline};
+    ///
+    /// let layout: Layout = "card: u32; ts: u64; form=binary".parse()?;
+    /// let months = Schedule::calendar(Every::Month, "purchases", (2026, 1, 1), 12)?;
+    /// let timeline = Timeline::from_schedule(&months, &layout)?.with_time_field("ts")?;
+    /// let feb = 1_769_904_000_000u64; // 2026-02-01
+    /// let placed = timeline.place(&[Value::from(7u32), Value::from(feb + 5)])?;
+    /// assert_eq!(placed.table, "purchases_2026_02");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_schedule(schedule: &Schedule, layout: &Layout) -> Result<Self, TimelineError> {
+        Self::new(
+            schedule
+                .periods()
+                .iter()
+                .map(|(table, start)| Period::new(*start, table.clone(), layout.clone()))
+                .collect(),
+        )
     }
 
     /// The periods, in time order.
@@ -661,8 +842,7 @@ impl Timeline {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn period_at(&self, time_ms: i64) -> Result<usize, TimelineError> {
-        let after = self.periods.partition_point(|p| p.start_ms <= time_ms);
-        let Some(index) = after.checked_sub(1) else {
+        let Some(index) = period_at(&self.periods, |p| p.start_ms, time_ms) else {
             return Err(TimelineError::NoPeriod {
                 time_ms,
                 reason: format!("the first period starts at {} ms", self.periods[0].start_ms),
@@ -678,18 +858,33 @@ impl Timeline {
     }
 
     /// The key of a row at `time_ms` with `values`: the period in force then, its table, and
-    /// the key its layout writes behind its key prefix.
+    /// the key its layout writes behind its key prefix, in the layout's form
+    /// ([`Layout::encode_bytes`]). With a time field ([`Timeline::with_time_field`]), the row's
+    /// field must pick the same period.
     ///
     /// # Errors
     ///
-    /// [`TimelineError::NoPeriod`] for a time no period covers; [`TimelineError::Key`] with the
-    /// layout's error for values it refuses.
+    /// [`TimelineError::NoPeriod`] for a time no period covers; [`TimelineError::TimeDisagrees`]
+    /// for a time whose period is not the row's time field's; [`TimelineError::NoRowTime`];
+    /// [`TimelineError::Key`] with the layout's error for values it refuses.
     pub fn encode(&self, time_ms: i64, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
         let period = self.period_at(time_ms)?;
+        if let Some(field_ms) = self.row_time(values)? {
+            let field_period = self.period_at(field_ms)?;
+            if field_period != period {
+                return Err(TimelineError::TimeDisagrees {
+                    field: self.time_field().unwrap_or_default().to_owned(),
+                    time_ms,
+                    period,
+                    field_ms,
+                    field_period,
+                });
+            }
+        }
         let p = &self.periods[period];
-        let mut key = p.key_prefix.clone();
+        let mut key = p.key_prefix.as_bytes().to_vec();
         p.layout
-            .encode_into(values, &mut key)
+            .encode_bytes_into(values, &mut key)
             .map_err(|error| TimelineError::Key { period, error })?;
         Ok(Placed {
             period,
@@ -698,31 +893,38 @@ impl Timeline {
         })
     }
 
-    /// The values of `key`, a store key (key prefix included) of period `period`.
+    /// The values of `key`, a store key (key prefix included) of period `period`, in its
+    /// layout's form: bytes, or a text key as `&str` (anything that is bytes).
     ///
     /// # Errors
     ///
     /// [`TimelineError::NoSuchPeriod`]; [`TimelineError::Key`] for a key without the period's key
     /// prefix ([`Error::PrefixMismatch`]) or one its layout does not decode.
-    pub fn decode(&self, period: usize, key: &str) -> Result<Vec<Value>, TimelineError> {
+    pub fn decode(
+        &self,
+        period: usize,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Vec<Value>, TimelineError> {
         let p = self.period(period)?;
-        let Some(rest) = key.strip_prefix(p.key_prefix.as_str()) else {
+        let key = key.as_ref();
+        let Some(rest) = key.strip_prefix(p.key_prefix.as_bytes()) else {
             let position = key
-                .bytes()
+                .iter()
                 .zip(p.key_prefix.bytes())
-                .take_while(|(a, b)| a == b)
+                .take_while(|(a, b)| **a == *b)
                 .count();
+            let found = &key[..key.len().min(p.key_prefix.len())];
             return Err(TimelineError::Key {
                 period,
                 error: Error::PrefixMismatch {
                     position,
-                    found: key.chars().take(p.key_prefix.chars().count()).collect(),
+                    found: String::from_utf8_lossy(found).into_owned(),
                     expected: p.key_prefix.clone(),
                 },
             });
         };
         p.layout
-            .decode(rest)
+            .decode_bytes(rest)
             .map_err(|error| TimelineError::Key { period, error })
     }
 
@@ -758,7 +960,8 @@ impl Timeline {
 
     /// The key spaces a read over `span` (ms, `[start, end)`) must visit, with their key ranges:
     /// the keys whose leading fields equal `prefix` and whose next field lies within `lower` and
-    /// `upper` (as [`Layout::ranges`]), in each period the span touches. Periods the span does
+    /// `upper` (as [`Layout::byte_ranges`], in each layout's form), in each period the span
+    /// touches. Periods the span does
     /// not touch are skipped; periods that share a key space (same table, key prefix and
     /// layout) are one visit. An empty span visits nothing.
     ///
@@ -767,7 +970,7 @@ impl Timeline {
     ///
     /// # Errors
     ///
-    /// [`TimelineError::Key`] with the layout's error ([`Layout::ranges`]) for a period whose
+    /// [`TimelineError::Key`] with the layout's error ([`Layout::byte_ranges`]) for a period whose
     /// layout cannot answer the read (a hash prefix over the whole key) or values it refuses.
     pub fn ranges(
         &self,
@@ -795,15 +998,16 @@ impl Timeline {
             }
             let space_ranges = p
                 .layout
-                .ranges(prefix, lower, upper)
+                .byte_ranges(prefix, lower, upper)
                 .map_err(|error| TimelineError::Key { period, error })?;
+            let key_prefix = p.key_prefix.as_bytes();
             let ranges = space_ranges
                 .iter()
-                .map(|r| KeyRange {
-                    start: format!("{}{}", p.key_prefix, r.start),
+                .map(|r| ByteRange {
+                    start: [key_prefix, &r.start].concat(),
                     end: match &r.end {
-                        Some(e) => Some(format!("{}{e}", p.key_prefix)),
-                        None => after_all_starting_with(&p.key_prefix),
+                        Some(e) => Some([key_prefix, e].concat()),
+                        None => after_all_bytes_starting_with(key_prefix),
                     },
                 })
                 .collect();

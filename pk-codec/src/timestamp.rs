@@ -104,7 +104,7 @@ pub(crate) enum Unwritable {
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's `days_from_civil`).
-const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -115,7 +115,7 @@ const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-const fn civil_from_days(z: i64) -> (i64, i64, i64) {
+pub(crate) const fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -127,7 +127,7 @@ const fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + if m <= 2 { 1 } else { 0 }, m, d)
 }
 
-const fn days_in_month(y: i64, m: i64) -> i64 {
+pub(crate) const fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
         2 => 28,

@@ -1,5 +1,7 @@
 //! A borrowed model of the derive input, keeping the syn nodes for spans.
 
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
 
@@ -280,37 +282,49 @@ pub(crate) fn classify(ty: &Type) -> Form {
 }
 
 /// Whether the type borrows (holds a reference or a lifetime), so cannot be decoded into.
+///
+/// Read from the type's tokens (syn's `visit` feature, a visitor over every syntax node, cost
+/// every build of a derived key more than this walk): a lifetime anywhere, or a `&` outside a
+/// const expression's braces (where it is an operator, not a reference).
 pub(crate) fn borrows(ty: &Type) -> bool {
-    struct Finder(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Finder {
-        fn visit_lifetime(&mut self, _: &'ast syn::Lifetime) {
-            self.0 = true;
-        }
-        fn visit_type_reference(&mut self, _: &'ast syn::TypeReference) {
-            self.0 = true;
-        }
+    fn walk(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            TokenTree::Punct(p) => p.as_char() == '&' || p.as_char() == '\'',
+            TokenTree::Group(g) => g.delimiter() != Delimiter::Brace && walk(g.stream()),
+            _ => false,
+        })
     }
-    let mut f = Finder(false);
-    syn::visit::visit_type(&mut f, ty);
-    f.0
+    walk(ty.to_token_stream())
 }
 
-/// Whether the type mentions one of the struct's type parameters (so needs a where-clause bound).
+/// Whether the type mentions one of the struct's type parameters (so needs a where-clause bound):
+/// a path anywhere in it, const expressions included, whose first segment is one of `params`.
+/// Read from the type's tokens, as [`borrows`]: an identifier that is a parameter's name and not
+/// a later segment of a path (after `::`), a lifetime's name (after `'`) or a field (after `.`).
 pub(crate) fn mentions_param(ty: &Type, params: &[&syn::Ident]) -> bool {
-    struct Finder<'p>(&'p [&'p syn::Ident], bool);
-    impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
-        fn visit_path(&mut self, path: &'ast syn::Path) {
-            if let Some(first) = path.segments.first()
-                && self.0.iter().any(|p| first.ident == **p)
-            {
-                self.1 = true;
+    fn walk(tokens: TokenStream, params: &[&syn::Ident]) -> bool {
+        let mut after: Option<char> = None;
+        for t in tokens {
+            match &t {
+                TokenTree::Ident(i) => {
+                    if !matches!(after, Some(':' | '\'' | '.')) && params.contains(&i) {
+                        return true;
+                    }
+                    after = None;
+                }
+                TokenTree::Group(g) => {
+                    if walk(g.stream(), params) {
+                        return true;
+                    }
+                    after = None;
+                }
+                TokenTree::Punct(p) => after = Some(p.as_char()),
+                TokenTree::Literal(_) => after = None,
             }
-            syn::visit::visit_path(self, path);
         }
+        false
     }
-    let mut f = Finder(params, false);
-    syn::visit::visit_type(&mut f, ty);
-    f.1
+    walk(ty.to_token_stream(), params)
 }
 
 #[cfg(test)]
@@ -370,5 +384,16 @@ mod tests {
         assert!(mentions_param(&ty("Option<T>"), &[&t]));
         assert!(mentions_param(&ty("T"), &[&t]));
         assert!(!mentions_param(&ty("Tx"), &[&t]));
+        // As syn's visitor of paths found them: the first segment of any path, a qualified
+        // self, a const argument's expression; not a later segment, a lifetime or a binding.
+        assert!(mentions_param(&ty("<T as Trait>::Assoc"), &[&t]));
+        assert!(mentions_param(&ty("Wrap<{ T::N }>"), &[&t]));
+        assert!(mentions_param(&ty("Box<dyn Iterator<Item = T>>"), &[&t]));
+        assert!(!mentions_param(&ty("crate::T"), &[&t]));
+        assert!(!mentions_param(&ty("Wrap<'T>"), &[&t]));
+        assert!(!mentions_param(&ty("Box<dyn Iterator<T2 = u8>>"), &[&t]));
+        assert!(borrows(&ty("Box<dyn Fn() + 'static>")));
+        assert!(borrows(&ty("Wrap<[&str; 2]>")));
+        assert!(!borrows(&ty("Wrap<{ A & B }>")));
     }
 }

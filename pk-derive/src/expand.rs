@@ -704,16 +704,17 @@ impl Gen<'_, '_> {
 
     /// Writes a value of field `i`: `value` is a parameter of the type [`Gen::arg_types`] gives,
     /// for an equality (`bound == false`, which also declares what the field contributes to the
-    /// bucket, as encoding does), or a `&` of its bound type, for a bound.
-    fn write_value(&self, i: usize, value: &TokenStream, bound: bool) -> TokenStream {
+    /// bucket, as encoding does), or a `&` of its bound type, for a bound. With `binary`, in the
+    /// binary form (a `BinWriter`, no delimiter), else in the text form (a `KeyWriter`).
+    fn write_value(&self, i: usize, value: &TokenStream, bound: bool, binary: bool) -> TokenStream {
         let krate = &self.krate;
         let [h_w, h_start] = ["__pk_w", "__pk_start"].map(hygienic);
         let field = &self.input.fields[i];
         let ty = field.ty;
         let name = &field.name;
         let role = if bound { Role::None } else { self.roles[i] };
-        // A hashed field's span: from `#h_start`, taken where its text starts (each equality has a
-        // writer of its own, so a part's first field writes no delimiter), to where it ends.
+        // A hashed field's span: from `#h_start`, taken where its bytes start (each equality has a
+        // writer of its own, so a part's first field writes no delimiter), to where they end.
         let (span_start, span_end) = match role {
             Role::Hashed => (
                 Some(quote!(let #h_start = #h_w.position();)),
@@ -722,14 +723,23 @@ impl Gen<'_, '_> {
             ),
             _ => (None, None),
         };
+        let bucket_value = if binary {
+            quote!(#krate::__private::bin_bucket_value)
+        } else {
+            quote!(#krate::__private::bucket_value)
+        };
         let (target, arg) = match field.form {
             Form::Part => {
                 let spec = spec(field, &self.krate);
-                let bucket = (role == Role::Modulo)
-                    .then(|| quote!(#krate::__private::bucket_value(#h_w, #value);));
+                let bucket = (role == Role::Modulo).then(|| quote!(#bucket_value(#h_w, #value);));
+                let write_part = if binary {
+                    quote!(write_part_binary)
+                } else {
+                    quote!(write_part)
+                };
                 return quote! {{
                     #span_start
-                    <#ty as #krate::KeyPart>::write_part(#value, &const { #spec }, #name, #h_w)?;
+                    <#ty as #krate::KeyPart>::#write_part(#value, &const { #spec }, #name, #h_w)?;
                     #span_end
                     #bucket
                     ::core::result::Result::Ok(())
@@ -771,11 +781,20 @@ impl Gen<'_, '_> {
             _ => (quote!(#ty), quote!(#value)),
         };
         let spec = spec(field, &self.krate);
-        let call = quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field);
-        let bucket =
-            (role == Role::Modulo).then(|| quote!(#krate::__private::bucket_value(#h_w, #arg);));
+        let (begin, call) = if binary {
+            (
+                None,
+                quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field_binary),
+            )
+        } else {
+            (
+                Some(quote!(#h_w.begin_field();)),
+                quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field),
+            )
+        };
+        let bucket = (role == Role::Modulo).then(|| quote!(#bucket_value(#h_w, #arg);));
         quote! {{
-            #h_w.begin_field();
+            #begin
             #span_start
             #call(#arg, &const { #spec }, #name, #h_w)?;
             #span_end
@@ -819,6 +838,31 @@ impl Gen<'_, '_> {
         let hashed = hashed_end
             .filter(|_| self.input.attrs.hash.is_some())
             .unwrap_or(0);
+        // The constructors answer the key's own form: byte ranges of binary keys for
+        // `#[pk(form = binary)]` (the name pk-codec's `__private::form` maps to `Form::Binary`,
+        // which `FORM` is set from; any other name is a compile error there), text ranges
+        // otherwise. The return type says which.
+        let binary = self
+            .input
+            .attrs
+            .form
+            .as_ref()
+            .is_some_and(|f| f.value == "binary");
+        let (builder, range_ty, bucket_bounds_fn, what) = if binary {
+            (
+                quote!(#krate::BinRangeBuilder),
+                quote!(#krate::ByteRange),
+                quote!(#krate::__private::bin_bucket_bounds),
+                "byte ranges that hold exactly the binary keys",
+            )
+        } else {
+            (
+                quote!(#krate::RangeBuilder),
+                quote!(#krate::KeyRange),
+                quote!(#krate::__private::bucket_bounds),
+                "key ranges that hold exactly the keys",
+            )
+        };
         let mut methods = Vec::new();
         for k in 0..n {
             let field = &self.input.fields[k];
@@ -827,7 +871,7 @@ impl Gen<'_, '_> {
             let equal: Vec<TokenStream> = (0..=k)
                 .map(|i| {
                     let p = &params[i];
-                    let write = self.write_value(i, &quote!(#p), false);
+                    let write = self.write_value(i, &quote!(#p), false, binary);
                     let end = (Some(i + 1) == hashed_end).then(|| quote!(#h_b.end_hashed();));
                     quote!(#h_b.equal(|#h_w| #write)?; #end)
                 })
@@ -855,12 +899,12 @@ impl Gen<'_, '_> {
             )
             .then(|| quote!(<'__pk>));
             let (head_params, head_types, head_equal) = (&params[..k], &types[..k], &equal[..k]);
-            let bounded = self.write_value(k, &quote!(#h_v), true);
+            let bounded = self.write_value(k, &quote!(#h_v), true, binary);
             // Bounds on a modulo bucket's field leave it some values: only their buckets are read.
             let bucket_bounds = (self.roles[k] == Role::Modulo).then(|| {
                 let spec = spec(field, krate);
                 quote! {
-                    #krate::__private::bucket_bounds(
+                    #bucket_bounds_fn(
                         &mut #h_b,
                         &const { #spec },
                         ::core::ops::RangeBounds::start_bound(&#bounds_name),
@@ -874,13 +918,13 @@ impl Gen<'_, '_> {
                 quote!(#krate::Order::Asc)
             };
             let in_doc = format!(
-                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
+                "The {what} of `{ident}` {before}whose `{name}` lies within `{bounds_name}` \
                  (in value order, also for a descending field): one range, or one per bucket for a bucketed key.\n\n\
                  Generated by `#[derive(PartitionKey)]`.\n\n# Errors\n\nAn equality value or bound that does not fit \
                  its field (see `PartitionKey::encode_into`)."
             );
             let eq_doc = format!(
-                "The key ranges that hold exactly the keys of `{ident}` {before}whose `{name}` equals the given value: \
+                "The {what} of `{ident}` {before}whose `{name}` equals the given value: \
                  one range, or one per bucket for a bucketed key.\n\nGenerated by `#[derive(PartitionKey)]`.\n\n\
                  # Errors\n\nA value that does not fit its field (see `PartitionKey::encode_into`)."
             );
@@ -889,11 +933,10 @@ impl Gen<'_, '_> {
                 #vis fn #in_name #bound_lt(
                     #(#head_params: #head_types,)*
                     #bounds_name: impl ::core::ops::RangeBounds<#bound_ty>,
-                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
-                    #krate::__private::text_ranges(<Self as #krate::PartitionKey>::FORM)?;
-                    let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                ) -> #krate::Result<::std::vec::Vec<#range_ty>> {
+                    let mut #h_b = #builder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#head_equal)*
-                    let #h_enc = |#h_b: &#krate::RangeBuilder<'_>, #h_v: &#bound_ty| {
+                    let #h_enc = |#h_b: &#builder<'_>, #h_v: &#bound_ty| {
                         #h_b.bound(|#h_w| #bounded)
                     };
                     let #h_lo = match ::core::ops::RangeBounds::start_bound(&#bounds_name) {
@@ -908,8 +951,8 @@ impl Gen<'_, '_> {
                     };
                     #bucket_bounds
                     #h_b.finish(
-                        #h_lo.as_ref().map(::std::string::String::as_str),
-                        #h_hi.as_ref().map(::std::string::String::as_str),
+                        #h_lo.as_ref().map(::core::ops::Deref::deref),
+                        #h_hi.as_ref().map(::core::ops::Deref::deref),
                         #order,
                     )
                 }
@@ -918,9 +961,8 @@ impl Gen<'_, '_> {
                 #[doc = #eq_doc]
                 #vis fn #eq_name(
                     #(#params: #types,)*
-                ) -> #krate::Result<::std::vec::Vec<#krate::KeyRange>> {
-                    #krate::__private::text_ranges(<Self as #krate::PartitionKey>::FORM)?;
-                    let mut #h_b = #krate::RangeBuilder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
+                ) -> #krate::Result<::std::vec::Vec<#range_ty>> {
+                    let mut #h_b = #builder::new(&<Self as #krate::PartitionKey>::SHAPE)?;
                     #(#equal)*
                     #h_b.finish(
                         ::core::ops::Bound::Unbounded,

@@ -1246,11 +1246,7 @@ fn binary_keys_are_printed_and_read_as_hex() {
     // Bad hex, a damaged key and an unknown form are errors naming what is wrong.
     let o = pk(&["decode", "--spec", spec, "--form", "binary", "0000003"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("hex digits, two a byte"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("two digits a byte"), "{}", stderr(&o));
     let o = pk(&[
         "decode",
         "--spec",
@@ -1282,6 +1278,60 @@ fn binary_keys_are_printed_and_read_as_hex() {
     let (start, end) = lines[0].split_once(' ').unwrap();
     assert!(start.ends_with("000036000000000000000a"), "{start}");
     assert!(end.ends_with("0000360000000000000015"), "{end}");
+}
+
+/// `pk decode --form binary` reads a key as the crate's messages print it (`0x...`, either
+/// case) as well as the plain hex `pk encode` prints.
+#[test]
+fn pk_decode_reads_the_0x_hex_messages_print() {
+    let spec = "device_id: u32 width=6; seller_id: str; form=binary";
+    for key in [
+        "0x000036613130300001",
+        "0X000036613130300001",
+        "000036613130300001",
+    ] {
+        let o = pk(&["decode", "--spec", spec, key]);
+        assert_eq!(o.status.code(), Some(0), "{key}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), r#"{"device_id":54,"seller_id":"a100"}"#);
+    }
+    // A bad digit after the `0x` is named at its byte.
+    let o = pk(&["decode", "--spec", spec, "0x0000z6"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("byte 6"), "{}", stderr(&o));
+}
+
+/// `pk splits` of a binary layout prints binary points as `0x` hex, inside the binary key
+/// space (a bucket number's byte, a hash prefix's bytes), not the text points that sort above
+/// every binary key.
+#[test]
+fn pk_splits_of_a_binary_layout_prints_hex_points_inside_its_key_space() {
+    let spec = "device_id: u32; ts: u64; buckets=16:hash(device_id)";
+    let o = pk(&[
+        "splits",
+        "--spec",
+        &format!("{spec}; form=binary"),
+        "-n",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "0x04\n0x08\n0x0c\n");
+    let o = pk(&["splits", "--spec", spec, "--form", "binary", "-n", "1"]);
+    assert_eq!(stdout(&o), "0x08\n");
+    let o = pk(&["splits", "--spec", spec, "-n", "3"]);
+    assert_eq!(stdout(&o), "04\n08\n12\n");
+    let o = pk(&[
+        "splits",
+        "--spec",
+        "n: u64; hash=md5:4; form=binary",
+        "-n",
+        "3",
+    ]);
+    assert_eq!(stdout(&o), "0x4000\n0x8000\n0xc000\n");
+    // Every binary key of the layout lies below the last point's successor space: its first
+    // byte is a bucket number, below 16.
+    let o = pk(&["encode", "--spec", spec, "--form", "binary", "54", "1"]);
+    let key = stdout(&o);
+    assert!(key.as_str() < "10", "{key}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Key designs over time (`pk_codec::timeline`, `store::scan_timeline`): a read across periods
-//! and layouts returns exactly the rows one table under one layout would, in typed order, at
-//! every page size and stop-and-resume point, visiting only the key spaces the span touches; the
-//! collision rule against a model of it; every refusal of a schedule, a row, a key and a read.
+//! and layouts, in the text form, the binary form or both, returns exactly the rows one table
+//! under one layout would, in typed order, at every page size and stop-and-resume point,
+//! visiting only the key spaces the span touches; the collision rule against a model of it;
+//! every refusal of a schedule, a row, a key and a read.
 
 use std::collections::BTreeSet;
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
@@ -12,7 +13,7 @@ use pk_codec::store::{
     TimelineCursor, scan_timeline,
 };
 use pk_codec::timeline::{Period, Timeline, TimelineError, Visit};
-use pk_codec::{Error, Layout, Value};
+use pk_codec::{Error, Form, Layout, Value};
 use proptest::prelude::*;
 
 use crate::support;
@@ -36,26 +37,34 @@ fn layout(i: usize) -> Layout {
     LAYOUTS[i].parse().unwrap()
 }
 
-/// A raw period: start step, layout, table, key prefix.
-type RawPeriod = (i64, usize, usize, usize);
+/// A raw period: start step, layout, table, key prefix, whether the layout is binary.
+type RawPeriod = (i64, usize, usize, usize, bool);
 
 fn raw_periods() -> impl Strategy<Value = Vec<RawPeriod>> {
     prop::collection::vec(
-        (1i64..300, 0..LAYOUTS.len(), 0usize..3, 0..PREFIXES.len()),
+        (
+            1i64..300,
+            0..LAYOUTS.len(),
+            0usize..3,
+            0..PREFIXES.len(),
+            any::<bool>(),
+        ),
         1..6,
     )
 }
 
-/// The periods of `raw`: starts 0, then each after the last by its step.
+/// The periods of `raw`: starts 0, then each after the last by its step; each layout in the
+/// binary form where `raw` says so.
 fn periods(raw: &[RawPeriod]) -> Vec<Period> {
     let mut start = 0;
     raw.iter()
         .enumerate()
-        .map(|(i, &(step, l, t, p))| {
+        .map(|(i, &(step, l, t, p, binary))| {
             if i > 0 {
                 start += step;
             }
-            Period::new(start, format!("t{t}"), layout(l)).key_prefix(PREFIXES[p])
+            let form = if binary { Form::Binary } else { Form::Text };
+            Period::new(start, format!("t{t}"), layout(l).with_form(form)).key_prefix(PREFIXES[p])
         })
         .collect()
 }
@@ -188,10 +197,11 @@ proptest! {
 
     /// A read across periods and layouts returns exactly the rows one table would, in typed
     /// order, for the key spaces of the periods the span touches, at every page size and every
-    /// stop-and-resume point.
+    /// stop-and-resume point: every period binary in half the cases, forms mixed in the others.
     #[test]
     fn a_read_across_periods_is_a_read_of_one_table(
         raw in raw_periods(),
+        all_binary in any::<bool>(),
         rows in rows(),
         fix_card in any::<bool>(),
         card in 0u16..6,
@@ -201,12 +211,13 @@ proptest! {
         page in 1usize..7,
         stop in 1usize..9,
     ) {
+        let raw: Vec<RawPeriod> = raw.into_iter().map(|(s, l, t, p, b)| (s, l, t, p, b || all_binary)).collect();
         let timeline = Timeline::new(without_collisions(periods(&raw))).unwrap();
         let tables = Tables::of(&timeline);
         let mut period_of = Vec::new();
         for &r in &rows {
             let placed = timeline.encode(r.1 as i64, &values(r)).unwrap();
-            tables.get(placed.table).unwrap().put(placed.key.as_bytes(), b"").unwrap();
+            tables.get(placed.table).unwrap().put(&placed.key, b"").unwrap();
             period_of.push(placed.period);
         }
         // The card fixed and a time window, or cards within bounds.
@@ -247,13 +258,21 @@ proptest! {
 
 #[test]
 fn a_read_across_periods_in_redb_tables_is_a_read_of_one_table() {
+    for form in [Form::Text, Form::Binary] {
+        read_across_redb_tables(form);
+    }
+}
+
+fn read_across_redb_tables(form: Form) {
     // Three monthly tables and a bucket count raised from 16 to 64 in the third.
     let sixteen: Layout = "card: u16 width=5; ts: u64 width=6; buckets=16:hash(card):sep"
-        .parse()
-        .unwrap();
+        .parse::<Layout>()
+        .unwrap()
+        .with_form(form);
     let sixty_four: Layout = "card: u16 width=5; ts: u64 width=6; buckets=64:hash(card):sep"
-        .parse()
-        .unwrap();
+        .parse::<Layout>()
+        .unwrap()
+        .with_form(form);
     let timeline = Timeline::new(vec![
         Period::new(0, "m1", sixteen.clone()),
         Period::new(1000, "m2", sixteen),
@@ -275,7 +294,7 @@ fn a_read_across_periods_in_redb_tables_is_a_read_of_one_table() {
         let placed = timeline.encode(r.1 as i64, &values(r)).unwrap();
         store(placed.table)
             .unwrap()
-            .put(placed.key.as_bytes(), &r.1.to_be_bytes())
+            .put(&placed.key, &r.1.to_be_bytes())
             .unwrap();
     }
     let (lo, hi) = (Value::from(3u16), Value::from(17u16));
@@ -301,7 +320,7 @@ fn a_read_across_periods_in_redb_tables_is_a_read_of_one_table() {
                 break;
             }
         }
-        assert_eq!(got, want, "page {page}, stop every {stop}");
+        assert_eq!(got, want, "{form:?}: page {page}, stop every {stop}");
     }
 }
 
@@ -398,17 +417,33 @@ fn a_space_needs_a_table_name_and_a_printable_prefix() {
 }
 
 #[test]
-fn a_binary_layout_is_refused_naming_its_period() {
-    let err = Timeline::new(vec![
+fn a_binary_period_writes_and_reads_binary_keys() {
+    let t = Timeline::new(vec![
         Period::new(0, "a", plain()),
-        Period::new(5, "b", plain().with_form(pk_codec::Form::Binary)),
+        Period::new(5, "b", plain().with_form(Form::Binary)).key_prefix("v2/"),
     ])
-    .unwrap_err();
-    assert!(
-        matches!(err, TimelineError::BinaryForm { index: 1 }),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("period 1"), "{err}");
+    .unwrap();
+    let placed = t.encode(7, &values((3, 7))).unwrap();
+    let binary = plain().with_form(Form::Binary);
+    let want = [
+        b"v2/".as_slice(),
+        &binary.encode_bytes(&values((3, 7))).unwrap(),
+    ]
+    .concat();
+    assert_eq!(placed.key, want);
+    assert_eq!(t.decode(1, &placed.key).unwrap(), values((3, 7)));
+    // The text key of the same row is not this period's.
+    let text = [
+        b"v2/".as_slice(),
+        plain().encode(&values((3, 7))).unwrap().as_bytes(),
+    ]
+    .concat();
+    assert!(t.decode(1, &text).is_err());
+    let visits = t
+        .ranges(0..10, &[Value::from(3u16)], Unbounded, Unbounded)
+        .unwrap();
+    assert!(visits[1].ranges()[0].contains(&placed.key));
+    assert!(!visits[0].ranges()[0].contains(&placed.key));
 }
 
 #[test]
@@ -650,4 +685,152 @@ fn a_timeline_loads_with_serde_and_is_checked() {
         err.to_string().contains("gap between periods 0 and 1"),
         "{err}"
     );
+}
+
+// ---- The row's own time field. -----------------------------------------------------------------
+
+fn by_ts() -> Timeline {
+    Timeline::new(vec![
+        Period::new(0, "a", plain()),
+        Period::new(100, "b", plain().with_form(Form::Binary)),
+    ])
+    .unwrap()
+    .with_time_field("ts")
+    .unwrap()
+}
+
+#[test]
+fn a_row_goes_to_the_period_of_its_own_time_field() {
+    let t = by_ts();
+    for ts in [0u64, 99, 100, 500] {
+        let placed = t.place(&values((1, ts))).unwrap();
+        assert_eq!(placed.period, usize::from(ts >= 100), "ts {ts}");
+        // A time in the same period agrees; one in another period is refused, naming both.
+        assert_eq!(t.encode(ts as i64, &values((1, ts))).unwrap(), placed);
+        let other = if ts >= 100 { 50 } else { 150 };
+        let err = t.encode(other, &values((1, ts))).unwrap_err();
+        assert!(
+            matches!(err, TimelineError::TimeDisagrees { field_ms, .. } if field_ms == ts as i64),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("time field \"ts\""), "{err}");
+    }
+    // A timestamp field: its instant, rounded down to the ms.
+    let stamped: Layout = "card: u16; at: timestamp precision=ns".parse().unwrap();
+    let t = Timeline::new(vec![
+        Period::new(0, "a", stamped.clone()),
+        Period::new(100, "b", stamped),
+    ])
+    .unwrap()
+    .with_time_field("at")
+    .unwrap();
+    let row = |ns: i128| vec![Value::from(1u16), Value::Timestamp(ns)];
+    assert_eq!(t.place(&row(99_999_999)).unwrap().period, 0);
+    assert_eq!(t.place(&row(100_000_000)).unwrap().period, 1);
+}
+
+#[test]
+fn a_time_field_must_be_a_time_of_every_layout() {
+    let t = Timeline::new(vec![Period::new(0, "a", plain())]).unwrap();
+    let err = t.clone().with_time_field("when").unwrap_err();
+    assert!(
+        matches!(&err, TimelineError::TimeField { field, .. } if field == "when"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("card, ts"), "{err}");
+    let named: Layout = "name: str; ts: u64".parse().unwrap();
+    let err = Timeline::new(vec![Period::new(0, "a", named)])
+        .unwrap()
+        .with_time_field("name")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("a str field holds no time"),
+        "{err}"
+    );
+    // Without a time field, place has nothing to go by; encode takes the time given.
+    assert_eq!(
+        t.place(&values((1, 5))).unwrap_err(),
+        TimelineError::NoTimeField
+    );
+    assert_eq!(t.encode(7, &values((1, 5))).unwrap().period, 0);
+    // An optional time field that is null gives no time.
+    let optional: Layout = "card: u16; ts: u64 optional".parse().unwrap();
+    let t = Timeline::new(vec![Period::new(0, "a", optional)])
+        .unwrap()
+        .with_time_field("ts")
+        .unwrap();
+    let err = t.place(&[Value::from(1u16), Value::Null]).unwrap_err();
+    assert!(matches!(err, TimelineError::NoRowTime { .. }), "{err:?}");
+}
+
+// ---- Typed rows of a timeline. -----------------------------------------------------------------
+
+#[test]
+fn typed_rows_of_a_timeline_read_back_exactly_across_periods_and_forms() {
+    use pk_codec::store::{TypedError, TypedTimeline};
+    let t = by_ts();
+    let tables = Tables::of(&t);
+    let rows = TypedTimeline::new(&t, |name: &str| tables.get(name));
+    // Floats by their bits (JSON would change some by one bit), in both periods.
+    let reading = |ts: u64| f64::from_bits(0x4000_0000_0000_0000 ^ support::mix(ts) >> 12);
+    for ts in (0..200u64).rev() {
+        rows.put(&values((2, ts)), &reading(ts)).unwrap();
+    }
+    rows.put_at(150, &values((3, 150)), "another type").unwrap();
+    for ts in [0u64, 99, 100, 199] {
+        let got: f64 = rows.get(&values((2, ts))).unwrap().unwrap();
+        assert_eq!(got.to_bits(), reading(ts).to_bits());
+        assert_eq!(
+            rows.get_at::<f64>(ts as i64, &values((2, ts)))
+                .unwrap()
+                .map(f64::to_bits),
+            Some(reading(ts).to_bits())
+        );
+    }
+    assert_eq!(rows.get::<f64>(&values((2, 300))).unwrap(), None);
+    // The binary period's row is stored under its binary key, its value in the value format.
+    let placed = t.place(&values((2, 150))).unwrap();
+    assert_eq!(
+        tables.get("b").unwrap().get(&placed.key).unwrap(),
+        Some(pk_codec::store::value::to_bytes(&reading(150)).unwrap())
+    );
+    // Card 2 across both periods, in typed order, at every page size and resume point.
+    let card = [Value::from(2u16)];
+    let visits = t.ranges(0..200, &card, Unbounded, Unbounded).unwrap();
+    for (page, stop) in [(1, 1), (3, 7), (64, 50), (500, usize::MAX)] {
+        let mut got = Vec::new();
+        let mut cursor = None;
+        loop {
+            let mut n = 0;
+            cursor = rows
+                .scan::<f64>(&visits, page, cursor.as_ref(), |values, v| {
+                    got.push((values[1].as_u64().unwrap(), v.to_bits()));
+                    n += 1;
+                    support::stop_after(n, stop)
+                })
+                .unwrap();
+            if cursor.is_none() {
+                break;
+            }
+        }
+        let want: Vec<(u64, u64)> = (0..200).map(|ts| (ts, reading(ts).to_bits())).collect();
+        assert_eq!(got, want, "page {page}, stop every {stop}");
+    }
+    // A value of another type is named by its key; a time that disagrees is refused unwritten.
+    let visits = t
+        .ranges(100..200, &[Value::from(3u16)], Unbounded, Unbounded)
+        .unwrap();
+    let err = rows
+        .scan::<f64>(&visits, 10, None, |_, _| ControlFlow::Continue(()))
+        .unwrap_err();
+    assert!(matches!(err, TypedError::StoredValue { .. }), "{err:?}");
+    let err = rows.put_at(50, &values((4, 150)), &1.0).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TypedError::Timeline(TimelineError::TimeDisagrees { .. })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(rows.get::<f64>(&values((4, 150))).unwrap(), None);
 }

@@ -33,3 +33,22 @@ pub(crate) fn cpu_model() -> Option<String> {
             .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
     })
 }
+
+/// The `q`-th quartile of `v` (1 or 3; the nearest rank).
+#[allow(dead_code)] // Only the harnesses that print spreads use it.
+pub(crate) fn quartile(v: &[f64], q: usize) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get((v.len() * q / 4).min(v.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// The one-minute load average (`/proc/loadavg`), to print beside the figures.
+#[allow(dead_code)] // Only the harnesses that print the load use it.
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into())
+}

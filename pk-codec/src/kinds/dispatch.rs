@@ -17,14 +17,14 @@ pub(crate) trait Written {
 }
 
 impl Written for () {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn written(self) -> Result<()> {
         Ok(())
     }
 }
 
 impl Written for Result<()> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn written(self) -> Result<()> {
         self
     }

@@ -80,7 +80,7 @@ impl<'a> KeyReader<'a> {
             .map(|v| v as i64)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
         check_int_width(spec, true, field)?;
         let desc = spec.is_descending();
@@ -160,7 +160,7 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
 /// The bytes of a signed field in the binary form: the fewest whose two's complement holds
 /// `-10^(width-1)..10^(width-1)` (a sign and `width - 1` digits), at most the type's
 /// `type_bytes`, at least one.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn signed_bin_size(width: u8, type_bytes: usize) -> usize {
     let Some(m) = 10u128.checked_pow(width.saturating_sub(1) as u32) else {
         return type_bytes;
@@ -225,7 +225,7 @@ impl BinWriter<'_> {
     /// assert_eq!(key, [0x7f, 0xff]); // the sign bit flipped: negatives sort first
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn int64(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
         if let Kind::Int { bits } = spec.kind()
             && bits <= IntBits::B64
@@ -245,7 +245,7 @@ impl BinWriter<'_> {
 
 /// Whether a field of `width` characters (a sign and `width - 1` digits) holds `v`: for
 /// `v < 0`, `!v` is `|v| - 1`, which must have at most `width - 1` digits.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn fits_width(v: i64, width: u8) -> bool {
     let magnitude = if v < 0 { !v } else { v } as u64;
     magnitude <= num::u64_limit(width.saturating_sub(1))
@@ -270,7 +270,7 @@ impl BinReader<'_> {
     /// assert_eq!(v, -1);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn int64(&mut self, spec: &FieldSpec, field: &str) -> Result<i64> {
         if let Kind::Int { bits } = spec.kind()
             && bits <= IntBits::B64

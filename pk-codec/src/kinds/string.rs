@@ -21,7 +21,7 @@ impl KeyWriter<'_> {
     /// # Errors
     ///
     /// [`Error::CharBelowDelimiter`](crate::Error::CharBelowDelimiter) when a plain string holds a byte at or below the delimiter.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) -> Result<()> {
         if spec.is_descending() || spec.is_escaped() {
             self.str_encoded(spec, s);
@@ -60,14 +60,14 @@ impl KeyWriter<'_> {
 
     /// Writes `s` in the plain ascending string form, answering whether it could: nothing is
     /// written for a string with a byte at or below the delimiter.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn try_plain_str(&mut self, s: &str) -> bool {
         self.try_lead_plain_str::<false>(s)
     }
 
     /// [`KeyWriter::try_plain_str`], after the delimiter when `LEAD` (for a runtime layout, see
     /// [`KeyWriter::delimiter`]); when it declines, it writes nothing, delimiter included.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn try_lead_plain_str<const LEAD: bool>(&mut self, s: &str) -> bool {
         push_lead_plain_str::<LEAD>(self.out, self.delimiter, s)
     }
@@ -79,13 +79,15 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a byte the form cannot hold, a bad escape or bad descending text.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         if spec.is_descending() || spec.is_escaped() {
             return self.str_encoded(spec, field);
         }
         // The plain form, inlined: the borrowed read and one allocation.
-        self.plain_str(field).map(str::to_owned)
+        let start = self.pos;
+        let len = self.plain_str(field)?.len();
+        Ok(text::owned_str(self.key, start, len))
     }
 
     /// The escaped and descending string forms.
@@ -189,7 +191,7 @@ impl<'a> KeyReader<'a> {
     /// A plain string: the text up to the next delimiter, every byte above it. One scan finds
     /// the end and checks the bytes: the first byte at or below the delimiter must be the
     /// delimiter (or the key must end there).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn plain_str(&mut self, field: &str) -> Result<&'a str> {
         match self.try_plain_str() {
             Some(s) => Ok(s),
@@ -199,7 +201,7 @@ impl<'a> KeyReader<'a> {
 
     /// [`KeyReader::plain_str`] answering `None`, consuming nothing, for a byte a plain string
     /// cannot hold (the caller's general path then says what is wrong).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn try_plain_str(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];
@@ -215,7 +217,7 @@ impl<'a> KeyReader<'a> {
     /// [`KeyReader::try_plain_str`] for a runtime layout, as [`KeyReader::lead_uint64_fast`]:
     /// after the delimiter when `LEAD`, counting the field as begun; declining, it consumes and
     /// counts nothing.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn lead_try_plain_str<const LEAD: bool>(&mut self) -> Option<&'a str> {
         let (s, end) = lead_plain_str_at::<LEAD>(self.key, self.pos, self.delimiter)?;
         self.pos = end;
@@ -308,8 +310,21 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a missing end mark, a bad escape or bytes that are not UTF-8.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
+        // Ascending, no escape (most strings): one scan and one fixed-size copy, inlined.
+        if !spec.is_descending()
+            && let Some((s, used)) = text::read_bin_plain_str(&self.key[self.pos..])
+        {
+            self.pos += used;
+            return Ok(s);
+        }
+        self.str_general(spec, field)
+    }
+
+    /// [`BinReader::str`] of a descending or escaped string, or of bytes that are not one.
+    #[inline(never)]
+    fn str_general(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         let start = self.pos;
         let bytes = self.bytes_form(spec, field)?;
         String::from_utf8(bytes).map_err(|e| {

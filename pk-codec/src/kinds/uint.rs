@@ -60,14 +60,14 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// As [`KeyReader::uint128`].
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         self.uint64_as(spec, field, max, spec.width(), spec.is_descending())
     }
 
     /// [`KeyReader::uint64`] with the width and order given apart from the spec, so that a caller
     /// with constants gets straight-line code (the spec still names the kind in messages).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn uint64_as(
         &mut self,
         spec: &FieldSpec,
@@ -86,7 +86,7 @@ impl<'a> KeyReader<'a> {
 
     /// The fast path of [`KeyReader::uint64_as`]: the value when the next `width` bytes are
     /// its digits and it is at most `max`, consuming them; `None`, consuming nothing, otherwise.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
         let start = self.pos;
         let width = usize::from(width);
@@ -105,7 +105,7 @@ impl<'a> KeyReader<'a> {
     /// field but the first); the field is counted as begun. When it declines it consumes nothing,
     /// delimiter included, and counts nothing: `begin_field` and the general reader then say what
     /// is wrong.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn lead_uint64_fast<const LEAD: bool>(
         &mut self,
         max: u64,
@@ -119,7 +119,7 @@ impl<'a> KeyReader<'a> {
     }
 
     /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         check_int_width(spec, false, field)?;
         let desc = spec.is_descending();
@@ -248,7 +248,7 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
 
 /// The bytes of an unsigned field of `bits` bits in the binary form: the fewest that hold the
 /// largest value its width and its type both allow, at least one.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn bin_size(spec: &FieldSpec, bits: IntBits) -> usize {
     let type_max = max(bits);
     let limit = match 10u128.checked_pow(spec.width() as u32) {
@@ -260,7 +260,7 @@ pub(crate) const fn bin_size(spec: &FieldSpec, bits: IntBits) -> usize {
 }
 
 /// The `n` low bytes set: what inverting an `n`-byte field flips.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn byte_mask(n: usize) -> u128 {
     if n >= 16 {
         u128::MAX
@@ -315,7 +315,7 @@ impl BinWriter<'_> {
     /// assert!(matches!(too_wide, Err(pk_codec::Error::ValueTooWide { .. })));
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
         match spec.kind() {
             Kind::Uint { bits }
@@ -354,7 +354,7 @@ impl BinReader<'_> {
     /// assert!(bad.unwrap_err().to_string().contains("device_id"));
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         if let Kind::Uint { bits } = spec.kind()
             && bits <= IntBits::B64

@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::bin_io::{BinReader, BinWriter};
 use crate::error::{Error, Result};
 use crate::field_spec::FieldSpec;
-use crate::key_range::{ByteRange, KeyRange, after_all_bytes_starting_with};
+use crate::key_range::{ByteRange, KeyRange};
 use crate::kinds::Form;
 use crate::kinds::dispatch;
 use crate::kinds::{Order, Value};
-use crate::prefix::{BucketValue, Prefix, ReadSeed, ValueSpan, bucket_bound};
-use crate::range::RangeBuilder;
+use crate::prefix::{BucketValue, Prefix, bucket_bound};
+use crate::range::{BinRangeBuilder, RangeBuilder};
 use crate::shape::KeyShape;
 
 mod builder;
@@ -79,15 +79,50 @@ enum BucketRole {
 ///
 /// | item | meaning |
 /// |---|---|
-/// | `name: u32`, `i64`, `str`, `bytes`, `bool`, `char` (any of `u8`..`u128`, `i8`..`i128`) | a field |
-/// | ` width=6` | an integer field's width in characters (default: the type's widest value) |
+/// | `name: u32`, `i64`, ... (any of `u8`..`u128`, `i8`..`i128`) | an integer field |
+/// | `name: str`, `bytes`, `bool`, `char` | a string (UTF-8), byte string, boolean or character field |
+/// | `name: f32`, `f64` | a float field, in IEEE 754 total order (`-NaN` < `-inf` < ... < `-0` < `0` < ... < `inf` < `NaN`) |
+/// | `name: uuid` | a UUID field, in byte order (v7 UUIDs sort by time) |
+/// | `name: timestamp` | an instant, UTC, at the field's precision (`ms` unless given) |
+/// | `name: decimal scale=2` | an exact decimal with `scale` digits after the point (default 0); a value with more is refused, never rounded |
+/// | ` width=6` | an integer or decimal field's width in characters (default: the type's widest value) |
+/// | ` precision=s`, `ms`, `us`, `ns` | a timestamp field's fraction digits; a value below it is refused |
+/// | ` scale=N` | a decimal field's digits after the point |
 /// | ` desc` | the field sorts descending |
 /// | ` escaped` | a `str` field in the escaped form, which accepts any string |
 /// | ` optional` | the field may be null (`None`), which sorts first |
 /// | `delimiter=','` | the delimiter (default `,`); `'\x01'` for a control character |
 /// | `max_len=1024` | the key length limit in bytes (default 1024) |
-/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it |
+/// | `hash=md5:4`, `hash=xxh3:8:sep` | a hash prefix: algorithm, hex characters, `sep` for a delimiter after it; `hash=md5(a,b):4` over the leading fields `a`, `b` only |
 /// | `buckets=16:mod(ts)`, `buckets=8:hash`, `buckets=8:hash(a,b):sep` | a bucket prefix by modulo of one integer field, or by hash of some fields (all by default) |
+/// | `form=text`, `form=binary` | the keys' [`Form`] (default `text`): [`Layout::encode_bytes`] writes it |
+///
+/// # What a prefix digests
+///
+/// A hash prefix and a bucket hash digest the key in the form written: in the text form the
+/// fields' text (the hashed fields joined by the delimiter, or the whole natural key), in the
+/// binary form their binary bytes, one after another. The same values can so lie in different
+/// buckets in the two forms; each form's ranges read its own buckets.
+///
+/// ```
+/// use pk_codec::{Form, Layout, Value};
+///
+/// let text: Layout = "device_id: u32 width=6; ts: u64; buckets=16:hash(device_id):sep".parse()?;
+/// let binary = text.clone().with_form(Form::Binary);
+/// let row = [Value::from(54u32), Value::from(1u64)];
+/// assert!(text.encode(&row)?.starts_with("11,")); // xxh3 of the text "000054"
+/// assert_eq!(binary.encode_bytes(&row)?[0], 7); // xxh3 of the bytes 00 00 00 36
+/// # Ok::<(), pk_codec::Error>(())
+/// ```
+///
+/// # Refusals
+///
+/// A spec that breaks a rule of the key format is refused with the rule's name
+/// ([`Error::BrokenRule`]): a delimiter a field's form could hold, a width too narrow or too
+/// wide for its type, a modulo bucket over a field that is not an integer, more than
+/// [`MAX_BUCKETS`](crate::MAX_BUCKETS) buckets. A layout with a hash prefix over the whole key
+/// has no ranges ([`Error::RangeUnsupported`], saying to hash leading fields instead), and a
+/// layout without a prefix has no even split points.
 ///
 /// # Examples
 ///
@@ -363,12 +398,10 @@ impl Layout {
     /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
     /// outside its type.
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
+        // A convenience over `decode_into` (the measured path), with no code of its own: a second
+        // copy of the layout's inlined loop cost every build far more than it saved a caller.
         let mut values = Vec::with_capacity(self.fields.len());
-        // The values pushed straight into the new vector, which has room for them.
-        if self.plan.try_read_direct(key, &mut values) {
-            return Ok(values);
-        }
-        self.decode_declined(key, &mut values)?;
+        self.decode_into(key, &mut values)?;
         Ok(values)
     }
 
@@ -459,6 +492,34 @@ impl Layout {
         self.ranges(prefix, Bound::Unbounded, Bound::Unbounded)
     }
 
+    /// `n` split keys evenly spaced over the key space of the layout's prefix, in the layout's
+    /// [`Form`] ([`KeyShape::split_points_in`]): text points for a text layout, binary points
+    /// (the prefix's bytes) for a binary one, so that a table pre-split at them spreads the
+    /// layout's keys.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyShape::split_points`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::Layout;
+    ///
+    /// let binary: Layout = "device: u32; buckets=4:hash(device); form=binary".parse()?;
+    /// let points = binary.split_points(3)?;
+    /// assert_eq!(points, [[1], [2], [3]]);
+    /// let key = binary.encode_bytes(&[54u32.into()])?;
+    /// // The key lies between two points (or before the first, after the last): inside the space.
+    /// assert!(key.as_slice() < &[4][..]);
+    /// let text: Layout = "device: u32; buckets=4:hash(device)".parse()?;
+    /// assert_eq!(text.split_points(1)?, [b"2"]);
+    /// # Ok::<(), pk_codec::Error>(())
+    /// ```
+    pub fn split_points(&self, n: usize) -> Result<Vec<Vec<u8>>> {
+        self.shape.split_points_in(self.form, n)
+    }
+
     /// The byte ranges a read of the rows whose leading fields equal `prefix` and whose next
     /// field lies within `lower` and `upper` visits, in the layout's [`Form`]: [`Layout::ranges`]
     /// for keys of bytes. A text layout's ranges come as their UTF-8 bytes; a binary layout's are
@@ -503,82 +564,47 @@ impl Layout {
                 found: prefix.len(),
             });
         }
-        // Refuses a whole-key hash, saying what to do instead, as the text form does.
-        RangeBuilder::new(&self.shape)?;
-        let mut natural = Vec::new();
-        let mut read = ReadSeed::default();
+        let mut builder = BinRangeBuilder::new(&self.shape)?;
         let hashed_end = self.hashed_end();
         for (i, (def, value)) in self.fields.iter().zip(prefix).enumerate() {
-            let offset = natural.len();
-            let mut w = BinWriter::new(&mut natural, offset);
-            Self::write_bin_field(&mut w, def, value)?;
-            match self.bucket_role(i, value) {
-                BucketRole::Value(v) => w.bucket_value(v),
-                BucketRole::Span => w.bucket_span(offset),
-                BucketRole::None => {}
-            }
-            let seed = w.seed;
-            read.absorb_gap(offset, &seed, 0);
+            builder.equal(|w| {
+                let start = w.position();
+                Self::write_bin_field(w, def, value)?;
+                match self.bucket_role(i, value) {
+                    BucketRole::Value(v) => w.bucket_value(v),
+                    BucketRole::Span => w.bucket_span(start),
+                    BucketRole::None => {}
+                }
+                Ok(())
+            })?;
             if Some(i + 1) == hashed_end {
-                read.hashed_end = Some(natural.len());
+                builder.end_hashed();
             }
         }
-        let fixed = !prefix.is_empty();
-        let (lower, upper, order) = match self.fields.get(prefix.len()) {
-            None => (Bound::Unbounded, Bound::Unbounded, Order::Asc),
-            Some(next) => {
-                if self.plan.steps()[prefix.len()].role == FieldRole::Modulo {
-                    read.bounded = ValueSpan::of(
-                        &next.spec,
-                        bucket_bound(lower, bucket_value),
-                        bucket_bound(upper, bucket_value),
-                    );
-                }
-                let encode = |b: Bound<&Value>| -> Result<Bound<Vec<u8>>> {
-                    let bytes = |v: &Value| -> Result<Vec<u8>> {
-                        let mut out = natural.clone();
-                        let at = out.len();
-                        Self::write_bin_field(&mut BinWriter::new(&mut out, at), next, v)?;
-                        Ok(out)
-                    };
-                    Ok(match b {
-                        Bound::Included(v) => Bound::Included(bytes(v)?),
-                        Bound::Excluded(v) => Bound::Excluded(bytes(v)?),
-                        Bound::Unbounded => Bound::Unbounded,
-                    })
-                };
-                (encode(lower)?, encode(upper)?, next.spec.order())
-            }
+        let Some(next) = self.fields.get(prefix.len()) else {
+            return builder.finish(Bound::Unbounded, Bound::Unbounded, Order::Asc);
         };
-        // Descending forms are inverted bytes: the upper value's keys come first.
-        let (lower, upper) = if order == Order::Desc {
-            (upper, lower)
-        } else {
-            (lower, upper)
+        if self.plan.steps()[prefix.len()].role == FieldRole::Modulo {
+            builder.bucket_bounds(
+                &next.spec,
+                bucket_bound(lower, bucket_value),
+                bucket_bound(upper, bucket_value),
+            );
+        }
+        let encode_bound = |b: Bound<&Value>| -> Result<Bound<Vec<u8>>> {
+            let bytes = |v: &Value| builder.bound(|w| Self::write_bin_field(w, next, v));
+            Ok(match b {
+                Bound::Included(v) => Bound::Included(bytes(v)?),
+                Bound::Excluded(v) => Bound::Excluded(bytes(v)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
         };
-        // After every key that holds an excluded lower value (the forms are self-delimiting);
-        // when no key comes after them, the range is empty.
-        let (start, none_after) = match lower {
-            Bound::Included(k) => (k, false),
-            Bound::Excluded(k) => match after_all_bytes_starting_with(&k) {
-                Some(after) => (after, false),
-                None => (k, true),
-            },
-            Bound::Unbounded => (natural.clone(), false),
-        };
-        let end = match upper {
-            Bound::Excluded(k) => Some(k),
-            Bound::Included(k) => after_all_bytes_starting_with(&k),
-            Bound::Unbounded if fixed => after_all_bytes_starting_with(&natural),
-            Bound::Unbounded => None,
-        };
-        // Bounds that hold no value: an empty range, its end at its start.
-        let end = match end {
-            _ if none_after => Some(start.clone()),
-            Some(end) if start > end => Some(start.clone()),
-            end => end,
-        };
-        self.shape.prefix().ranges_bin(&natural, &read, start, end)
+        let (lower, upper) = (encode_bound(lower)?, encode_bound(upper)?);
+        builder.finish(
+            lower.as_ref().map(Vec::as_slice),
+            upper.as_ref().map(Vec::as_slice),
+            next.spec.order(),
+        )
     }
 
     /// The key ranges that hold exactly the keys whose leading fields equal `prefix` and whose

@@ -2,6 +2,11 @@
 //! once when the layout is built and dispatched by one `match` in the layout's loop, and the
 //! general dispatch from [`Value`]s to the [`KeyWriter`] and [`KeyReader`] methods for every
 //! other form, every field with a part in the bucket, and every value the direct path declines.
+//!
+//! The per-width paths are inlined into the layout's loop (`#[inline(always)]`) only where
+//! debug assertions are off (a release build): in a debug build, where nothing folds, those
+//! inlined copies were most of the crate's code to compile (about 70% of its LLVM IR), for
+//! speed a debug build does not keep anyway.
 
 use std::hash::{Hash, Hasher};
 
@@ -97,7 +102,7 @@ impl Plan {
     /// When it did not (a layout without them, a value one of them declines, a key over the
     /// limit), `out` is as it was, and the caller writes the key by [`Plan::write`], which
     /// writes it or says what is wrong. `values` are as many as the steps (the caller checked).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn try_write_direct(&self, values: &[Value], out: &mut String) -> bool {
         if !self.direct {
             return false;
@@ -111,7 +116,7 @@ impl Plan {
     }
 
     /// [`Plan::try_write_direct`] of a direct plan, with `delimiter` (the plan's).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write_direct_key(&self, values: &[Value], out: &mut String, delimiter: u8) -> bool {
         let base = out.len();
         let mut fields = self.steps.iter().zip(values);
@@ -138,7 +143,7 @@ impl Plan {
     /// not (a layout without them, text one of them declines, text left over, a key over the
     /// limit), `out` may hold some of the key's values, and the caller reads the key again from
     /// its first field by [`Plan::read`], which reads it or says what is wrong.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn try_read_direct(&self, key: &str, out: &mut impl Sink) -> bool {
         if !self.direct || key.len() > self.max_len {
             return false;
@@ -163,7 +168,7 @@ impl Plan {
     ///
     /// The first field and the others are two copies of one loop body, so that every field
     /// after the first writes its delimiter in the same append as its digits.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn write(
         &self,
         w: &mut KeyWriter<'_>,
@@ -182,7 +187,7 @@ impl Plan {
 
     /// Reads the fields of a key, delimiters included, into `out`: each by its direct path or,
     /// declined, the general one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn read(
         &self,
         r: &mut KeyReader<'_>,
@@ -335,7 +340,7 @@ impl Step {
 
     /// Writes the field (after `delimiter` when `LEAD`) by its direct path, answering whether it
     /// did; when it did not, it wrote nothing.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write_direct<const LEAD: bool>(
         &self,
         out: &mut String,
@@ -357,7 +362,7 @@ impl Step {
     /// Reads the field at `*pos` of `key` (after `delimiter` when `LEAD`) by its direct path,
     /// putting its value in `values` and moving `*pos` past it, answering whether it did; when
     /// it did not, it moved and put nothing.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read_direct<const LEAD: bool>(
         &self,
         key: &str,
@@ -380,7 +385,7 @@ impl Step {
 
     /// Writes the field (after its delimiter when `LEAD`) by its direct path or, declined, the
     /// general one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write<const LEAD: bool>(
         &self,
         w: &mut KeyWriter<'_>,
@@ -415,7 +420,7 @@ impl Step {
 
     /// Reads the field (after its delimiter when `LEAD`) by its direct path or, declined, the
     /// general one, putting its value in `values`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn read<const LEAD: bool>(
         &self,
         r: &mut KeyReader<'_>,
@@ -448,7 +453,7 @@ impl Step {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     out: &mut String,
     delimiter: u8,
@@ -464,7 +469,7 @@ fn push_uint<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     key: &str,
     pos: &mut usize,
@@ -482,7 +487,7 @@ fn read_uint_at<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn uint_writer<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     w: &mut KeyWriter<'_>,
     value: &Value,
@@ -497,7 +502,7 @@ fn uint_writer<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn uint_reader<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     r: &mut KeyReader<'_>,
     max: u64,
@@ -541,7 +546,7 @@ fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> 
     }
 }
 
-/// Where the whole-key direct path puts a key's values: [`Slots`], or a new vector, pushed to.
+/// Where the whole-key direct path puts a key's values ([`Slots`]).
 pub(super) trait Sink {
     /// Puts an unsigned integer.
     fn put_uint(&mut self, v: u64);
@@ -550,26 +555,13 @@ pub(super) trait Sink {
     fn put_str(&mut self, s: &str);
 }
 
-/// A new vector, with room for the values (see [`Layout::decode`](super::Layout::decode)).
-impl Sink for Vec<Value> {
-    #[inline(always)]
-    fn put_uint(&mut self, v: u64) {
-        self.push(Value::Uint(u128::from(v)));
-    }
-
-    #[inline(always)]
-    fn put_str(&mut self, s: &str) {
-        self.push(Value::Str(s.to_owned()));
-    }
-}
-
 impl Sink for Slots<'_> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put_uint(&mut self, v: u64) {
         Slots::put_uint(self, v);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put_str(&mut self, s: &str) {
         Slots::put_str(self, s);
     }
@@ -586,19 +578,19 @@ pub(super) struct Slots<'v> {
 
 impl<'v> Slots<'v> {
     /// Slots over `values`, from its first value.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn new(values: &'v mut Vec<Value>) -> Self {
         Self { values, next: 0 }
     }
 
     /// Drops the values past the last one put: the vector holds exactly the values read.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn finish(self) {
         self.values.truncate(self.next);
     }
 
     /// Puts an unsigned integer.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put_uint(&mut self, v: u64) {
         match self.values.get_mut(self.next) {
             Some(Value::Uint(slot)) => *slot = u128::from(v),
@@ -609,7 +601,7 @@ impl<'v> Slots<'v> {
     }
 
     /// Puts a string, into the buffer of the string in its place if there is one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put_str(&mut self, s: &str) {
         if let Some(Value::Str(slot)) = self.values.get_mut(self.next) {
             slot.clear();
@@ -621,7 +613,7 @@ impl<'v> Slots<'v> {
     }
 
     /// Puts any value.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn put(&mut self, value: Value) {
         match self.values.get_mut(self.next) {
             Some(slot) => *slot = value,

@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 
 /// Appends `lead` (ASCII) when `LEAD`, then `s`, answering whether it did (it does, unless the
 /// capacity cannot be reserved; then nothing is appended).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[allow(unsafe_code)]
 pub(super) fn push_lead_str<const LEAD: bool>(out: &mut String, lead: u8, s: &str) -> bool {
     debug_assert!(lead.is_ascii());
@@ -37,9 +37,9 @@ pub(super) fn push_lead_str<const LEAD: bool>(out: &mut String, lead: u8, s: &st
 
 /// Writes every byte of `to` from `from`, of the same length: up to 16 bytes as two overlapping
 /// chunks (or up to three single bytes), not a `memcpy` call.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn copy(to: &mut [MaybeUninit<u8>], from: &[u8]) {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn chunk<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[u8]) {
         if let (Some(t), Some(f)) = (to.first_chunk_mut::<N>(), from.first_chunk::<N>()) {
             *t = f.map(MaybeUninit::new);

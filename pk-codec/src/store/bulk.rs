@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{RangeStore, StoreError, StoreErrorKind, WriteOp, WriteProfile};
+use super::{Faults, RangeStore, StoreError, StoreErrorKind, WriteOp, WriteProfile};
 
 /// The most workers a [`BulkWriter`] starts (each is a thread).
 pub const MAX_WORKERS: usize = 1024;
@@ -253,6 +253,11 @@ pub struct RowOutcome {
     pub result: Result<(), StoreError>,
     /// How many times it was retried.
     pub retries: u32,
+    /// What the requests that carried it met, over all its tries: the store's moves from one
+    /// endpoint to another and its timeouts ([`RangeStore::batch_write_with_faults`]). A row
+    /// written through a failover shows it here, not in `retries` (the store moved on by
+    /// itself).
+    pub faults: Faults,
 }
 
 /// What an import did.
@@ -274,6 +279,11 @@ pub struct BulkStats {
     pub single_row_fallbacks: u64,
     /// The longest backoff waited, in microseconds.
     pub max_backoff_us: u64,
+    /// Moves of a request from one of the store's endpoints to another (one count per move of
+    /// one request, [`RangeStore::batch_write_with_faults`]).
+    pub failovers: u64,
+    /// Tries of an endpoint that timed out (one count per timeout of one request).
+    pub timeouts: u64,
 }
 
 impl BulkStats {
@@ -307,6 +317,7 @@ struct Pending {
     value: Vec<u8>,
     retries: u32,
     first_try: Option<Duration>,
+    faults: Faults,
 }
 
 impl Pending {
@@ -324,6 +335,7 @@ impl Pending {
             value,
             retries: 0,
             first_try: None,
+            faults: Faults::default(),
         }
     }
 }
@@ -369,7 +381,7 @@ struct Lane {
     /// to batch, so that a lane allocates (and the kernel zeroes) their room once, not once a
     /// batch.
     ops: Vec<WriteOp>,
-    meta: Vec<(u32, Option<Duration>)>,
+    meta: Vec<(u32, Option<Duration>, Faults)>,
 }
 
 impl Lane {
@@ -426,7 +438,7 @@ impl Lane {
             }
             bytes += next.size();
             let row = self.queue.pop_front().expect("front exists");
-            meta.push((row.retries, Some(row.first_try.unwrap_or(now))));
+            meta.push((row.retries, Some(row.first_try.unwrap_or(now)), row.faults));
             ops.push(WriteOp::Put {
                 key: row.key,
                 value: row.value,
@@ -442,8 +454,8 @@ impl Lane {
         (wait, done)
     }
 
-    /// Writes the batch `ops` at time `now`, `meta` holding each row's retries and first try
-    /// (empty for a batch of new rows: no retry yet, first tried now): reports what is done
+    /// Writes the batch `ops` at time `now`, `meta` holding each row's retries, first try and
+    /// faults so far (empty for a batch of new rows: no retry yet, first tried now): reports what is done
     /// through `report` (when someone listens), puts the rows to retry back in the queue, and
     /// returns how long to wait before the next request (the backoff when rows are to be
     /// retried) and how many rows it is done with (written, or failed for good). `ops` and
@@ -454,7 +466,7 @@ impl Lane {
         store: &S,
         plan: &Plan,
         ops: &mut Vec<WriteOp>,
-        meta: &mut Vec<(u32, Option<Duration>)>,
+        meta: &mut Vec<(u32, Option<Duration>, Faults)>,
         now: Duration,
         stats: &Counters,
         mut report: Option<&mut dyn FnMut(RowOutcome)>,
@@ -465,7 +477,11 @@ impl Lane {
             "a retry count and first try a row, or none for new rows"
         );
         stats.requests.fetch_add(1, Relaxed);
-        let results = match store.batch_write(ops) {
+        // What the batch's request met, which every row of it met; and, when the batch is
+        // written again row by row, what each row's own request met besides.
+        let mut faults = Faults::default();
+        let mut own_faults: Vec<Faults> = Vec::new();
+        let results = match store.batch_write_with_faults(ops, &mut faults) {
             Ok(results) if results.len() == ops.len() => results,
             Ok(results) => {
                 let e = StoreError::new(
@@ -485,7 +501,12 @@ impl Lane {
                 ops.iter()
                     .map(|op| {
                         stats.requests.fetch_add(1, Relaxed);
-                        match store.batch_write(std::slice::from_ref(op)) {
+                        let mut own = Faults::default();
+                        let result =
+                            store.batch_write_with_faults(std::slice::from_ref(op), &mut own);
+                        stats.count_faults(own);
+                        own_faults.push(own);
+                        match result {
                             Ok(mut r) if r.len() == 1 => r.remove(0),
                             Ok(_) => Err(StoreError::new(
                                 StoreErrorKind::Other,
@@ -498,6 +519,7 @@ impl Lane {
             }
             Err(e) => vec![Err(e)],
         };
+        stats.count_faults(faults);
         let mut wait = Duration::ZERO;
         // The rows done with (written, or failed for good), reported only once they are counted:
         // a report tells `flush` the row is done, and `flush(); stats()` must then see it
@@ -514,8 +536,12 @@ impl Lane {
         let mut again: Vec<Pending> = Vec::new();
         // New rows have no retries and are tried now (no room is spent saying so).
         let mut tries = meta.drain(..);
+        let mut own = own_faults.into_iter();
         for (op, result) in ops.drain(..).zip(results) {
-            let (retries, first_try) = tries.next().unwrap_or((0, Some(now)));
+            let (retries, first_try, mut row_faults) =
+                tries.next().unwrap_or((0, Some(now), Faults::default()));
+            row_faults.add(faults);
+            row_faults.add(own.next().unwrap_or_default());
             let WriteOp::Put { key, value } = op else {
                 unreachable!("the lanes write puts only")
             };
@@ -524,6 +550,7 @@ impl Lane {
                 value,
                 retries,
                 first_try,
+                faults: row_faults,
             };
             let behind = !retried.is_empty() && retried.contains(&row.key);
             match result {
@@ -539,6 +566,7 @@ impl Lane {
                             key: row.key,
                             result: Ok(()),
                             retries: row.retries,
+                            faults: row.faults,
                         });
                     }
                 }
@@ -567,6 +595,7 @@ impl Lane {
                                 key: row.key,
                                 result: Err(e),
                                 retries: row.retries,
+                                faults: row.faults,
                             });
                         }
                     }
@@ -612,9 +641,20 @@ struct Counters {
     busy: AtomicU64,
     single_row_fallbacks: AtomicU64,
     max_backoff_us: AtomicU64,
+    failovers: AtomicU64,
+    timeouts: AtomicU64,
 }
 
 impl Counters {
+    /// Counts what one request met.
+    fn count_faults(&self, faults: Faults) {
+        if faults.any() {
+            self.failovers
+                .fetch_add(u64::from(faults.failovers), Relaxed);
+            self.timeouts.fetch_add(u64::from(faults.timeouts), Relaxed);
+        }
+    }
+
     /// The counts so far. `written` and `failed` are loaded first, with acquire, and `added`
     /// after them: a row is counted added before it is handed to its worker (through the lane's
     /// channel or its staging lock, which order the two), and the worker counts it written or
@@ -633,6 +673,8 @@ impl Counters {
             busy: self.busy.load(Relaxed),
             single_row_fallbacks: self.single_row_fallbacks.load(Relaxed),
             max_backoff_us: self.max_backoff_us.load(Relaxed),
+            failovers: self.failovers.load(Relaxed),
+            timeouts: self.timeouts.load(Relaxed),
         }
     }
 }
@@ -847,6 +889,10 @@ fn reserve(batch_rows: usize) -> usize {
 /// in `[0, min(cap, base * 2^attempt))`, [`Backoff`]), until their
 /// [deadline](BulkOptions::deadline). A batch the store refuses as a whole for a reason that is
 /// not retryable is written again row by row, so that one bad row does not fail its neighbours.
+/// A batch goes through [`RangeStore::batch_write_with_faults`], so that what its request met
+/// in a store with several endpoints (etcd's nodes), moves to another endpoint and timeouts,
+/// shows in [`BulkStats::failovers`] and [`BulkStats::timeouts`] and in each of its rows'
+/// [`RowOutcome::faults`], even when the store answered in the end and no row was retried.
 /// A row is counted written or failed before it is reported, and reported before `flush` can see
 /// it done, so `flush(); stats()` counts every row flushed.
 ///
@@ -1214,6 +1260,7 @@ pub fn simulate_import<S: RangeStore + ?Sized>(
             value,
             retries: 0,
             first_try: None,
+            faults: Faults::default(),
         });
     }
     let mut end = Duration::ZERO;
@@ -1301,6 +1348,7 @@ mod tests {
                 value: Vec::new(),
                 retries: 0,
                 first_try: None,
+                faults: Faults::default(),
             });
         }
         let mut reported = (0u64, 0u64);

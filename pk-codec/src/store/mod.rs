@@ -43,12 +43,15 @@
 //! ```
 
 mod bulk;
+pub mod conformance;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod memory;
 #[cfg(feature = "redb")]
 mod redb;
 mod rekey;
+#[cfg(feature = "rocksdb")]
+mod rocksdb;
 mod scan;
 #[cfg(feature = "table")]
 mod table;
@@ -56,18 +59,22 @@ mod timeline;
 #[cfg(feature = "typed")]
 mod typed;
 #[cfg(feature = "typed")]
+mod typed_timeline;
+#[cfg(feature = "typed")]
 pub mod value;
 
 use std::fmt;
 
 #[cfg(feature = "redb")]
 pub use self::redb::{RedbDatabase, RedbStore};
+#[cfg(feature = "rocksdb")]
+pub use self::rocksdb::RocksStore;
 pub use bulk::{
     Backoff, BulkOptions, BulkStats, BulkWriter, Dispatch, MAX_QUEUE_ROWS, MAX_WORKERS, RowOutcome,
     Simulation, simulate_import,
 };
 #[cfg(feature = "etcd")]
-pub use etcd::EtcdStore;
+pub use etcd::{EndpointPolicy, EtcdBuilder, EtcdStats, EtcdStore};
 pub use memory::MemoryStore;
 pub use rekey::{
     KeySpace, Phase, Rekey, RekeyCounts, RekeyError, RekeyJob, RekeyOptions, RekeyState, Step,
@@ -79,6 +86,8 @@ pub use table::VALUE_COLUMN;
 pub use timeline::{PrefixedStore, TimelineCursor, TimelineRow, scan_timeline};
 #[cfg(feature = "typed")]
 pub use typed::{Typed, TypedError};
+#[cfg(feature = "typed")]
+pub use typed_timeline::TypedTimeline;
 
 /// `store.put(key, value)` as a batch of one write: for the stores whose batch is their write
 /// (one transaction, one conditional copy).
@@ -95,14 +104,7 @@ fn put_as_batch<S: RangeStore + ?Sized>(
 pub(crate) fn show_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
         Ok(text) => format!("{text:?}"),
-        Err(_) => {
-            let mut out = String::with_capacity(2 + 2 * key.len());
-            out.push_str("0x");
-            for b in key {
-                out.push_str(&format!("{b:02x}"));
-            }
-            out
-        }
+        Err(_) => crate::kinds::Form::Binary.show_key(key),
     }
 }
 
@@ -411,6 +413,49 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// What one request met on its way to an answer beyond the request itself: the times it moved
+/// from one endpoint (node, replica) of the store to another, and the times an endpoint timed
+/// out. Reported by [`RangeStore::batch_write_with_faults`] (a store with one endpoint reports
+/// none) and shown by a [`BulkWriter`] per row ([`RowOutcome::faults`]) and in its
+/// [`BulkStats`].
+///
+/// # Examples
+///
+/// ```
+/// use pk_codec::store::Faults;
+///
+/// let mut row = Faults::default();
+/// let mut request = Faults::default();
+/// request.failovers = 1;
+/// request.timeouts = 1;
+/// row.add(request);
+/// row.add(request);
+/// assert_eq!((row.failovers, row.timeouts), (2, 2));
+/// assert!(!Faults::default().any());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Faults {
+    /// Moves of the request from one endpoint to another.
+    pub failovers: u32,
+    /// Tries of an endpoint that timed out (the client's timeouts, or the store's own).
+    pub timeouts: u32,
+}
+
+impl Faults {
+    /// Adds `other`'s counts to these (saturating).
+    pub const fn add(&mut self, other: Self) {
+        self.failovers = self.failovers.saturating_add(other.failovers);
+        self.timeouts = self.timeouts.saturating_add(other.timeouts);
+    }
+
+    /// Whether any failover or timeout was met.
+    #[must_use]
+    pub const fn any(&self) -> bool {
+        self.failovers > 0 || self.timeouts > 0
+    }
+}
+
 /// How a store likes to be written ([`RangeStore::write_profile`]): what a [`BulkWriter`] uses
 /// for each of its [`BulkOptions`] left unset. [`BulkOptions::profile_for`] tells what a writer
 /// will use.
@@ -571,6 +616,37 @@ pub trait RangeStore: Send + Sync {
                 WriteOp::Delete { key } => self.delete(key).map(drop),
             })
             .collect())
+    }
+
+    /// [`RangeStore::batch_write`], adding to `faults` what the request met on its way: the
+    /// endpoints it moved past and the timeouts it waited out, whether it succeeded or not.
+    /// What a [`BulkWriter`] writes with, so that its rows and stats show the faults. A store
+    /// that moves between endpoints (`EtcdStore`) implements it, and its `batch_write` calls it;
+    /// a wrapper around a store forwards it. The default calls `batch_write` and adds nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`RangeStore::batch_write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::store::{Faults, MemoryStore, RangeStore, WriteOp};
+    ///
+    /// let store = MemoryStore::default();
+    /// let mut faults = Faults::default();
+    /// let results = store.batch_write_with_faults(&[WriteOp::put("a", b"1")], &mut faults)?;
+    /// assert_eq!(results, vec![Ok(())]);
+    /// assert!(!faults.any());
+    /// # Ok::<(), pk_codec::store::StoreError>(())
+    /// ```
+    fn batch_write_with_faults(
+        &self,
+        ops: &[WriteOp],
+        faults: &mut Faults,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        let _ = faults;
+        self.batch_write(ops)
     }
 
     /// One page of a range read.

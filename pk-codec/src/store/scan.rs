@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use super::{RangePage, RangeQuery, RangeStore, StoreError, WriteOp};
+use super::{Faults, RangePage, RangeQuery, RangeStore, StoreError, WriteOp};
 use crate::key_range::KeyBounds;
 use crate::kinds::Form;
 use crate::prefix::Prefix;
@@ -131,6 +131,14 @@ impl<S: RangeStore + ?Sized> RangeStore for ReaderThreads<'_, S> {
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         self.0.batch_write(ops)
+    }
+
+    fn batch_write_with_faults(
+        &self,
+        ops: &[WriteOp],
+        faults: &mut Faults,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.0.batch_write_with_faults(ops, faults)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {

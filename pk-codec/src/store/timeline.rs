@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
 use super::scan::{ScanCursor, scan_ranges};
-use super::{RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
+use super::{Faults, RangePage, RangeQuery, RangeStore, StoreError, StoreErrorKind, WriteOp};
 use crate::key_range::{KeyBounds, bounds_under};
 use crate::kinds::Value;
 use crate::timeline::{Timeline, Visit};
@@ -100,6 +100,14 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
     }
 
     fn batch_write(&self, ops: &[WriteOp]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.batch_write_with_faults(ops, &mut Faults::default())
+    }
+
+    fn batch_write_with_faults(
+        &self,
+        ops: &[WriteOp],
+        faults: &mut Faults,
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let ops: Vec<WriteOp> = ops
             .iter()
             .map(|op| match op {
@@ -112,7 +120,7 @@ impl<S: RangeStore + ?Sized> RangeStore for PrefixedStore<'_, S> {
                 },
             })
             .collect();
-        self.store.batch_write(&ops)
+        self.store.batch_write_with_faults(&ops, faults)
     }
 
     fn range(&self, query: &RangeQuery<'_>) -> Result<RangePage, StoreError> {
@@ -225,7 +233,7 @@ impl Stream<'_> {
 /// for ts in (0..1000).rev() {
 ///     let placed = timeline.encode(ts, &[Value::Uint(ts as u128)])?;
 ///     let store = if placed.table == "old" { &old } else { &new };
-///     store.put(placed.key.as_bytes(), b"")?;
+///     store.put(&placed.key, b"")?;
 /// }
 /// let visits = timeline.ranges(0..1000, &[], Unbounded, Unbounded)?;
 /// let stores = |table: &str| match table { "old" => Some(&old), "new" => Some(&new), _ => None };
@@ -278,7 +286,7 @@ pub fn scan_timeline<'s, S: RangeStore + ?Sized + 's>(
                 positions: v
                     .space_ranges()
                     .iter()
-                    .map(|r| Some(r.start.clone().into_bytes()))
+                    .map(|r| Some(r.start.clone()))
                     .collect(),
             }),
         };

@@ -39,6 +39,9 @@ pub enum TypedError {
         /// Why it did not read.
         error: ValueError,
     },
+    /// A [`Timeline`](crate::timeline::Timeline) refused a row's time, values or key
+    /// ([`TypedTimeline`](super::TypedTimeline)).
+    Timeline(crate::timeline::TimelineError),
 }
 
 impl fmt::Display for TypedError {
@@ -61,6 +64,7 @@ impl fmt::Display for TypedError {
                     show_key(key)
                 )
             }
+            Self::Timeline(e) => e.fmt(f),
         }
     }
 }
@@ -71,6 +75,7 @@ impl std::error::Error for TypedError {
             Self::Store(e) => Some(e),
             Self::Key(e) | Self::StoredKey { error: e, .. } => Some(e),
             Self::Value(e) | Self::StoredValue { error: e, .. } => Some(e),
+            Self::Timeline(e) => Some(e),
         }
     }
 }
@@ -84,6 +89,12 @@ impl From<StoreError> for TypedError {
 impl From<crate::Error> for TypedError {
     fn from(e: crate::Error) -> Self {
         Self::Key(e)
+    }
+}
+
+impl From<crate::timeline::TimelineError> for TypedError {
+    fn from(e: crate::timeline::TimelineError) -> Self {
+        Self::Timeline(e)
     }
 }
 
@@ -232,8 +243,9 @@ impl<'s, S: RangeStore + ?Sized> Typed<'s, S> {
         Ok(self.store.delete(&stored_bytes(key)?)?)
     }
 
-    /// Reads the rows of `ranges` (a derived key's typed range constructors give them: one per
-    /// bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
+    /// Reads the rows of `ranges` (a derived key's typed range constructors give them, in the
+    /// key's own form: `KeyRange`s for a text key, `ByteRange`s for a `#[pk(form = binary)]`
+    /// key; one per bucket for a bucketed key) in `K`'s natural order, `page` rows per store read, the ranges
     /// read in parallel ([`scan_ranges`]); `visit` gets each key and value, and may stop the
     /// read, which then returns the cursor to resume from. `Ok(None)` means the scan is done:
     /// every range was read to its end, or `visit` stopped on the last row there was.

@@ -633,12 +633,36 @@ pub fn utc(ms: i64) -> String {
     )
 }
 
-/// Black through red to yellow as `t` goes from 0 to 1.
+/// The colour of a shade: white for no load, then pale yellow through orange and red to dark
+/// red for the busiest cell (the sequential "yellow-orange-red" scale of maps), so that the
+/// hottest cells read as the hottest and an empty cell as empty.
+#[cfg(feature = "svg")]
+const HEAT_STOPS: [(f64, [f64; 3]); 5] = [
+    (0.0, [255.0, 255.0, 204.0]),
+    (0.25, [254.0, 217.0, 118.0]),
+    (0.5, [253.0, 141.0, 60.0]),
+    (0.75, [227.0, 26.0, 28.0]),
+    (1.0, [128.0, 0.0, 38.0]),
+];
+
+/// White for `t` = 0 (no load), then [`HEAT_STOPS`] from pale yellow to dark red as `t` goes
+/// to 1.
 #[cfg(feature = "svg")]
 fn heat(t: f64) -> RGBColor {
+    if t <= 0.0 || t.is_nan() {
+        return RGBColor(255, 255, 255);
+    }
+    let t = t.min(1.0);
+    let i = HEAT_STOPS
+        .iter()
+        .rposition(|&(at, _)| at <= t)
+        .unwrap_or(0)
+        .min(HEAT_STOPS.len() - 2);
+    let ((a, lo), (b, hi)) = (HEAT_STOPS[i], HEAT_STOPS[i + 1]);
+    let f = (t - a) / (b - a);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let c = |x: f64| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
-    RGBColor(c(t * 2.0), c(t * 2.0 - 1.0), c(t * 4.0 - 3.0))
+    let c = |k: usize| (lo[k] + (hi[k] - lo[k]) * f).round().clamp(0.0, 255.0) as u8;
+    RGBColor(c(0), c(1), c(2))
 }
 
 /// A short clock label for an axis: the date only at midnight of long spans.
@@ -787,9 +811,9 @@ fn draw(
         .y_label_area_size(70)
         .caption(
             if map.log_scale {
-                "scale (log)"
+                "load a cell (log)"
             } else {
-                "scale"
+                "load a cell"
             },
             ("sans-serif", 13),
         )
@@ -805,6 +829,16 @@ fn draw(
         let (a, b) = (f64::from(i) / 100.0, f64::from(i + 1) / 100.0);
         Rectangle::new([(0.0, a), (1.0, b)], heat(a).filled())
     }))?;
+    legend.draw(&Text::new(
+        "dark red: busiest",
+        (8, i32::try_from(h).unwrap_or(0) - 110),
+        ("sans-serif", 12),
+    ))?;
+    legend.draw(&Text::new(
+        "white: no load",
+        (8, i32::try_from(h).unwrap_or(0) - 95),
+        ("sans-serif", 12),
+    ))?;
     legend.draw(&Text::new(
         "cyan: partition",
         (8, i32::try_from(h).unwrap_or(0) - 140),
@@ -822,6 +856,24 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The busiest cells read as the hottest: white for no load, then darker at every step
+    /// up (the sum of the channels falls), dark red at the top. (Before, no load was black and
+    /// the busiest near-white.)
+    #[cfg(feature = "svg")]
+    #[test]
+    fn busier_cells_are_darker_and_redder() {
+        let sum = |c: RGBColor| u32::from(c.0) + u32::from(c.1) + u32::from(c.2);
+        assert_eq!(sum(heat(0.0)), 765);
+        let mut last = sum(heat(0.0));
+        for i in 1..=100 {
+            let c = heat(f64::from(i) / 100.0);
+            assert!(sum(c) < last, "step {i}: {c:?}");
+            assert!(c.0 >= c.1 && c.0 >= c.2, "step {i}: red leads, {c:?}");
+            last = sum(c);
+        }
+        assert_eq!(heat(1.0), RGBColor(128, 0, 38));
+    }
     use crate::table::load::{Extremes, Load};
 
     /// A partition's load is spread over the finest ranges between its sampled lowest and

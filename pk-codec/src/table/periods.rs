@@ -14,6 +14,8 @@ use std::num::NonZeroU64;
 
 use serde::Serialize;
 
+use crate::schedule::{Schedule, period_at};
+
 use super::error::TableError;
 use super::load::PartitionWindow;
 use super::options::TableOptions;
@@ -788,12 +790,16 @@ pub struct PeriodTables {
 impl PeriodTables {
     /// Periods `(table name, start ms)` in start order, each in force until the next starts
     /// (the last without end), rolled in `instance` by `policy`; every table gets `schema` and
-    /// `options`. Nothing is created until [`PeriodTables::roll`].
+    /// `options`. Nothing is created until [`PeriodTables::roll`]. A calendar of months or days
+    /// is [`Schedule::calendar`]'s [`periods`](Schedule::into_periods); the same schedule makes
+    /// a [`Timeline`](crate::timeline::Timeline) for any store
+    /// ([`Timeline::from_schedule`](crate::timeline::Timeline::from_schedule)).
     ///
     /// # Errors
     ///
-    /// [`PeriodError::Schedule`] for no periods, starts not increasing, a repeated name (the
-    /// history table's included), `keep_periods` of 0 or a negative lead.
+    /// [`PeriodError::Schedule`] for what [`Schedule::new`] refuses (no periods, starts not
+    /// increasing, an empty or repeated name), the history table named as a period,
+    /// `keep_periods` of 0 or a negative lead.
     pub fn new(
         instance: Instance,
         periods: Vec<(String, i64)>,
@@ -814,18 +820,17 @@ impl PeriodTables {
                 policy.lead_ms
             ));
         }
-        for (i, (name, start)) in periods.iter().enumerate() {
-            if i > 0 && *start <= periods[i - 1].1 {
-                return bad(format!(
-                    "period {i} ({name:?}) starts at {start} ms, not after period {} at {} ms",
-                    i - 1,
-                    periods[i - 1].1
-                ));
-            }
-            let history = policy.history.as_ref().map(|h| h.0.as_str());
-            if periods[..i].iter().any(|p| p.0 == *name) || history == Some(name.as_str()) {
-                return bad(format!("table name {name:?} is used twice"));
-            }
+        // The schedule's own rules (starts increasing, names distinct), then the history
+        // table's name against the periods'.
+        let periods = Schedule::new(periods)
+            .map_err(|e| PeriodError::Schedule {
+                reason: e.to_string(),
+            })?
+            .into_periods();
+        if let Some((history, _)) = &policy.history
+            && periods.iter().any(|p| p.0 == *history)
+        {
+            return bad(format!("table name {history:?} is used twice"));
         }
         Ok(Self {
             instance,
@@ -876,9 +881,7 @@ impl PeriodTables {
 
     /// The number of the period in force at `time_ms`, if any.
     fn period_at(&self, time_ms: i64) -> Option<usize> {
-        self.periods
-            .partition_point(|p| p.1 <= time_ms)
-            .checked_sub(1)
+        period_at(&self.periods, |p| p.1, time_ms)
     }
 
     /// The table that holds the rows of `time_ms`: its period's table, or once the period is

@@ -50,7 +50,7 @@ fn a_read_across_periods_in_etcd_is_a_read_of_one_table() {
         let placed = timeline.encode(ts as i64, &values).unwrap();
         table(placed.table)
             .unwrap()
-            .put(placed.key.as_bytes(), &ts.to_be_bytes())
+            .put(&placed.key, &ts.to_be_bytes())
             .unwrap();
         one.put(&plain.encode_bytes(&values).unwrap(), b"").unwrap();
     }

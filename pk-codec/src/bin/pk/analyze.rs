@@ -808,7 +808,7 @@ fn write_svgs(dir: &std::path::Path, replays: &[DesignReplay], args: &Args) -> R
         });
         if let KeySource::Layout {
             layout, buckets, ..
-        } = r.source()
+        } = r.spec().source()
         {
             map.name_bands(|key| band_name(layout, buckets.is_some(), key));
         }

@@ -51,7 +51,7 @@ enum Command {
         /// `form=` (text unless given) when left out.
         #[arg(long)]
         form: Option<String>,
-        /// The key (lower-case hex in the binary form).
+        /// The key (hex in the binary form, as `pk encode` prints it or `0x...` as messages do).
         key: String,
     },
     /// Prints the first LEN hex characters of TEXT's hash.
@@ -93,11 +93,15 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         to: Option<String>,
     },
-    /// Prints the split points of a prefixed layout (`KeyShape::split_points(N)`), one per line.
+    /// Prints the split points of a prefixed layout in its form (`Layout::split_points(N)`), one
+    /// per line: text for a text layout, `0x` and hex for a binary one (the prefix's bytes).
     Splits {
         /// The key layout (with a hash or bucket prefix).
         #[arg(long)]
         spec: String,
+        /// The key form: text, or binary; the spec's `form=` (text unless given) when left out.
+        #[arg(long)]
+        form: Option<String>,
         /// How many split points (N points cut the key space into N + 1 parts).
         #[arg(short, default_value_t = 16)]
         n: usize,
@@ -261,21 +265,9 @@ fn with_form(layout: Layout, form: Option<&str>) -> Result<Layout, Failure> {
 fn key_text(layout: &Layout, key: &[u8]) -> String {
     match layout.form() {
         Form::Text => String::from_utf8_lossy(key).into_owned(),
-        Form::Binary => key.iter().map(|b| format!("{b:02x}")).collect(),
+        // Plain hex, without the `0x` of messages (`pk decode` reads either).
+        Form::Binary => Form::Binary.show_key(key).split_off(2),
     }
-}
-
-/// The bytes of a binary key given in hex.
-fn from_hex(text: &str) -> Result<Vec<u8>, Failure> {
-    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(
-            format!("a binary key is given as hex digits, two a byte: {text:?} is not").into(),
-        );
-    }
-    Ok((0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap_or(0))
-        .collect())
 }
 
 fn run(command: Command) -> Result<(), Failure> {
@@ -287,10 +279,11 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::Decode { spec, form, key } => {
             let layout = with_form(layout(&spec)?, form.as_deref())?;
-            let bytes = match layout.form() {
-                Form::Text => key.clone().into_bytes(),
-                Form::Binary => from_hex(&key)?,
-            };
+            // A binary key as `pk encode` prints it (plain hex) or as messages do (`0x...`).
+            let bytes = layout
+                .form()
+                .parse_key(&key)
+                .map_err(|e| format!("cannot read key {key:?}: {e}"))?;
             let values = layout
                 .decode_bytes(&bytes)
                 .map_err(|e| format!("cannot decode {key:?}: {e}"))?;
@@ -353,10 +346,11 @@ fn run(command: Command) -> Result<(), Failure> {
                 ))?;
             }
         }
-        Command::Splits { spec, n } => {
-            let layout = layout(&spec)?;
-            for p in layout.shape().split_points(n)? {
-                out_line(p)?;
+        Command::Splits { spec, form, n } => {
+            let layout = with_form(layout(&spec)?, form.as_deref())?;
+            for p in layout.split_points(n)? {
+                // Binary points as `0x` hex: a text point such as `04` could read as hex.
+                out_line(layout.form().show_key(&p))?;
             }
         }
         Command::Analyze(args) => analyze::run(&args)?,

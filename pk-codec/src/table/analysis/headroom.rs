@@ -5,19 +5,17 @@
 //! above all of them. So in each load window the tail's writes are one partition's load,
 //! whatever the splits, and past the partition's capacity they are throttled with no cure.
 //!
-//! [`TailSeries`] counts tail writes per slice of the dump's own time (an eighth of a window,
-//! coarser past [`MAX_SLICES`] slices). The dump replayed `m` times faster puts the slices
+//! [`TailSeries`] counts tail writes per slice of the dump's own time: per millisecond, so
+//! exactly, until [`MAX_SLICES`] slices hold tail writes; past it, neighbouring slices merge
+//! (the width doubles each time, and a slice counts in the window its start falls in). The dump replayed `m` times faster puts the slices
 //! that start in one window of its compressed time into that window, so the busiest window's
 //! tail at any `m` is one pass over the slices, with no replay; [`headroom`] searches `m` by
 //! bisection over a geometric range (about 20 passes).
 
 use serde::Serialize;
 
-/// Slices kept before two neighbours become one (memory: 16 bytes a slice).
-const MAX_SLICES: usize = 1 << 22;
-
-/// Slices per window at the finest.
-const SLICES_PER_WINDOW: i64 = 8;
+/// Slices kept before two neighbours become one (memory: 16 bytes a slice, 32 MiB).
+const MAX_SLICES: usize = 1 << 21;
 
 /// Tail writes per slice of the dump's time, in time order.
 #[derive(Clone, Debug, Default)]
@@ -31,10 +29,10 @@ pub(crate) struct TailSeries {
 }
 
 impl TailSeries {
-    pub(crate) fn new(window_ms: i64) -> Self {
+    pub(crate) const fn new() -> Self {
         Self {
             t0: None,
-            width: (window_ms / SLICES_PER_WINDOW).max(1),
+            width: 1,
             slices: Vec::new(),
         }
     }

@@ -196,7 +196,7 @@ impl Judging {
             binary,
             volume: VolumeMeter::new(VOLUME_VALUES),
             bytes: 0,
-            tails: TailSeries::new(window_ms),
+            tails: TailSeries::new(),
             progress,
             counted: 0,
         })

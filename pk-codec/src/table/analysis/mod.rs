@@ -7,6 +7,43 @@
 //! bounded memory), on a thread per design. `pk analyze` reads files and renders; everything
 //! it decides is made here.
 //!
+//! The verdicts are in a store's terms ([`StoreProfile`]): writes past one partition's
+//! capacity, after the store's splits, are throttled; a design is `HOT`
+//! ([`Verdict::Concentrated`]) when some are throttled that no split cures (its tail: writes
+//! above every key before them; a hot key value), and its [`Headroom`] is the largest multiple
+//! of the dump's traffic at which none are.
+//!
+//! ```
+//! use pk_codec::table::analysis::{Analysis, AnalysisOptions, DesignSpec, Verdict, Where};
+//!
+//! let mut options = AnalysisOptions::default(); // the generic store: 100 writes a minute
+//! options.time = Some("ts".to_owned());
+//! let designs = vec![
+//!     DesignSpec::layout("ts: u64 width=13")?,                  // time first: a tail
+//!     DesignSpec::layout("order_no: u64 width=8; hash=md5:4")?, // hashed
+//! ];
+//! let mut analysis = Analysis::new(designs, options)?;
+//! let header = ["order_no".to_owned(), "ts".to_owned()];
+//! analysis.header(&header, "orders.csv")?;
+//! // 150 orders a minute for ten minutes.
+//! for i in 0..1_500u64 {
+//!     let ts = 1_700_000_000_000 + i as i64 * 400;
+//!     let (order, time) = ((10_000_000 + i).to_string(), ts.to_string());
+//!     let at = Where { file: "orders.csv", line: i + 2 };
+//!     analysis.row(&[&order, &time], ts, &at)?;
+//! }
+//! analysis.seal()?;
+//! let (report, _replays) = analysis.finish()?;
+//! assert_eq!(report.load.writes_per_window_peak, 150);
+//! let (tail, hashed) = (&report.designs[0], &report.designs[1]);
+//! assert_eq!(tail.verdict, Verdict::Concentrated); // 150 writes a minute at the tail > 100
+//! assert!(tail.throttling.uncured_writes > 0);
+//! let h = tail.headroom.multiple.unwrap();
+//! assert!((0.6..0.7).contains(&h), "{h}"); // 100 / 150, within 5%
+//! assert_eq!(hashed.verdict, Verdict::Spread);
+//! # Ok::<(), pk_codec::table::analysis::AnalysisError>(())
+//! ```
+//!
 //! [`Judge`]: crate::table::Judge
 
 use std::sync::Arc;
@@ -132,7 +169,7 @@ impl DesignSpec {
     }
 
     /// A design from a layout spec whose field names are column names (`"device: u32
-    /// width=6, ts: u64 width=13"`), named by the spec as given.
+    /// width=6; ts: u64 width=13"`), named by the spec as given.
     ///
     /// # Errors
     ///
@@ -143,8 +180,8 @@ impl DesignSpec {
     /// ```
     /// use pk_codec::table::analysis::DesignSpec;
     ///
-    /// let d = DesignSpec::layout("hash=md5:4; device: u32 width=6, ts: u64 width=13")?;
-    /// assert_eq!(d.name(), "hash=md5:4; device: u32 width=6, ts: u64 width=13");
+    /// let d = DesignSpec::layout("hash=md5:4; device: u32 width=6; ts: u64 width=13")?;
+    /// assert_eq!(d.name(), "hash=md5:4; device: u32 width=6; ts: u64 width=13");
     /// assert!(DesignSpec::layout("device: nope").is_err());
     /// # Ok::<(), pk_codec::table::analysis::AnalysisError>(())
     /// ```
@@ -246,8 +283,7 @@ pub struct Analysis {
 
 /// One design's replay, finished.
 pub struct DesignReplay {
-    name: String,
-    source: KeySource,
+    spec: DesignSpec,
     judge: Judge,
     rows: u64,
     new_max: u64,
@@ -261,15 +297,15 @@ pub struct DesignReplay {
 }
 
 impl DesignReplay {
+    /// The design.
+    #[must_use]
+    pub const fn spec(&self) -> &DesignSpec {
+        &self.spec
+    }
     /// The design's name.
     #[must_use]
     pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// How its keys were made.
-    #[must_use]
-    pub const fn source(&self) -> &KeySource {
-        &self.source
+        self.spec.name()
     }
     /// The judge the rows went through.
     #[must_use]
@@ -497,8 +533,10 @@ impl Analysis {
             d.flush()?;
             let replay = d.join()?.judging;
             replays.push(DesignReplay {
-                name: d.name,
-                source: d.source,
+                spec: DesignSpec {
+                    name: d.name,
+                    source: d.source,
+                },
                 rows: replay.rows,
                 new_max: replay.new_max,
                 window_writes: replay.window_writes,

@@ -452,7 +452,7 @@ fn diagnostics(
     if let KeySource::Layout {
         buckets: Some((n, modulo)),
         ..
-    } = replay.source()
+    } = replay.spec().source()
     {
         let bucket_rows = replay.bucket_rows();
         let used = bucket_rows.iter().filter(|&&c| c > 0).count();
