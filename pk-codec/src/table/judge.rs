@@ -33,11 +33,12 @@ use super::load::{
 use super::options::TableOptions;
 use super::partition::{Samples, balanced_point};
 use super::row::{decode_partition_value, encode_key, first_value_len, value_bytes};
-use super::schema::{Attribute, PkValue, PrimaryKey, Schema, cell_size};
+use super::schema::{Attribute, PkValue, PrimaryKey, Schema};
 use super::splits::{
     SplitKind, load_split_needed, merge_cold_enough, merge_fits, sampled, size_over,
     size_split_needed, split_point,
 };
+use super::version::VersionPolicy;
 
 /// Once a partition's sketch is coarse, every this many writes of it one is added to it,
 /// standing for them all (the partition's bytes and rows are counted at every write).
@@ -255,6 +256,8 @@ impl Part {
 pub struct Judge {
     schema: Schema,
     options: TableOptions,
+    /// The table's version rules: which cells a put stores.
+    policy: VersionPolicy,
     window_ms: i64,
     sample_every: u64,
     /// The partitions in key order, and each one's lower bound encoded (searched by key).
@@ -339,6 +342,7 @@ impl Judge {
             budget: budget.max(1),
             coarse: false,
             scratch: Vec::new(),
+            policy: VersionPolicy::of(&options),
             schema,
             options,
         })
@@ -411,14 +415,16 @@ impl Judge {
             value,
             time_ms,
         );
-        if time_ms >= self.next_window_ms {
-            self.rotate(time_ms.div_euclid(self.window_ms));
-        }
+        self.tick(time_ms);
         let size = key.size() as u64 + attribute_bytes;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        encode_key(key.values(), &mut scratch);
-        let pbytes = partition_bytes(&scratch);
+        // The partition-key value first: its end is where the encoding stands then.
+        let (first, rest) = key.values().split_at(key.values().len().min(1));
+        encode_key(first, &mut scratch);
+        let partition_len = scratch.len();
+        encode_key(rest, &mut scratch);
+        let pbytes = &scratch[..partition_len];
         let at = self
             .lowers
             .partition_point(|l| l.as_slice() <= pbytes)
@@ -462,8 +468,11 @@ impl Judge {
             }
         }
         p.window_bytes_written += size;
-        let size_split = size_split_needed(&self.options, p.bytes, p.sketch.single_value());
-        let load_split = load_split_needed(&self.options, p.window_writes) && !p.load_split_tried;
+        let size_split = size_split_needed(&self.options, p.bytes, || p.sketch.single_value());
+        let load_split =
+            load_split_needed(&self.options, p.window_writes, p.load_split_tried, || {
+                p.samples.len()
+            });
         if load_split {
             p.load_split_tried = true;
         }
@@ -485,23 +494,55 @@ impl Judge {
     }
 
     /// Writes a row of `key` holding `attributes` at `time_ms`: [`Judge::write`] with the
-    /// attributes' bytes counted as the table counts a put of them (each a cell: its name, its
-    /// value and 8 bytes of version).
+    /// bytes of the cells that a [`Table::put`](super::Table::put) of them at that clock time
+    /// stores (each cell its name, its value and 8 bytes of version; an attribute named twice
+    /// with one version is stored once, its last value; at most `max_versions` a column).
     ///
     /// # Errors
     ///
-    /// As [`Judge::write`].
+    /// As [`Judge::write`], and the table's error for attributes it refuses (a bad column
+    /// name, a value over its limit, a version outside the window at `time_ms`); nothing is
+    /// counted then, but the clock moves to `time_ms` as the table's does before it checks
+    /// the attributes (a window that ended closes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pk_codec::table::{Attribute, Judge, PrimaryKey, Schema, TableOptions};
+    ///
+    /// let mut judge = Judge::new(Schema::single_string("pk")?, TableOptions::default())?;
+    /// // One cell of column "a" is stored, its last value: 1 + 8 + 8 bytes, and the key's 1.
+    /// judge.put(&PrimaryKey::from("k"), &[Attribute::new("a", 1), Attribute::new("a", 2)], 0)?;
+    /// assert_eq!(judge.report().bytes, 18);
+    /// # Ok::<(), pk_codec::table::TableError>(())
+    /// ```
     pub fn put(
         &mut self,
         key: &PrimaryKey,
         attributes: &[Attribute],
         time_ms: i64,
     ) -> Result<(), TableError> {
-        let bytes: usize = attributes
-            .iter()
-            .map(|a| cell_size(&a.name, &a.value))
-            .sum();
-        self.write(key, bytes as u64, time_ms)
+        self.check_key(key)?;
+        let cells = match self
+            .policy
+            .stored_cells(std::borrow::Cow::Borrowed(attributes), time_ms)
+        {
+            Ok(cells) => cells,
+            Err(e) => {
+                self.tick(time_ms);
+                return Err(e);
+            }
+        };
+        self.write(key, cells.bytes() as u64, time_ms)
+    }
+
+    /// Moves the clock to `time_ms`: closes the open window if it has ended, as the table's
+    /// clock reading does.
+    #[inline]
+    fn tick(&mut self, time_ms: i64) {
+        if time_ms >= self.next_window_ms {
+            self.rotate(time_ms.div_euclid(self.window_ms));
+        }
     }
 
     /// Closes the open window (records every partition's load), moves to window `w`, and

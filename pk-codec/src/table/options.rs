@@ -32,7 +32,8 @@ pub struct TableOptions {
     /// Split a partition when it holds more bytes than this (`None`: never by size).
     pub split_size_bytes: Option<u64>,
     /// Split a partition when it serves more operations than this in one load window
-    /// (`None`: never by load).
+    /// (`None`: never by load), at the value that balances the window's sampled operations
+    /// once two are sampled (`load_sample_every`).
     pub split_load_ops: Option<u64>,
     /// Merge two neighbours when together they hold at most this many bytes and each served
     /// at most `merge_load_ops` operations in the last window. `None`: a quarter of the split

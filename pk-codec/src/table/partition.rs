@@ -222,6 +222,11 @@ impl Samples {
         self.0.iter()
     }
 
+    /// The values kept.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The lowest and the highest value, encoded one after the other (as a load record keeps
     /// them); `None` without samples.
     pub(crate) fn extremes(&self) -> Option<Extremes> {

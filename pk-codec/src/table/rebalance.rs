@@ -16,9 +16,12 @@ use super::window::take_window;
 impl Table {
     #[inline]
     pub(super) fn load_split_due(&self, p: &Partition, window_ops: u64) -> bool {
-        load_split_needed(&self.options, window_ops)
-            && !p.load_split_tried.load(Relaxed)
-            && !p.load_split_tried.swap(true, Relaxed)
+        load_split_needed(
+            &self.options,
+            window_ops,
+            p.load_split_tried.load(Relaxed),
+            || lock(&p.samples).len(),
+        ) && !p.load_split_tried.swap(true, Relaxed)
     }
 
     /// Splits partition `id` (starting at `lower`) if it still needs it.

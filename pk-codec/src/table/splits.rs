@@ -3,10 +3,12 @@
 //!
 //! - A partition splits **by load** when it served more than
 //!   [`split_load_ops`](super::TableOptions::split_load_ops) operations in the current load
-//!   window, tried once per partition and window. The cut is the sampled partition-key value
-//!   that balances the window's samples ([`load_split_point`]); when one value holds more than
-//!   half of them, no split can help and that value is reported hot; with fewer than two values
-//!   sampled, the cut balances the bytes instead.
+//!   window and at least [`MIN_LOAD_SAMPLES`] of them were sampled (a split past the threshold
+//!   waits for the window's second sample), tried once per partition and window. The cut is
+//!   the sampled partition-key value that balances the window's samples ([`load_split_point`]);
+//!   when one value holds more than half of them, no split can help and that value is reported
+//!   hot. A load split cuts at its samples only, never at the bytes: the bounded judge keeps
+//!   the samples as the table does, but not the rows (its byte balance is a sketch's).
 //! - A partition splits **by size** when it holds more than
 //!   [`split_size_bytes`](super::TableOptions::split_size_bytes) and more than one
 //!   partition-key value; the cut balances the bytes, never inside one value.
@@ -28,18 +30,36 @@ pub(crate) enum SplitKind {
     Load,
 }
 
-/// Whether `window_ops` operations in a window pass the load-split threshold (the caller tries
-/// a load split once per partition and window).
+/// Samples a load split needs to cut: with fewer, no value can be told to balance the load (or
+/// to hold most of it), so the split waits for the window's next sample.
+pub(crate) const MIN_LOAD_SAMPLES: usize = 2;
+
+/// Whether a partition that served `window_ops` operations in a window, and was `tried` for a
+/// load split in it already, is due one now: the operations pass the load-split threshold and
+/// `samples` (the window's samples kept, asked only then) are at least [`MIN_LOAD_SAMPLES`].
+/// The caller marks the partition tried when this holds: a load split is tried once per
+/// partition and window.
 #[inline]
-pub(crate) fn load_split_needed(options: &TableOptions, window_ops: u64) -> bool {
-    options.split_load_ops.is_some_and(|t| window_ops > t)
+pub(crate) fn load_split_needed(
+    options: &TableOptions,
+    window_ops: u64,
+    tried: bool,
+    samples: impl FnOnce() -> usize,
+) -> bool {
+    !tried
+        && options.split_load_ops.is_some_and(|t| window_ops > t)
+        && samples() >= MIN_LOAD_SAMPLES
 }
 
-/// Whether a partition of `bytes` bytes is due a size split (`single_value`: every row shares
-/// one partition-key value, which no split can cut).
+/// Whether a partition of `bytes` bytes is due a size split (`single_value`: whether every row
+/// shares one partition-key value, which no split can cut; asked only past the split size).
 #[inline]
-pub(crate) fn size_split_needed(options: &TableOptions, bytes: u64, single_value: bool) -> bool {
-    size_over(options, bytes) && !single_value
+pub(crate) fn size_split_needed(
+    options: &TableOptions,
+    bytes: u64,
+    single_value: impl FnOnce() -> bool,
+) -> bool {
+    size_over(options, bytes) && !single_value()
 }
 
 /// Whether `bytes` is over the split size (an oversized key value, when one value holds them).
@@ -59,8 +79,9 @@ pub(crate) fn sampled(sample_every: u64, n: u64) -> bool {
 }
 
 /// Where a split of `kind` cuts a partition of `bytes` bytes whose window samples are
-/// `samples`, `size_point` giving the point that balances its bytes; and the value that holds
-/// most of the load, with its share, when that is why there is no cut.
+/// `samples`, `size_point` giving the point that balances its bytes (a size split's cut; a load
+/// split cuts at its samples only); and the value that holds most of the load, with its share,
+/// when that is why there is no cut.
 pub(crate) fn split_point(
     kind: SplitKind,
     options: &TableOptions,
@@ -70,11 +91,7 @@ pub(crate) fn split_point(
 ) -> (Option<PkValue>, Option<(PkValue, f64)>) {
     match kind {
         SplitKind::Size => (size_over(options, bytes).then(size_point).flatten(), None),
-        SplitKind::Load => match load_split_point(samples) {
-            (Some(p), _) => (Some(p), None),
-            (None, Some(hot)) => (None, Some(hot)),
-            (None, None) => (size_point(), None),
-        },
+        SplitKind::Load => load_split_point(samples),
     }
 }
 

@@ -21,13 +21,11 @@ use super::request::{
 use super::row::{
     RowRef, decode_key_into, encode_key, encode_row, encode_row_with, encoded_key_size, key_bytes,
 };
-use super::schema::{
-    Attribute, AttributeValue, Cell, PkValue, PrimaryKey, Row, Schema, cell_size, check_column_name,
-};
+use super::schema::{Attribute, Cell, PkValue, PrimaryKey, Row, Schema, check_column_name};
 use super::splits::{SplitKind, sampled, size_split_needed};
 use super::version::{
-    Clock, ManualClock, ReadOptions, SystemClock, VersionPolicy, normalize, select_cells,
-    select_cells_with,
+    Clock, ManualClock, ReadOptions, StoredCells, SystemClock, VersionPolicy, normalize,
+    select_cells, select_cells_with,
 };
 
 pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -160,11 +158,7 @@ impl Table {
             )));
         }
         Ok(Self {
-            policy: VersionPolicy {
-                max_versions: options.max_versions as usize,
-                ttl_seconds: options.ttl_seconds,
-                max_version_offset_seconds: options.max_version_offset_seconds,
-            },
+            policy: VersionPolicy::of(&options),
             pinned: options.pre_split.clone(),
             next_id: AtomicU64::new(map.len() as u64),
             map: PartitionMap::new(map),
@@ -335,38 +329,17 @@ impl Table {
     ) -> Result<(), TableError> {
         self.schema.check_row_key(key)?;
         let now = self.tick();
-        self.policy.check_attributes(&attributes, now)?;
-        if self.policy.stored_as_written(&attributes, now) {
-            let cells = attributes
-                .iter()
-                .map(|a| (a.name.as_str(), a.version.unwrap_or(now), &a.value));
-            self.put_encoded(key, cells)
-        } else {
-            let cells = self
-                .policy
-                .cells_from_attributes(attributes.into_owned(), now)?;
-            self.put_encoded(
-                key,
-                cells.iter().map(|c| (c.name.as_str(), c.version, &c.value)),
-            )
-        }
+        let cells = self.policy.stored_cells(attributes, now)?;
+        self.put_encoded(key, &cells)
     }
 
-    /// Stores the row of `key` (checked) holding `cells` (checked and in the stored order).
+    /// Stores the row of `key` (checked) holding `cells`.
     #[inline]
-    fn put_encoded<'c>(
-        &self,
-        key: &PrimaryKey,
-        cells: impl Iterator<Item = (&'c str, i64, &'c AttributeValue)> + Clone,
-    ) -> Result<(), TableError> {
-        let size = (key.size()
-            + cells
-                .clone()
-                .map(|(name, _, value)| cell_size(name, value))
-                .sum::<usize>()) as u64;
+    fn put_encoded(&self, key: &PrimaryKey, cells: &StoredCells<'_>) -> Result<(), TableError> {
+        let size = (key.size() + cells.bytes()) as u64;
         with_scratch(|buf| {
             // Encoded before the partition is locked, then copied into its leaf.
-            let partition_len = encode_row_with(key, cells, size, buf);
+            let partition_len = encode_row_with(key, cells.iter(), size, buf);
             let row: &[u8] = buf;
             // The partition is found by the row's encoded key (one buffer of encoded bounds).
             let map = self.map.read();
@@ -430,7 +403,7 @@ impl Table {
             }
         }
         let r = f(&mut data);
-        let size_split = size_split_needed(&self.options, data.bytes, data.single_value());
+        let size_split = size_split_needed(&self.options, data.bytes, || data.single_value());
         drop(data);
         let load_split = self.load_split_due(p, writes + p.reads.load(Relaxed));
         if size_split || load_split {

@@ -1,12 +1,16 @@
 //! Versions, TTL, max versions, clocks and the read filters over versions.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::TableError;
+use super::options::TableOptions;
 use super::row::CellRef;
-use super::schema::{Attribute, Cell, MAX_ATTRIBUTE_BYTES, check_column_name};
+use super::schema::{
+    Attribute, AttributeValue, Cell, MAX_ATTRIBUTE_BYTES, cell_size, check_column_name,
+};
 
 /// The time source of a table, in milliseconds since the Unix epoch.
 ///
@@ -166,6 +170,32 @@ pub(crate) struct VersionPolicy {
 }
 
 impl VersionPolicy {
+    /// The version rules of a table created with `options`.
+    pub(crate) fn of(options: &TableOptions) -> Self {
+        Self {
+            max_versions: options.max_versions as usize,
+            ttl_seconds: options.ttl_seconds,
+            max_version_offset_seconds: options.max_version_offset_seconds,
+        }
+    }
+
+    /// The cells a put of `attributes` at `now_ms` stores: checked, their versions filled in
+    /// from `now_ms`, as written when they are in the stored order already, else ordered by
+    /// (name, newest first) with the last write of a repeated (name, version) kept and at most
+    /// `max_versions` per column. What the table stores and what the judge counts.
+    pub(crate) fn stored_cells<'a>(
+        &self,
+        attributes: Cow<'a, [Attribute]>,
+        now_ms: i64,
+    ) -> Result<StoredCells<'a>, TableError> {
+        self.check_attributes(&attributes, now_ms)?;
+        Ok(if self.stored_as_written(&attributes, now_ms) {
+            StoredCells::AsWritten { attributes, now_ms }
+        } else {
+            StoredCells::Normalized(self.cells_of_checked(attributes.into_owned(), now_ms))
+        })
+    }
+
     /// The lowest live second at `now_ms`: versions with `v / 1000` below it are expired.
     #[inline]
     pub(crate) fn live_from_seconds(&self, now_ms: i64) -> i64 {
@@ -250,6 +280,11 @@ impl VersionPolicy {
     ) -> Result<Vec<Cell>, TableError> {
         // Check everything first, then convert in place (the allocation is reused).
         self.check_attributes(&attrs, now_ms)?;
+        Ok(self.cells_of_checked(attrs, now_ms))
+    }
+
+    /// [`VersionPolicy::cells_from_attributes`] of checked attributes.
+    fn cells_of_checked(&self, attrs: Vec<Attribute>, now_ms: i64) -> Vec<Cell> {
         let mut cells: Vec<Cell> = attrs
             .into_iter()
             .map(|a| Cell {
@@ -261,7 +296,40 @@ impl VersionPolicy {
         if cells.len() > 1 {
             normalize(&mut cells, self.max_versions);
         }
-        Ok(cells)
+        cells
+    }
+}
+
+/// The cells one put stores ([`VersionPolicy::stored_cells`]), in the stored order.
+pub(crate) enum StoredCells<'a> {
+    /// The attributes as written, their missing versions `now_ms`.
+    AsWritten {
+        attributes: Cow<'a, [Attribute]>,
+        now_ms: i64,
+    },
+    /// The attributes ordered, deduplicated and trimmed.
+    Normalized(Vec<Cell>),
+}
+
+impl StoredCells<'_> {
+    /// Each cell's name, version and value, in the stored order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, i64, &AttributeValue)> + Clone {
+        // One of the two is empty: a chain of both needs no boxed or enum iterator.
+        let (written, now_ms, cells): (&[Attribute], i64, &[Cell]) = match self {
+            Self::AsWritten { attributes, now_ms } => (attributes, *now_ms, &[]),
+            Self::Normalized(cells) => (&[], 0, cells),
+        };
+        written
+            .iter()
+            .map(move |a| (a.name.as_str(), a.version.unwrap_or(now_ms), &a.value))
+            .chain(cells.iter().map(|c| (c.name.as_str(), c.version, &c.value)))
+    }
+
+    /// Bytes the cells take in the size accounting ([`cell_size`] each).
+    pub(crate) fn bytes(&self) -> usize {
+        self.iter()
+            .map(|(name, _, value)| cell_size(name, value))
+            .sum()
     }
 }
 

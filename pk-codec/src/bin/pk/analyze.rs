@@ -498,6 +498,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                 used,
             } = st.analysis.header(&header, &name)?;
             let mut record = csv::StringRecord::new();
+            // The fields' list, its allocation kept from row to row (`recycled`).
+            let mut spare: Vec<&str> = Vec::new();
             let mut last_line = 1;
             // The last record read, if a field of it runs on to the end of the file (see below).
             let mut run_on: Option<(u64, String)> = None;
@@ -547,7 +549,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                             )?;
                             continue;
                         }
-                        let fields: Vec<&str> = record.iter().collect();
+                        let mut fields: Vec<&str> = recycled(std::mem::take(&mut spare));
+                        fields.extend(record.iter());
                         let at = Where {
                             file: &name,
                             line: pos.0,
@@ -582,6 +585,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                                 )
                             });
                         on_row(&mut st, args, &fields, &at, time_col.map(|c| fields[c]))?;
+                        spare = recycled(fields);
                     }
                     Err(e) if matches!(e.kind(), csv::ErrorKind::Io(_)) => {
                         // An I/O error has no position: the line after the last record read.
@@ -720,6 +724,14 @@ struct State {
     last_ts: i64,
     done_bytes: u64,
     bar: Option<indicatif::ProgressBar>,
+}
+
+/// `v` emptied, as a list of fields of another lifetime: the same allocation (a collect from a
+/// vector's own iterator into elements of its size reuses its buffer), so that the fields of each
+/// row need no allocation of their own.
+fn recycled<'b>(mut v: Vec<&str>) -> Vec<&'b str> {
+    v.clear();
+    v.into_iter().map(|_| "").collect()
 }
 
 /// Replays one row under every design.
