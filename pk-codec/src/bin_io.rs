@@ -75,12 +75,14 @@ impl<'a> BinWriter<'a> {
     /// Appends the `n`-byte binary form of the signed integer `v` ([`signed_bytes`]), inverted
     /// when `desc`: what signed integers, timestamps and decimals write.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn put_signed(&mut self, v: i128, n: usize, desc: bool) {
         self.put(&signed_bytes(v, n)[16 - n..], desc);
     }
 
     /// Appends `bytes`, each inverted when `desc`.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn put(&mut self, bytes: &[u8], desc: bool) {
         if desc {
             self.out.extend(bytes.iter().map(|b| !b));
@@ -92,6 +94,7 @@ impl<'a> BinWriter<'a> {
 
 /// An optional field's marker in the field's order.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 const fn mark(byte: u8, spec: &FieldSpec) -> u8 {
     if spec.is_descending() { !byte } else { byte }
 }
@@ -119,7 +122,8 @@ impl<'a> BinReader<'a> {
 
     /// A decoding error at byte `at` of the key.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn fault(field: &str, at: usize, reason: impl Into<String>) -> Error {
         Error::malformed(Some(field), at, reason)
     }
@@ -163,7 +167,8 @@ impl<'a> BinReader<'a> {
 
     /// The error of bytes after the last field.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn trailing(&self) -> Error {
         Error::malformed(
             None,
@@ -197,6 +202,7 @@ impl<'a> BinReader<'a> {
     /// Takes the `n`-byte binary form of a signed integer ([`BinWriter::put_signed`]), inverted
     /// when `desc`, and answers the integer.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn take_signed(&mut self, field: &str, n: usize, desc: bool) -> Result<i128> {
         let mut bytes = [0u8; 16];
         bytes[..n].copy_from_slice(self.take(field, n)?);
@@ -267,6 +273,7 @@ impl<'a> BinReader<'a> {
 /// Whether `v` has at most `width` decimal digits: the values an unsigned field of that width
 /// takes, in the binary form as in the text form.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn fits_unsigned(v: u128, width: u8) -> bool {
     match 10u128.checked_pow(u32::from(width)) {
         Some(limit) => v < limit,
@@ -277,6 +284,7 @@ pub(crate) fn fits_unsigned(v: u128, width: u8) -> bool {
 /// Whether `v` is written by a signed field of `width` characters (a sign and `width - 1`
 /// digits: `-10^(width-1)` to `10^(width-1) - 1`), in the binary form as in the text form.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn fits_signed(v: i128, width: u8) -> bool {
     match 10i128.checked_pow(u32::from(width.saturating_sub(1))) {
         Some(limit) => v >= -limit && v < limit,
@@ -286,6 +294,7 @@ pub(crate) fn fits_signed(v: i128, width: u8) -> bool {
 
 /// The error of a value its field's width cannot hold, as the text form's.
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
     Error::ValueTooWide {
         field: field.to_owned(),
@@ -297,6 +306,7 @@ pub(crate) fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
 /// The binary form of a signed integer of `n` bytes: its two's complement with the sign bit
 /// flipped, big-endian, so that unsigned byte order is signed order.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn signed_bytes(v: i128, n: usize) -> [u8; 16] {
     let bits = (v as u128) ^ (1u128 << (8 * n - 1));
     bits.to_be_bytes()
@@ -304,6 +314,7 @@ fn signed_bytes(v: i128, n: usize) -> [u8; 16] {
 
 /// The signed integer of `n` bytes (the last `n` of `b`) written by [`signed_bytes`].
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn signed_of(b: &[u8]) -> i128 {
     let n = b.len();
     let mut v: u128 = 0;

@@ -140,6 +140,7 @@ pub enum Error {
 }
 
 impl fmt::Display for Error {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ValueTooWide {
@@ -235,7 +236,8 @@ impl Error {
     /// The same error, its field named as a field of the key spliced in as `part`
     /// (`city` becomes `to.city`), as a runtime layout names the fields of a nested key.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     #[must_use]
     pub(crate) fn in_part(mut self, part: &str) -> Self {
         let field = match &mut self {
@@ -259,6 +261,7 @@ impl Error {
     }
 
     #[cold]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn malformed(
         field: Option<&str>,
         position: usize,
@@ -272,6 +275,7 @@ impl Error {
     }
 
     #[cold]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn broken(field: Option<&str>, rule: crate::rules::Rule) -> Self {
         Self::BrokenRule {
             field: field.map(str::to_owned),
@@ -280,6 +284,7 @@ impl Error {
     }
 
     #[cold]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn layout(field: Option<&str>, reason: impl Into<String>) -> Self {
         Self::InvalidLayout {
             field: field.map(str::to_owned),

@@ -36,6 +36,7 @@ pub struct FieldSpec {
 impl FieldSpec {
     /// An ascending field of `kind`, at the kind's default width.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn new(kind: Kind) -> Self {
         let width = match kind.default_width() {
             Some(w) => w,
@@ -54,6 +55,7 @@ impl FieldSpec {
     /// The same field with a declared width in characters (integers only; checked by
     /// [`FieldSpec::validate`]).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn with_width(mut self, width: u8) -> Self {
         self.width = width;
         self
@@ -61,6 +63,7 @@ impl FieldSpec {
 
     /// The same field in descending order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn descending(mut self) -> Self {
         self.order = Order::Desc;
         self
@@ -68,6 +71,7 @@ impl FieldSpec {
 
     /// The same field with the given order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn with_order(mut self, order: Order) -> Self {
         self.order = order;
         self
@@ -75,6 +79,7 @@ impl FieldSpec {
 
     /// The same string field in escaped form, which accepts any string.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn escaped(mut self) -> Self {
         self.escaped = true;
         self
@@ -82,6 +87,7 @@ impl FieldSpec {
 
     /// The same timestamp field with another precision (default [`Precision::Millis`]).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn with_precision(mut self, precision: Precision) -> Self {
         self.precision = Some(precision);
         self
@@ -89,6 +95,7 @@ impl FieldSpec {
 
     /// A timestamp field's precision ([`Precision::Millis`] unless declared).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn precision(&self) -> Precision {
         match self.precision {
             Some(p) => p,
@@ -98,12 +105,14 @@ impl FieldSpec {
 
     /// Whether a precision was declared.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn has_precision(&self) -> bool {
         self.precision.is_some()
     }
 
     /// The same field, optional: `None` sorts before every value (after, when descending).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn optional(mut self) -> Self {
         self.optional = true;
         self
@@ -111,42 +120,49 @@ impl FieldSpec {
 
     /// The field's kind.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn kind(&self) -> Kind {
         self.kind
     }
 
     /// The width in characters of an integer field (0 for other kinds).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn width(&self) -> u8 {
         self.width
     }
 
     /// The field's order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn order(&self) -> Order {
         self.order
     }
 
     /// Whether the field sorts descending.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_descending(&self) -> bool {
         matches!(self.order, Order::Desc)
     }
 
     /// Whether a string field uses the escaped form.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_escaped(&self) -> bool {
         self.escaped
     }
 
     /// Whether the field is optional.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_optional(&self) -> bool {
         self.optional
     }
 
     /// Whether the field always has the same length (integers and booleans, not optional).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_fixed_width(&self) -> bool {
         !self.optional && self.kind.is_fixed_width()
     }
@@ -154,6 +170,7 @@ impl FieldSpec {
     /// Whether the non-optional form of this field can be the empty string (ascending strings and
     /// byte strings), so that an optional field needs a marker before `Some`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) const fn inner_may_be_empty(&self) -> bool {
         self.kind.may_be_empty(self.order)
     }
@@ -179,6 +196,7 @@ impl FieldSpec {
     /// assert_eq!(FieldSpec::new(Kind::Bytes).descending().delimiter_floor(), Some(b'a'));
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn delimiter_floor(&self) -> Option<u8> {
         let form = self.kind.floor(self.order, self.escaped, self.optional);
         if self.optional && self.inner_may_be_empty() {

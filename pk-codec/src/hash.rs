@@ -35,6 +35,7 @@ pub enum HashAlg {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `a == b`, in constants.
+#[cfg_attr(debug_assertions, inline)]
 const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -52,6 +53,7 @@ const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 impl HashAlg {
     /// The name as written in a spec: `md5`, `xxh32`, `xxh64`, `xxh3`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Md5 => "md5",
@@ -66,6 +68,7 @@ impl HashAlg {
 
     /// The algorithm named `name`, if any (usable in constants, as derived keys do).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn from_name(name: &str) -> Option<Self> {
         let mut i = 0;
         while i < Self::ALL.len() {
@@ -80,6 +83,7 @@ impl HashAlg {
     /// The length of the full digest in hex characters: the longest prefix.
     #[must_use]
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn max_len(self) -> u8 {
         match self {
             Self::Md5 => 32,
@@ -93,6 +97,7 @@ impl HashAlg {
     ///
     /// Inlined, so that a constant algorithm and length leave one hash and `len` table lookups.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn write_hex_prefix<'b>(
         self,
         data: &[u8],
@@ -120,6 +125,7 @@ impl HashAlg {
     ///
     /// Inlined, so that a constant algorithm and length leave one hash and one store.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn write_digest_prefix<'b>(
         self,
         data: &[u8],
@@ -143,6 +149,7 @@ impl HashAlg {
     /// The first `len` hex characters of the digest of `data` (`len` clamped to
     /// [`HashAlg::max_len`]).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn hex_prefix(self, data: &[u8], len: u8) -> String {
         let mut buf = [0u8; 32];
         let hex = self.write_hex_prefix(data, len, &mut buf);

@@ -86,6 +86,7 @@ impl<'a> KeyWriter<'a> {
     /// (`begin_field` keeps its own plain push: routed through this, a derived key's encoding
     /// measured 371 -> 401 instructions per student-card key under callgrind.)
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn delimiter(&mut self) {
         push_delimiter(self.out, self.delimiter);
     }
@@ -179,6 +180,7 @@ impl<'a> KeyReader<'a> {
     /// The error at byte `at` of the key. Takes no reader: the reader's cold paths take it by
     /// value or its parts, never by reference, so that a decode's reader can stay in registers.
     #[cold]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn fault(field: &str, at: usize, reason: impl Into<String>) -> Error {
         Error::malformed(Some(field), at, reason)
     }
@@ -206,7 +208,8 @@ impl<'a> KeyReader<'a> {
     }
 
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn no_delimiter(key: &str, pos: usize, delimiter: u8, field: &str) -> Error {
         match key[pos..].chars().next() {
             Some(found) => Self::fault(
@@ -350,7 +353,8 @@ impl<'a> KeyReader<'a> {
 
     /// [`KeyReader::slow_int`] at `pos`: the value and the position after it.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn slow_int_at<T>(
         key: &'a str,
         pos: usize,
@@ -365,10 +369,12 @@ impl<'a> KeyReader<'a> {
     }
 
     /// Takes the read position back to `at` (a position this reader reported).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn rewind(&mut self, at: usize) {
         self.pos = at;
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn desc_bytes(&mut self, field: &str) -> Result<Vec<u8>> {
         let start = self.pos;
         let (bytes, used) = text::read_desc_bytes(&self.key[start..])
@@ -378,6 +384,7 @@ impl<'a> KeyReader<'a> {
     }
 
     /// Reads `N` bytes of lower-case hex as a big-endian number.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn fixed_hex(&mut self, field: &str, digits: usize) -> Result<u128> {
         let start = self.pos;
         let text = self.take_fixed(field, digits)?;
@@ -440,6 +447,7 @@ impl<'a> KeyReader<'a> {
 /// Appends the delimiter: [`KeyWriter::delimiter`], for a runtime layout's whole-key path too,
 /// which writes without a writer.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn push_delimiter(out: &mut String, delimiter: u8) {
     // Every layout's delimiter is ASCII (rule `delimiter-ascii`): then the push is one byte's
     // store. `String::push` of a character known only at run time stayed a call in a layout's
@@ -453,7 +461,8 @@ pub(crate) fn push_delimiter(out: &mut String, delimiter: u8) {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn push_wide_delimiter(out: &mut String, delimiter: u8) {
     out.push(char::from(delimiter));
 }

@@ -77,6 +77,7 @@ pub trait KeyPart {
 
     /// The value a modulo bucket prefix takes of this part ([`KeyField`] integers only).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     fn part_bucket_value(&self) -> Option<BucketValue> {
         None
     }
@@ -128,6 +129,7 @@ impl<T: KeyField + ?Sized> KeyPart for T {
         self.bucket_value()
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn layout_fields(field: &str, spec: FieldSpec, out: &mut Vec<(String, FieldSpec)>) {
         out.push((field.to_owned(), spec));
     }
@@ -347,6 +349,7 @@ pub trait PartitionKey {
     /// # Errors
     ///
     /// As [`PartitionKey::encode_into`].
+    #[cfg_attr(debug_assertions, inline)]
     fn encode(&self) -> Result<String> {
         encode_new(|out| self.encode_into(out))
     }
@@ -359,6 +362,7 @@ pub trait PartitionKey {
     /// # Errors
     ///
     /// As [`PartitionKey::encode_binary_into`].
+    #[cfg_attr(debug_assertions, inline)]
     fn write_fields_binary(&self, w: &mut BinWriter<'_>) -> Result<()> {
         let _ = w;
         Err(no_binary_form::<Self>())
@@ -388,6 +392,7 @@ pub trait PartitionKey {
     /// assert_eq!(key, [0, 0, 54, b'a', b'1', b'0', b'0', 0, 1]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_binary_into(&self, out: &mut Vec<u8>) -> Result<()> {
         Self::SHAPE.encode_bytes_with(out, |w| self.write_fields_binary(w))
     }
@@ -416,6 +421,7 @@ pub trait PartitionKey {
     /// assert_eq!(Reading::decode_binary(&key)?, r);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_binary(&self) -> Result<Vec<u8>> {
         encode_new(|out| self.encode_binary_into(out))
     }
@@ -458,6 +464,7 @@ pub trait DecodeKey: PartitionKey + Sized {
     /// # Errors
     ///
     /// As [`DecodeKey::decode_binary`].
+    #[cfg_attr(debug_assertions, inline)]
     fn read_fields_binary(r: &mut BinReader<'_>) -> Result<Self> {
         let _ = r;
         Err(no_binary_form::<Self>())
@@ -493,6 +500,7 @@ pub trait DecodeKey: PartitionKey + Sized {
     /// assert!(err.to_string().contains("seller_id"), "{err}");
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_binary(key: &[u8]) -> Result<Self> {
         Self::SHAPE.decode_bytes_with(key, Self::read_fields_binary)
     }

@@ -35,12 +35,14 @@ pub struct KeyRange {
 impl KeyRange {
     /// Whether `key` lies in the range.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn contains(&self, key: &str) -> bool {
         self.contains_bytes(key.as_bytes())
     }
 
     /// Whether the range holds no key at all.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn is_empty(&self) -> bool {
         holds_no_key(self)
     }
@@ -50,6 +52,7 @@ impl KeyRange {
 /// Only used on text whose last byte is ASCII below 0x7F (a digit, or a delimiter, which the
 /// rulebook keeps below 0x7F: `rules::check_delimiter`), so the increment stays ASCII and never
 /// overflows (the mistake of incrementing a 0xFF byte cannot happen here).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn after_all_starting_with(s: &str) -> Option<String> {
     let last = *s.as_bytes().last()?;
     debug_assert!(last < 0x7f);
@@ -88,12 +91,14 @@ pub struct ByteRange {
 impl ByteRange {
     /// The range `[start, end)`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn new(start: Vec<u8>, end: Option<Vec<u8>>) -> Self {
         Self { start, end }
     }
 
     /// Every key that starts with `prefix` (every key for an empty one).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn starting_with(prefix: &[u8]) -> Self {
         Self {
             start: prefix.to_vec(),
@@ -103,12 +108,14 @@ impl ByteRange {
 
     /// Whether `key` lies in the range.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn contains(&self, key: &[u8]) -> bool {
         self.contains_bytes(key)
     }
 
     /// Whether the range holds no key at all.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn is_empty(&self) -> bool {
         holds_no_key(self)
     }
@@ -128,6 +135,7 @@ impl ByteRange {
     /// assert_eq!((r.start.as_slice(), r.end.as_deref()), (&b"v2/\x01"[..], Some(&b"v20"[..])));
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn under(&self, prefix: &[u8]) -> Self {
         let (start, end) = bounds_under(prefix, &self.start, self.end.as_deref());
         Self { start, end }
@@ -145,6 +153,7 @@ impl ByteRange {
     /// assert!(!a.overlaps(&ByteRange::new(vec![3], Some(vec![4]))));
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn overlaps(&self, other: &impl KeyBounds) -> bool {
         let below = |start: &[u8], end: Option<&[u8]>| end.is_none_or(|end| start < end);
         !self.is_empty()
@@ -157,6 +166,7 @@ impl ByteRange {
 /// The bounds `[start, end)` with every key behind `prefix` (an unbounded end: after every key
 /// that starts with `prefix`). One rule for [`ByteRange::under`] and the stores that keep keys
 /// under a prefix.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn bounds_under(
     prefix: &[u8],
     start: &[u8],
@@ -172,6 +182,7 @@ pub(crate) fn bounds_under(
 
 impl From<KeyRange> for ByteRange {
     /// The range of the text keys' UTF-8 bytes: the same keys, in the same order.
+    #[cfg_attr(debug_assertions, inline)]
     fn from(range: KeyRange) -> Self {
         Self {
             start: range.start.into_bytes(),
@@ -200,36 +211,43 @@ pub trait KeyBounds {
     /// The first key after the range (exclusive), or `None` for no upper bound.
     fn end_bytes(&self) -> Option<&[u8]>;
     /// Whether `key` lies in the range.
+    #[cfg_attr(debug_assertions, inline)]
     fn contains_bytes(&self, key: &[u8]) -> bool {
         key >= self.start_bytes() && self.end_bytes().is_none_or(|end| key < end)
     }
 }
 
 impl KeyBounds for KeyRange {
+    #[cfg_attr(debug_assertions, inline)]
     fn start_bytes(&self) -> &[u8] {
         self.start.as_bytes()
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn end_bytes(&self) -> Option<&[u8]> {
         self.end.as_deref().map(str::as_bytes)
     }
 }
 
 impl KeyBounds for ByteRange {
+    #[cfg_attr(debug_assertions, inline)]
     fn start_bytes(&self) -> &[u8] {
         &self.start
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn end_bytes(&self) -> Option<&[u8]> {
         self.end.as_deref()
     }
 }
 
 impl<T: KeyBounds + ?Sized> KeyBounds for &T {
+    #[cfg_attr(debug_assertions, inline)]
     fn start_bytes(&self) -> &[u8] {
         (**self).start_bytes()
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn end_bytes(&self) -> Option<&[u8]> {
         (**self).end_bytes()
     }
@@ -237,6 +255,7 @@ impl<T: KeyBounds + ?Sized> KeyBounds for &T {
 
 /// Whether `range` holds no key at all: its end at or below its start (text ranges compare as
 /// their bytes do).
+#[cfg_attr(debug_assertions, inline)]
 fn holds_no_key(range: &impl KeyBounds) -> bool {
     range
         .end_bytes()
@@ -246,6 +265,7 @@ fn holds_no_key(range: &impl KeyBounds) -> bool {
 /// The smallest byte string above every byte string that starts with `prefix`: `prefix` with
 /// its trailing `0xFF` bytes dropped and its last byte then incremented; `None` when there is no
 /// such string (an empty prefix, or one of `0xFF` bytes only: every key above it starts with it).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn after_all_bytes_starting_with(prefix: &[u8]) -> Option<Vec<u8>> {
     let keep = prefix.iter().rposition(|&b| b != 0xff)?;
     let mut out = prefix[..=keep].to_vec();

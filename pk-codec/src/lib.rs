@@ -134,6 +134,7 @@ pub mod __private {
     /// [`FieldSpec::delimiter_floor`], as a byte (`u8::MAX` for none), for the derive's
     /// compile-time delimiter checks of nested keys.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn delimiter_floor(spec: &FieldSpec) -> u8 {
         match spec.delimiter_floor() {
             Some(floor) => floor,
@@ -143,12 +144,14 @@ pub mod __private {
 
     /// The delimiter byte of `#[pk(delimiter = c)]`, or a compile error naming the rule it breaks.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn delimiter(c: char) -> u8 {
         enforce(crate::rules::check_delimiter(c))
     }
 
     /// The precision of `#[pk(precision = name)]`, or a compile error listing the names.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn precision(name: &str) -> crate::Precision {
         match crate::Precision::from_name(name) {
             Some(p) => p,
@@ -158,6 +161,7 @@ pub mod __private {
 
     /// The algorithm of `#[pk(hash(name, ...))]`, or a compile error listing the names.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn hash_alg(name: &str) -> HashAlg {
         match HashAlg::from_name(name) {
             Some(alg) => alg,
@@ -170,6 +174,7 @@ pub mod __private {
     /// The prefix of a derived key, checked against the rulebook (a compile error if it breaks a
     /// rule).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn prefix(prefix: crate::Prefix) -> crate::Prefix {
         enforce(match prefix.check() {
             Ok(()) => Ok(prefix),
@@ -180,6 +185,7 @@ pub mod __private {
     /// The shape of a derived key, checked against the rulebook (a compile error if it breaks a
     /// rule).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn shape(shape: KeyShape) -> KeyShape {
         enforce(match shape.check() {
             Ok(()) => Ok(shape),
@@ -189,6 +195,7 @@ pub mod __private {
 
     /// A derived key's field, checked against the rulebook in `shape` (a compile error if it
     /// breaks a rule).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn field(shape: &KeyShape, spec: FieldSpec) {
         // The delimiter is checked apart, on the attribute: `floor_broken`.
         let _ = shape;
@@ -200,6 +207,7 @@ pub mod __private {
     /// can. The derive panics with it in its `SHAPE` constant, spanned on the `delimiter`
     /// attribute, so the compile error points there and names the case.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn floor_broken(delimiter: u8, floor: u8) -> Option<&'static str> {
         match crate::rules::check_delimiter_floor(delimiter, Some(floor)) {
             Ok(()) => None,
@@ -208,23 +216,27 @@ pub mod __private {
     }
 
     /// The field a derived key's modulo bucket reads, checked (a compile error if it cannot).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn modulo_field(spec: FieldSpec) {
         enforce::<()>(crate::rules::check_modulo_field(&spec));
     }
 
     /// The hashed-field flags of a derived key's hash prefix over chosen fields, checked (a
     /// compile error unless they are the leading fields).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn hash_leading(hashed: &[bool]) {
         enforce::<()>(crate::rules::check_hash_leading(hashed));
     }
 
     /// The hashed-field flags of a derived key's bucket hash, checked (a compile error if they
     /// form too many runs).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn hash_runs(hashed: &[bool]) {
         enforce::<()>(crate::rules::check_hash_runs(hashed));
     }
 
     /// A derived key's field name, checked (a compile error if a layout could not name it).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn field_name(name: &str) {
         enforce::<()>(crate::rules::check_field_name(name));
     }
@@ -279,6 +291,7 @@ pub mod __private {
     ///
     /// As [`KeyShape::encode_with`].
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode(
         shape: &KeyShape,
         out: &mut String,
@@ -325,6 +338,7 @@ pub mod __private {
     ///
     /// As [`KeyShape::encode_bytes_with`].
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode_bytes(
         shape: &KeyShape,
         out: &mut Vec<u8>,
@@ -369,6 +383,7 @@ pub mod __private {
 
     /// The form of `#[pk(form = name)]`, or a compile error listing the names ([`Form::name`](crate::Form::name)).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn form(name: &str) -> crate::Form {
         const FORMS: [crate::Form; 2] = [crate::Form::Text, crate::Form::Binary];
         let mut i = 0;
@@ -453,7 +468,8 @@ pub mod __private {
     /// An error from the fields of a key spliced into another as `part`, its field named as the
     /// layout names it (`part.field`).
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     #[must_use]
     pub fn in_part(error: crate::Error, part: &str) -> crate::Error {
         error.in_part(part)
@@ -461,6 +477,7 @@ pub mod __private {
 
     /// The smaller of two floors, in const context.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn min_floor(a: u8, b: u8) -> u8 {
         if a < b { a } else { b }
     }

@@ -50,6 +50,7 @@ pub(crate) const fn u64_limit(digits: u8) -> u64 {
 /// `signed` or not) that `width` characters can write (see the module docs: `10^w - 1` unsigned,
 /// `-10^(w-1)` to `10^(w-1) - 1` signed). No key holds a value outside them.
 #[must_use]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn int_limits(signed: bool, bits: u8, width: u8) -> (i128, u128) {
     let shift = 128 - u32::from(bits.clamp(1, 128));
     // 10^digits, or `None` past `u128` (every value of the type fits).
@@ -134,6 +135,7 @@ fn push_ascii(out: &mut String, bytes: &[u8]) {
 }
 
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
     Error::ValueTooWide {
         field: field.to_owned(),
@@ -147,6 +149,7 @@ fn too_wide(field: &str, value: impl ToString, width: u8) -> Error {
 /// of four digits, each into two pairs, each pair into two digits), so that the digits of a field
 /// do not wait on each other as a `% 100` chain does.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 const fn eight_ascii(x: u64) -> u64 {
     debug_assert!(x < 100_000_000);
     // Lanes of 32 bits: the high four digits in the low lane (they come first in the text).
@@ -163,6 +166,7 @@ const fn eight_ascii(x: u64) -> u64 {
 /// Nines' complement of eight ASCII digits at once: `b'9' - (d - b'0')` is `0x69 - d`, and no
 /// byte borrows since each is `0x30..=0x39`.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 const fn complement_word(w: u64) -> u64 {
     0x6969_6969_6969_6969 - w
 }
@@ -172,6 +176,7 @@ const fn complement_word(w: u64) -> u64 {
 /// many depending on the width only, so with a constant width the code is straight-line; `lead`
 /// takes the byte before the digits in the same buffer, so that both are one append.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, complement: bool) {
     const E8: u64 = 100_000_000;
     debug_assert!(digits >= 20 || v < POW10[digits]);
@@ -235,6 +240,7 @@ fn push_digits(bytes: &mut Vec<u8>, lead: Option<u8>, v: u64, digits: usize, com
 /// which measured 25% of a student-card key's encoding time.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[allow(unsafe_code)]
+#[cfg_attr(debug_assertions, inline)]
 fn push_decimal(out: &mut String, sign: Option<u8>, v: u64, digits: usize, complement: bool) {
     // SAFETY: `as_mut_vec` lets us break the UTF-8 invariant; we keep it. Every byte appended
     // below is an ASCII digit (from `eight_ascii`, its nines' complement, or the `0`/`9` fill
@@ -270,6 +276,7 @@ pub(crate) fn overwrite_ascii(out: &mut String, at: usize, bytes: &[u8]) {
 
 /// Writes an unsigned integer of up to 64 bits.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_u64(
     out: &mut String,
     v: u64,
@@ -288,6 +295,7 @@ pub(crate) fn write_u64(
 /// Appends `v`, which must fit `width` digits (see [`u64_limit`]), at that width: the writer a
 /// runtime layout calls once it has checked the value against its planned limit.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) {
     debug_assert!(fits_u64(v, width));
     push_decimal(out, None, v, usize::from(width), desc);
@@ -295,6 +303,7 @@ pub(crate) fn push_u64_fitting(out: &mut String, v: u64, width: u8, desc: bool) 
 
 /// [`push_u64_fitting`] after the byte `lead` (a layout's delimiter), in one append.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: u8, desc: bool) {
     debug_assert!(fits_u64(v, width));
     if lead.is_ascii() {
@@ -307,6 +316,7 @@ pub(crate) fn push_u64_fitting_after(out: &mut String, lead: u8, v: u64, width: 
 
 /// The rule `width-range` at a writer: a spec built by hand may carry any width.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn check_width(width: u8, signed: bool, field: &str) -> Result<()> {
     match rules::check_int_width(width, rules::int_width_range(signed)) {
         Ok(()) => Ok(()),
@@ -315,12 +325,14 @@ fn check_width(width: u8, signed: bool, field: &str) -> Result<()> {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn width_broken(field: &str, rule: Rule) -> Error {
     Error::broken(Some(field), rule)
 }
 
 /// Writes an unsigned 128-bit integer.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_u128(
     out: &mut String,
     v: u128,
@@ -373,6 +385,7 @@ pub(crate) fn write_i64(
 }
 
 /// Writes a signed 128-bit integer.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_i128(
     out: &mut String,
     v: i128,
@@ -472,6 +485,7 @@ const fn eight_digits(w: u64) -> u64 {
 /// `len % 8` digits from its first word, shifted so that they become the last digits of a word
 /// led by `0`s, rather than a digit at a time.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn parse_u64_fast(text: &[u8], desc: bool) -> Option<u64> {
     if text.len() > 20 {
         return None;

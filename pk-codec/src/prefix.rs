@@ -67,6 +67,7 @@ impl BucketSeed {
 
     /// [`BucketSeed::add_key_span`] for a form whose adjacent fields are `gap` bytes apart (1:
     /// the text form's delimiter; 0: the binary form, which has none).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn add_key_span_gap(
         &mut self,
         natural: usize,
@@ -85,6 +86,7 @@ impl BucketSeed {
     /// delimiter; none in the binary form) after the last one ends extends it: adjacent hashed
     /// fields are one run, hashed as the bytes they cover, which are the fields joined as the
     /// form joins them.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn add_span_gap(&mut self, start: usize, end: usize, gap: usize) {
         if let Some(last) = self.span_count.checked_sub(1).filter(|&l| l < MAX_SPANS)
             && self.spans[last].1 as usize + gap == start
@@ -118,12 +120,14 @@ impl ReadSeed {
     /// Takes in the seed of one equality condition whose text starts at `offset` in the read's
     /// text: its modulo value, and its hashed spans moved by `offset` (adjacent runs join, as a
     /// key's do).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn absorb(&mut self, offset: usize, seed: &BucketSeed) {
         self.absorb_gap(offset, seed, 1);
     }
 
     /// [`ReadSeed::absorb`] for a form whose adjacent fields are `gap` bytes apart (see
     /// [`BucketSeed::add_span_gap`]).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn absorb_gap(&mut self, offset: usize, seed: &BucketSeed, gap: usize) {
         if seed.value.is_some() {
             self.seed.value = seed.value;
@@ -147,6 +151,7 @@ enum Wide {
 }
 
 impl From<BucketValue> for Wide {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: BucketValue) -> Self {
         match v {
             BucketValue::Signed(v) if v < 0 => Self::Negative(v),
@@ -157,6 +162,7 @@ impl From<BucketValue> for Wide {
 }
 
 impl From<Wide> for BucketValue {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: Wide) -> Self {
         match v {
             Wide::Negative(v) => Self::Signed(v),
@@ -167,6 +173,7 @@ impl From<Wide> for BucketValue {
 
 impl Wide {
     /// The next integer, if there is one of either type.
+    #[cfg_attr(debug_assertions, inline)]
     fn next(self) -> Option<Self> {
         match self {
             Self::Negative(-1) => Some(Self::NonNegative(0)),
@@ -176,6 +183,7 @@ impl Wide {
     }
 
     /// The integer before, if there is one of either type.
+    #[cfg_attr(debug_assertions, inline)]
     fn prev(self) -> Option<Self> {
         match self {
             Self::NonNegative(0) => Some(Self::Negative(-1)),
@@ -185,6 +193,7 @@ impl Wide {
     }
 
     /// `self - lo` for `lo <= self`, at most `u128::MAX`.
+    #[cfg_attr(debug_assertions, inline)]
     fn distance_from(self, lo: Self) -> u128 {
         match (lo, self) {
             (Self::NonNegative(a), Self::NonNegative(b)) => b - a,
@@ -203,6 +212,7 @@ impl ValueSpan {
     /// The values of `spec`'s field within `lower` and `upper` (in value order, also for a
     /// descending field), narrowed to the values the field can hold (its type's, within its
     /// width: no key holds another); `None` for a field that is not an integer.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn of(
         spec: &FieldSpec,
         lower: Bound<BucketValue>,
@@ -258,11 +268,13 @@ pub(crate) struct BucketSet {
 
 impl BucketSet {
     /// Buckets `0..count`.
+    #[cfg_attr(debug_assertions, inline)]
     fn all(count: u32) -> Self {
         Self::run(0, count, count)
     }
 
     /// Bucket `b` alone.
+    #[cfg_attr(debug_assertions, inline)]
     fn one(b: u32) -> Self {
         Self {
             low: b..b + 1,
@@ -271,6 +283,7 @@ impl BucketSet {
     }
 
     /// `len` buckets from `first` on, wrapping past the last of `count` buckets to bucket 0.
+    #[cfg_attr(debug_assertions, inline)]
     fn run(first: u32, len: u32, count: u32) -> Self {
         debug_assert!(first < count.max(1) && len <= count);
         match (first + len).checked_sub(count) {
@@ -286,6 +299,7 @@ impl BucketSet {
     }
 
     /// The buckets, in bucket order.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = u32> {
         self.low.clone().chain(self.high.clone())
     }
@@ -306,6 +320,7 @@ impl BucketSet {
 /// - Every bucket otherwise.
 ///
 /// `natural` is the text of the read's equality fields.
+#[cfg_attr(debug_assertions, inline)]
 fn read_buckets(
     count: u32,
     by: BucketBy,
@@ -383,6 +398,7 @@ pub enum Separator {
 impl Separator {
     /// The bytes the separator takes: 1 after the prefix, else 0.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn bytes(self) -> usize {
         match self {
             Self::None => 0,
@@ -392,6 +408,7 @@ impl Separator {
 
     /// Whether the delimiter follows the prefix.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_after(self) -> bool {
         matches!(self, Self::After)
     }
@@ -399,6 +416,7 @@ impl Separator {
 
 impl From<bool> for Separator {
     /// `true` is [`Separator::After`], as the layout config's `separator` field says.
+    #[cfg_attr(debug_assertions, inline)]
     fn from(after: bool) -> Self {
         if after { Self::After } else { Self::None }
     }
@@ -466,6 +484,7 @@ impl Prefix {
     ///
     /// [`Rule::HashLen`] or [`Rule::BucketCount`].
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn check(&self) -> Result<(), Rule> {
         match *self {
             Self::None => Ok(()),
@@ -505,6 +524,7 @@ impl Prefix {
     /// hash (or one remainder) and a few digit stores. The rare cases (several hashed runs, a
     /// missing modulo value) stay out of line.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn compute<'b>(
         &self,
         delimiter: u8,
@@ -551,6 +571,7 @@ impl Prefix {
     /// The bytes of this prefix in keys of `form`, separator included: [`Prefix::len`] for text,
     /// [`Prefix::bin_len`] for binary.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn len_in(&self, form: crate::kinds::Form) -> usize {
         match form {
             crate::kinds::Form::Text => self.len(),
@@ -563,6 +584,7 @@ impl Prefix {
     /// bucket number big-endian in the fewest bytes that hold `count - 1` for a bucket prefix; no
     /// separator (binary fields are self-delimiting).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn bin_len(&self) -> usize {
         match *self {
             Self::None => 0,
@@ -582,6 +604,7 @@ impl Prefix {
     /// Inlined as [`Prefix::compute`] is: with a constant shape, one hash and a store of its
     /// first bytes.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn compute_bin<'b>(
         &self,
         natural: &[u8],
@@ -618,6 +641,7 @@ impl Prefix {
     ///
     /// Inlined: with a constant prefix (a derived key's) it is a length check and a split.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn split_bin<'k>(&self, key: &'k [u8]) -> Result<(&'k [u8], &'k [u8])> {
         let n = self.bin_len();
         if key.len() < n {
@@ -635,6 +659,7 @@ impl Prefix {
 
     /// Splits `key` into this prefix's text and the natural key (the prefix checked for form,
     /// not for value; the separator, if any, belongs to neither).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn split<'k>(&self, delimiter: u8, key: &'k str) -> Result<(&'k str, &'k str)> {
         let bytes = key.as_bytes();
         let (digits, allowed): (usize, fn(u8) -> bool) = match *self {
@@ -690,6 +715,7 @@ impl Prefix {
 
     /// `n` split keys, evenly spaced over the prefix's values: bucket boundaries for a bucket
     /// prefix, hex boundaries for a hash prefix (at most 16 hex digits of it).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn split_points(&self, n: usize) -> Result<Vec<String>> {
         let (values, width) = self.split_values(crate::kinds::Form::Text, n)?;
         let hex = matches!(self, Self::Hash { .. });
@@ -709,6 +735,7 @@ impl Prefix {
     /// [`Form::Text`](crate::Form::Text); for [`Form::Binary`](crate::Form::Binary), the
     /// boundaries between the prefix's binary values (its bytes big-endian, at most 8 of a hash
     /// prefix's), which sort among the binary keys as the text points sort among text keys.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn split_points_in(
         &self,
         form: crate::kinds::Form,
@@ -731,6 +758,7 @@ impl Prefix {
     /// The `n` values evenly spaced over the prefix's values in `form`, and the width they are
     /// written in: digits (text bucket), hex digits (text hash), bytes (binary). The one place
     /// the spacing and its limits are computed.
+    #[cfg_attr(debug_assertions, inline)]
     fn split_values(&self, form: crate::kinds::Form, n: usize) -> Result<(Vec<u128>, usize)> {
         let binary = form == crate::kinds::Form::Binary;
         let (space, width): (u128, usize) = match *self {
@@ -768,6 +796,7 @@ impl Prefix {
     }
 
     /// The bucket number of a bucketed key (checked for form, not recomputed).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn bucket_of_key(&self, delimiter: u8, key: &str) -> Result<u32> {
         let Self::Bucket { count, .. } = *self else {
             return Err(Error::RangeUnsupported {
@@ -788,6 +817,7 @@ impl Prefix {
 
     /// The key text of bucket `bucket`'s prefix, separator included (empty without a bucket
     /// prefix).
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn bucket_text(&self, delimiter: u8, bucket: u32) -> String {
         match *self {
             Self::Bucket {
@@ -810,6 +840,7 @@ impl Prefix {
     /// prefix ([`read_buckets`]); one range behind the hash of the hashed leading fields, for a
     /// hash prefix over them. `natural` is the text of the read's equality fields, `read` what
     /// they and the bounds fix of the prefix.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn ranges(
         &self,
         delimiter: u8,
@@ -867,6 +898,7 @@ impl Prefix {
 
     /// [`Prefix::ranges`] in the binary form: the byte ranges a read of the natural keys
     /// `[start, end)` visits, each behind the prefix's bytes.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn ranges_bin(
         &self,
         natural: &[u8],
@@ -917,6 +949,7 @@ impl Prefix {
 
 /// What a hash prefix digests of the natural key: all of it, or the span of its leading fields.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn hashed_text<'k>(over: HashOver, natural: &'k [u8], seed: &BucketSeed) -> Result<&'k [u8]> {
     match over {
         HashOver::Key => Ok(natural),
@@ -932,14 +965,16 @@ fn hashed_text<'k>(over: HashOver, natural: &'k [u8], seed: &BucketSeed) -> Resu
 
 /// The error of a binary key shorter than its `n`-byte prefix.
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn short_bin_prefix(len: usize, n: usize) -> Error {
     Error::malformed(None, len, format!("key ends inside its {n}-byte prefix"))
 }
 
 /// The error of a binary key's bucket number at or over the count.
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn bucket_not_below(bucket: u32, count: u32) -> Error {
     Error::malformed(
         None,
@@ -949,7 +984,8 @@ fn bucket_not_below(bucket: u32, count: u32) -> Error {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn bad_span() -> Error {
     Error::layout(
         None,
@@ -959,7 +995,8 @@ fn bad_span() -> Error {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn span_after_hashed_end() -> Error {
     Error::layout(
         None,
@@ -969,7 +1006,8 @@ fn span_after_hashed_end() -> Error {
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn no_modulo_value() -> Error {
     Error::layout(
         None,
@@ -981,6 +1019,7 @@ fn no_modulo_value() -> Error {
 /// fields joined by `sep` (the delimiter in the text form; nothing in the binary form, whose
 /// fields are self-delimiting).
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn hash_spans_joined(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     match seed.span_count {
         0 => Ok(xxhash_rust::xxh3::xxh3_64(bytes)),
@@ -994,7 +1033,8 @@ fn hash_spans_joined(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64>
 
 /// [`hash_spans_joined`] of several runs: a streaming hasher (whose state is large, so it stays
 /// out of the inlined path).
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn hash_runs(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     let n = seed.span_count;
     if n > MAX_SPANS {
@@ -1015,12 +1055,14 @@ fn hash_runs(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
 
 /// XXH3-64 of the hashed runs of the natural key, joined by the delimiter.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn hash_spans(delimiter: u8, natural: &str, seed: &BucketSeed) -> Result<u64> {
     hash_spans_joined(natural.as_bytes(), seed, &[delimiter])
 }
 
 /// `bucket` in `width` decimal digits at the start of `buf`.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
     let width = usize::from(width).min(buf.len());
     let mut v = bucket;
@@ -1034,6 +1076,7 @@ fn write_bucket(bucket: u32, width: u8, buf: &mut [u8; 32]) -> &[u8] {
 /// The digits a modulo bucket prefix writes for `value` among `count` buckets: `value % count`
 /// (see [`bucket_of_value`]) at the width of the last bucket.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn modulo_bucket_text(value: BucketValue, count: u32, buf: &mut [u8; 32]) -> &[u8] {
     write_bucket(bucket_of_value(value, count), bucket_width(count), buf)
 }
@@ -1060,6 +1103,7 @@ pub(crate) const fn bucket_width(count: u32) -> u8 {
 /// The bucket of an integer: `value % count`, non-negative for negative values.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
     match value {
         BucketValue::Unsigned(v) => match u64::try_from(v) {
@@ -1074,6 +1118,7 @@ pub(crate) fn bucket_of_value(value: BucketValue, count: u32) -> u32 {
 /// the low bits, so power-of-two counts stay even (a weak hash would leave them skewed).
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn bucket_of_hash(hash: u64, count: u32) -> u32 {
     (hash % u64::from(count)) as u32
 }
@@ -1131,6 +1176,7 @@ pub struct MergeSorted<I: Iterator, F> {
 }
 
 impl<I: Iterator, F> std::fmt::Debug for MergeSorted<I, F> {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MergeSorted")
             .field("streams", &self.streams.len())
@@ -1155,6 +1201,7 @@ where
         }
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn sift_down(&mut self, mut i: usize) {
         loop {
             let left = 2 * i + 1;
@@ -1183,6 +1230,7 @@ where
 {
     type Item = I::Item;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn next(&mut self) -> Option<I::Item> {
         let top = self.heap.first_mut()?;
         let stream = top.stream;
@@ -1194,6 +1242,7 @@ where
         Some(item)
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn size_hint(&self) -> (usize, Option<usize>) {
         let (mut low, mut high) = (self.heap.len(), Some(self.heap.len()));
         for stream in &self.streams {

@@ -56,6 +56,7 @@ impl<'s> RangeBuilder<'s> {
     /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for a hash prefix over the whole key, which scatters the
     /// natural order; [`Error::BrokenRule`](crate::Error::BrokenRule) for a shape that breaks a rule (see
     /// [`KeyShape::check`]).
+    #[cfg_attr(debug_assertions, inline)]
     pub fn new(shape: &'s KeyShape) -> Result<Self> {
         check_rangeable(shape)?;
         Ok(Self {
@@ -103,6 +104,7 @@ impl<'s> RangeBuilder<'s> {
     /// assert!(ranges[0].contains(&key));
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn end_hashed(&mut self) {
         self.read.hashed_end = Some(self.natural.len());
     }
@@ -134,6 +136,7 @@ impl<'s> RangeBuilder<'s> {
     /// assert_eq!(starts, ["04", "05", "06", "07"]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bucket_bounds(
         &mut self,
         spec: &FieldSpec,
@@ -149,6 +152,7 @@ impl<'s> RangeBuilder<'s> {
     /// # Errors
     ///
     /// Whatever `body` returns.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn equal(&mut self, body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>) -> Result<()> {
         let len = self.natural.len();
         if self.fields > 0 {
@@ -172,6 +176,7 @@ impl<'s> RangeBuilder<'s> {
     /// # Errors
     ///
     /// Whatever `body` returns.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bound(&self, body: impl FnOnce(&mut KeyWriter<'_>) -> Result<()>) -> Result<String> {
         let mut s = String::new();
         let mut w = KeyWriter::new(&mut s, self.shape.delimiter());
@@ -196,6 +201,7 @@ impl<'s> RangeBuilder<'s> {
     /// # Errors
     ///
     /// [`Error::RangeUnsupported`](crate::Error::RangeUnsupported) for a hash prefix over leading fields that were not all given.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn finish(
         self,
         lower: Bound<&str>,
@@ -250,6 +256,7 @@ impl<'s> RangeBuilder<'s> {
 /// Whether `shape` answers range reads at all: refuses a shape that breaks a rule, and a hash
 /// prefix over the whole key (which scatters the natural order), with the error saying what to
 /// do instead. The one check both builders make.
+#[cfg_attr(debug_assertions, inline)]
 fn check_rangeable(shape: &KeyShape) -> Result<()> {
     shape.validate()?;
     if let Prefix::Hash {
@@ -327,6 +334,7 @@ impl<'s> BinRangeBuilder<'s> {
     /// # Errors
     ///
     /// As [`RangeBuilder::new`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn new(shape: &'s KeyShape) -> Result<Self> {
         check_rangeable(shape)?;
         Ok(Self {
@@ -339,12 +347,14 @@ impl<'s> BinRangeBuilder<'s> {
 
     /// As [`RangeBuilder::end_hashed`]: the equality fields given so far include every field
     /// the prefix is computed from.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn end_hashed(&mut self) {
         self.read.hashed_end = Some(self.natural.len());
     }
 
     /// As [`RangeBuilder::bucket_bounds`]: the bounded field is the modulo bucket's, with these
     /// bounds as values.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bucket_bounds(
         &mut self,
         spec: &FieldSpec,
@@ -360,6 +370,7 @@ impl<'s> BinRangeBuilder<'s> {
     /// # Errors
     ///
     /// Whatever `body` returns.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn equal(&mut self, body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>) -> Result<()> {
         let offset = self.natural.len();
         let mut w = BinWriter::new(&mut self.natural, offset);
@@ -381,6 +392,7 @@ impl<'s> BinRangeBuilder<'s> {
     /// # Errors
     ///
     /// Whatever `body` returns.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bound(&self, body: impl FnOnce(&mut BinWriter<'_>) -> Result<()>) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         body(&mut BinWriter::new(&mut out, 0))?;
@@ -396,6 +408,7 @@ impl<'s> BinRangeBuilder<'s> {
     /// # Errors
     ///
     /// As [`RangeBuilder::finish`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn finish(
         self,
         lower: Bound<&[u8]>,

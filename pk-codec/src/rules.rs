@@ -154,6 +154,7 @@ pub enum Rule {
 impl Rule {
     /// The rule's short name, as error messages cite it.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn name(&self) -> &'static str {
         match self {
             Self::WidthRange { .. } => "width-range",
@@ -181,6 +182,7 @@ impl Rule {
     /// The rule in one sentence without the values, for compile-time errors (a constant cannot
     /// format numbers).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn summary(&self) -> &'static str {
         match self {
             Self::WidthRange { .. } => {
@@ -281,6 +283,7 @@ impl Rule {
 }
 
 impl fmt::Display for Rule {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.name();
         match *self {
@@ -388,6 +391,7 @@ impl fmt::Display for Rule {
 ///
 /// The [`Rule`] the delimiter breaks.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
     if !delimiter.is_ascii() {
         return Err(Rule::DelimiterNotAscii { delimiter });
@@ -421,6 +425,7 @@ pub const fn check_delimiter(delimiter: char) -> Result<u8, Rule> {
 /// assert_eq!(check_width_declared(Kind::Uint { bits: IntBits::B32 }), Ok(()));
 /// assert_eq!(check_width_declared(Kind::Str), Err(Rule::WidthOnNonInteger));
 /// ```
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_width_declared(kind: Kind) -> Result<(), Rule> {
     if kind.width_form().is_some() {
         Ok(())
@@ -445,6 +450,7 @@ pub const fn check_width_declared(kind: Kind) -> Result<(), Rule> {
 /// assert!(check_hash_runs(&[true, false, true, false, true, false, true, false, true, false, true,
 ///     false, true, false, true, false, true]).is_err()); // nine runs
 /// ```
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_hash_runs(hashed: &[bool]) -> Result<(), Rule> {
     let runs = hash_runs(hashed);
     if runs > MAX_HASH_RUNS {
@@ -454,6 +460,7 @@ pub const fn check_hash_runs(hashed: &[bool]) -> Result<(), Rule> {
 }
 
 /// The number of runs of adjacent `true`s.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn hash_runs(hashed: &[bool]) -> usize {
     let mut runs = 0;
     let mut i = 0;
@@ -472,6 +479,7 @@ pub(crate) const fn hash_runs(hashed: &[bool]) -> usize {
 /// # Errors
 ///
 /// [`Rule::HashLeadingFields`].
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_hash_leading(hashed: &[bool]) -> Result<(), Rule> {
     if hashed.is_empty() || !hashed[0] || hash_runs(hashed) != 1 {
         return Err(Rule::HashLeadingFields);
@@ -484,6 +492,7 @@ pub const fn check_hash_leading(hashed: &[bool]) -> Result<(), Rule> {
 /// # Errors
 ///
 /// [`Rule::ModuloField`].
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_modulo_field(spec: &FieldSpec) -> Result<(), Rule> {
     if spec.kind().is_integer() && !spec.is_optional() {
         Ok(())
@@ -499,6 +508,7 @@ pub const fn check_modulo_field(spec: &FieldSpec) -> Result<(), Rule> {
 /// # Errors
 ///
 /// [`Rule::FieldName`].
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_field_name(name: &str) -> Result<(), Rule> {
     let b = name.as_bytes();
     let mut part_start = true;
@@ -528,6 +538,7 @@ pub const fn check_field_name(name: &str) -> Result<(), Rule> {
 }
 
 /// The width range of a kind that takes a width.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
     match kind.width_form() {
         Some(signed) => Some(int_width_range(signed)),
@@ -537,6 +548,7 @@ pub(crate) const fn width_range(kind: Kind) -> Option<(u8, u8)> {
 
 /// The width range of an integer field, signed or not.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn int_width_range(signed: bool) -> (u8, u8) {
     if signed {
         (MIN_WIDTH_SIGNED, MAX_WIDTH)
@@ -550,6 +562,7 @@ pub(crate) const fn int_width_range(signed: bool) -> (u8, u8) {
 /// integer writers check again for a spec that was never checked (for a constant width it folds
 /// away).
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn check_int_width(width: u8, (min, max): (u8, u8)) -> Result<(), Rule> {
     if width < min || width > max {
         return Err(Rule::WidthRange { width, min, max });
@@ -577,6 +590,7 @@ impl FieldSpec {
     /// // `Some("")` is written `=`: a delimiter at or above `=` cannot order it.
     /// assert_eq!(name.check(b'_'), Err(Rule::DelimiterFloor { delimiter: '_', floor: '=' }));
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn check(&self, delimiter: u8) -> Result<(), Rule> {
         if let Err(rule) = self.check_own() {
             return Err(rule);
@@ -601,6 +615,7 @@ impl FieldSpec {
     /// assert_eq!(name.check_own(), Ok(()));
     /// assert_eq!(FieldSpec::new(Kind::Bytes).escaped().check_own(), Err(Rule::EscapedOnNonString));
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn check_own(&self) -> Result<(), Rule> {
         match width_range(self.kind()) {
             Some(range) => {
@@ -656,6 +671,7 @@ impl FieldSpec {
 ///     Err(Rule::DelimiterFloor { delimiter: '.', floor: '-' })
 /// );
 /// ```
+#[cfg_attr(debug_assertions, inline)]
 pub const fn check_delimiter_floor(delimiter: u8, floor: Option<u8>) -> Result<(), Rule> {
     match floor {
         Some(floor) if delimiter >= floor => Err(Rule::DelimiterFloor {

@@ -30,6 +30,7 @@ pub struct ScheduleError {
 }
 
 impl fmt::Display for ScheduleError {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.reason)
     }
@@ -38,6 +39,7 @@ impl fmt::Display for ScheduleError {
 impl std::error::Error for ScheduleError {}
 
 impl ScheduleError {
+    #[cfg_attr(debug_assertions, inline)]
     fn new(reason: String) -> Self {
         Self { reason }
     }
@@ -73,6 +75,7 @@ impl Schedule {
     /// # Errors
     ///
     /// [`ScheduleError`] naming the first period that breaks a rule.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn new(periods: Vec<(String, i64)>) -> Result<Self, ScheduleError> {
         if periods.is_empty() {
             return Err(ScheduleError::new("no periods".into()));
@@ -107,6 +110,7 @@ impl Schedule {
     ///
     /// [`ScheduleError`] for no periods, an empty table name, a date that does not exist, or
     /// periods past the year 9999.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn calendar(
         every: Every,
         table: &str,
@@ -151,18 +155,21 @@ impl Schedule {
 
     /// The periods `(table name, start ms)`, in start order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn periods(&self) -> &[(String, i64)] {
         &self.periods
     }
 
     /// The periods, owned: what `PeriodTables::new` takes.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn into_periods(self) -> Vec<(String, i64)> {
         self.periods
     }
 
     /// The number of the period in force at `time_ms`, if any (none before the first start).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn period_at(&self, time_ms: i64) -> Option<usize> {
         period_at(&self.periods, |p| p.1, time_ms)
     }
@@ -182,6 +189,7 @@ pub(crate) fn period_at<T>(
 
 /// The first start that is not after the one before it: `(index, start, previous start)`;
 /// `None` when the starts strictly increase. The one check of a schedule's order.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn unordered(starts: impl IntoIterator<Item = i64>) -> Option<(usize, i64, i64)> {
     let mut previous = None;
     for (i, start) in starts.into_iter().enumerate() {

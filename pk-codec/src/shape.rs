@@ -53,6 +53,7 @@ pub struct KeyShape {
 }
 
 impl Default for KeyShape {
+    #[cfg_attr(debug_assertions, inline)]
     fn default() -> Self {
         Self::new(DEFAULT_DELIMITER)
     }
@@ -61,6 +62,7 @@ impl Default for KeyShape {
 impl KeyShape {
     /// A shape with this delimiter, no prefix and the default 1024-byte limit.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn new(delimiter: u8) -> Self {
         Self {
             delimiter,
@@ -71,6 +73,7 @@ impl KeyShape {
 
     /// The same shape with a prefix.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn with_prefix(mut self, prefix: Prefix) -> Self {
         self.prefix = prefix;
         self
@@ -78,6 +81,7 @@ impl KeyShape {
 
     /// The same shape with another limit on the key's length in bytes.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn with_max_len(mut self, max_len: usize) -> Self {
         self.max_len = max_len;
         self
@@ -85,18 +89,21 @@ impl KeyShape {
 
     /// The delimiter.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn delimiter(&self) -> u8 {
         self.delimiter
     }
 
     /// The prefix.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn prefix(&self) -> Prefix {
         self.prefix
     }
 
     /// The limit on a key's length in bytes.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn max_len(&self) -> usize {
         self.max_len
     }
@@ -119,6 +126,7 @@ impl KeyShape {
     /// assert_eq!(KeyShape::new(b',').with_prefix(huge).check(), Err(Rule::BucketCount { count: u32::MAX }));
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn check(&self) -> Result<(), Rule> {
         if let Err(rule) = crate::rules::check_delimiter(self.delimiter as char) {
             return Err(rule);
@@ -141,6 +149,7 @@ impl KeyShape {
     /// # Errors
     ///
     /// The [`Rule`] the field breaks.
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn check_field_rules(&self, spec: &FieldSpec) -> Result<(), Rule> {
         spec.check(self.delimiter)
     }
@@ -151,6 +160,7 @@ impl KeyShape {
     ///
     /// [`Error::BrokenRule`] naming the rule.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn validate(&self) -> Result<()> {
         self.check().map_err(|rule| Error::broken(None, rule))
     }
@@ -160,6 +170,7 @@ impl KeyShape {
     /// # Errors
     ///
     /// [`Error::BrokenRule`] naming `field` and the rule.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn check_field(&self, field: &str, spec: &FieldSpec) -> Result<()> {
         self.check_field_rules(spec)
             .map_err(|rule| Error::broken(Some(field), rule))
@@ -177,6 +188,7 @@ impl KeyShape {
     /// by hand; the derive's and a [`Layout`](crate::Layout)'s are checked when they are made,
     /// and for a constant shape the check folds away).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode_with(
         &self,
         out: &mut String,
@@ -189,6 +201,7 @@ impl KeyShape {
     /// [`KeyShape::encode_with`] for a shape known to keep the rules (a layout's, checked when
     /// the layout was built).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn encode_checked(
         &self,
         out: &mut String,
@@ -219,6 +232,7 @@ impl KeyShape {
     /// no value, this is [`KeyShape::encode_checked`]; like it, for a shape known to keep the
     /// rules (a derived key's, checked when its constant is evaluated).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn encode_with_modulo(
         &self,
         out: &mut String,
@@ -253,6 +267,7 @@ impl KeyShape {
     /// [`KeyShape::fill_prefix`] once the natural key is known. With a constant shape, a store of
     /// a few constant bytes.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn push_placeholder(&self, out: &mut String) {
         const ZEROS: &str = "0000000000000000000000000000000000000000";
         let prefix_len = self.prefix.len();
@@ -266,6 +281,7 @@ impl KeyShape {
 
     /// Undoes a failed key and checks the length of a written one.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn finish_key(&self, out: &mut String, base: usize, written: Result<()>) -> Result<()> {
         if let Err(e) = written {
             out.truncate(base);
@@ -279,7 +295,8 @@ impl KeyShape {
     }
 
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn key_too_long(&self, out: &mut String, base: usize) -> Error {
         let len = out.len() - base;
         out.truncate(base);
@@ -290,11 +307,13 @@ impl KeyShape {
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn has_separator(&self) -> bool {
         self.prefix.has_separator()
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn fill_prefix(&self, out: &mut String, base: usize, seed: &BucketSeed) -> Result<()> {
         let natural_start = base + self.prefix.len();
         let mut buf = [0u8; 32];
@@ -334,6 +353,7 @@ impl KeyShape {
     /// [`Error::RangeUnsupported`] when the shape has no bucket prefix; [`Error::Malformed`] for a
     /// bad prefix or a bucket number not below the count; [`Error::BrokenRule`] for a shape that
     /// breaks a rule, as [`KeyShape::decode_with`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bucket_of_key(&self, key: &str) -> Result<u32> {
         self.validate()?;
         self.prefix.bucket_of_key(self.delimiter, key)
@@ -396,7 +416,8 @@ impl KeyShape {
     }
 
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn too_long(&self, key: &str) -> Error {
         Error::malformed(
             None,
@@ -432,6 +453,7 @@ impl KeyShape {
     /// assert!("ts: u64".parse::<Layout>()?.shape().split_points(3).is_err());
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn split_points(&self, n: usize) -> Result<Vec<String>> {
         self.validate()?;
         self.prefix.split_points(n)
@@ -460,6 +482,7 @@ impl KeyShape {
     /// assert_eq!(hashed.shape().split_points_in(Form::Text, 1)?, [b"8000"]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn split_points_in(&self, form: Form, n: usize) -> Result<Vec<Vec<u8>>> {
         self.validate()?;
         self.prefix.split_points_in(form, n)
@@ -485,6 +508,7 @@ impl KeyShape {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bucket_prefix(&self, bucket: u32) -> Option<String> {
         match self.prefix {
             Prefix::Bucket { count, .. } if bucket < count && self.check().is_ok() => {
@@ -538,6 +562,7 @@ impl FieldSpec {
     /// # Errors
     ///
     /// [`Error::BrokenRule`] naming `field` and the rule.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn validate(&self, field: &str) -> Result<()> {
         match self.check(0) {
             Ok(()) | Err(Rule::DelimiterFloor { .. }) => Ok(()),
@@ -674,6 +699,7 @@ impl Form {
     /// assert_eq!(Form::Text.show_key(b"000054,a100"), "000054,a100");
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn show_key(self, key: &[u8]) -> String {
         match self {
             Self::Text => String::from_utf8_lossy(key).into_owned(),
@@ -707,6 +733,7 @@ impl Form {
     /// assert!(err.to_string().contains("byte 4"), "{err}");
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn parse_key(self, text: &str) -> Result<Vec<u8>> {
         match self {
             Self::Text => Ok(text.as_bytes().to_vec()),

@@ -30,6 +30,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// key, the scan finds the delimiter and checks the bytes before it at once.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -75,6 +76,7 @@ pub(crate) fn plain_len(bytes: &[u8], delimiter: u8) -> usize {
 }
 
 /// Writes `s` in the escaped form.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_escaped(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut run = 0;
@@ -92,6 +94,7 @@ pub(crate) fn write_escaped(out: &mut String, s: &str) {
 }
 
 /// Writes `bytes` as lower-case hex.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
     out.reserve(bytes.len() * 2);
     for &b in bytes {
@@ -101,6 +104,7 @@ pub(crate) fn write_hex(out: &mut String, bytes: &[u8]) {
 }
 
 /// Writes `bytes` in the descending form, terminator included.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write_desc_bytes(out: &mut String, bytes: &[u8]) {
     out.reserve(bytes.len() * 2 + 1);
     for &b in bytes {
@@ -113,6 +117,7 @@ pub(crate) fn write_desc_bytes(out: &mut String, bytes: &[u8]) {
 /// Why a variable-length field's text does not decode: the offset in the field and a reason.
 pub(crate) type FieldFault = (usize, String);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn hex_value(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -136,6 +141,7 @@ pub(crate) fn escaped_fault(text: &str) -> Option<FieldFault> {
 }
 
 /// Decodes an escaped string field (the text between delimiters).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn read_escaped(text: &str) -> Result<String, FieldFault> {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -190,6 +196,7 @@ pub(crate) fn read_escaped(text: &str) -> Result<String, FieldFault> {
 }
 
 /// Decodes a lower-case hex field.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn read_hex(text: &str) -> Result<Vec<u8>, FieldFault> {
     let bytes = text.as_bytes();
     if !bytes.len().is_multiple_of(2) {
@@ -214,6 +221,7 @@ pub(crate) fn read_hex(text: &str) -> Result<Vec<u8>, FieldFault> {
 
 /// Reads a descending byte string from the start of `text`; returns the bytes and the length of
 /// the text it took (terminator included).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn read_desc_bytes(text: &str) -> Result<(Vec<u8>, usize), FieldFault> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
@@ -271,6 +279,7 @@ pub(crate) fn write_bin_escaped(out: &mut Vec<u8>, bytes: &[u8], desc: bool) {
 /// [`write_bin_escaped`] of an ascending value of at most 16 bytes with no zero byte (then
 /// `true`; `false`, writing nothing, otherwise).
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     if !copy_short(out, bytes) {
         return false;
@@ -284,6 +293,7 @@ fn write_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
 /// shorter than both (the second written after cutting the first back), so every copy has a
 /// fixed size.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let (len, start) = (bytes.len(), out.len());
     match len {
@@ -326,6 +336,7 @@ fn copy_short(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
 
 /// Whether any of the eight bytes of `x` is zero.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 const fn has_zero_byte(x: u64) -> bool {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -339,6 +350,7 @@ const fn has_zero_byte(x: u64) -> bool {
 /// Word at a time: a value of at most 15 bytes with 16 bytes to read (a key's string followed by
 /// more fields) is found in one step, with no branch on its length.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn bin_plain_len(input: &[u8]) -> Option<(usize, bool)> {
     const LOW: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
     const HIGH: u128 = LOW << 7;
@@ -378,6 +390,7 @@ fn bin_plain_len(input: &[u8]) -> Option<(usize, bool)> {
 /// they are copied as one fixed-size block into a vector of 16 bytes' capacity and cut back: no
 /// copy call, no branch on the length.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn owned_head(input: &[u8], len: usize) -> Vec<u8> {
     match input.get(..16) {
         Some(block) if len <= 16 => {
@@ -394,6 +407,7 @@ pub(crate) fn owned_head(input: &[u8], len: usize) -> Vec<u8> {
 /// to read from `at`) copied as one fixed-size block into a string of 16 bytes' capacity and cut
 /// back, as [`owned_head`] does, so that it costs no copy call and no branch on its length.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn owned_str(key: &str, at: usize, len: usize) -> String {
     match key.get(at..at + 16) {
         Some(block) if len <= 16 => {
@@ -411,6 +425,7 @@ pub(crate) fn owned_str(key: &str, at: usize, len: usize) -> String {
 /// (the general reader then decodes them or says what is wrong).
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[allow(unsafe_code)]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn read_bin_plain_str(input: &[u8]) -> Option<(String, usize)> {
     let (len, ascii) = bin_plain_len(input)?;
     let bytes = owned_head(input, len);
@@ -438,6 +453,7 @@ pub(crate) fn read_bin_escaped(input: &[u8], desc: bool) -> Result<(Vec<u8>, usi
 }
 
 /// [`read_bin_escaped`] of a value with escapes or inverted, or of bytes that are not one.
+#[cfg_attr(debug_assertions, inline)]
 fn read_bin_escaped_slow(input: &[u8], desc: bool) -> Result<(Vec<u8>, usize), FieldFault> {
     let flip = if desc { 0xff } else { 0 };
     let mut out = Vec::new();

@@ -62,6 +62,7 @@ pub struct Period {
 impl Period {
     /// A period of `layout` from `start_ms`, in `table`, without a key prefix.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn new(start_ms: i64, table: impl Into<String>, layout: Layout) -> Self {
         Self {
             start_ms,
@@ -74,6 +75,7 @@ impl Period {
 
     /// The same period, its keys behind `prefix` in its table (printable ASCII).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.key_prefix = prefix.into();
         self
@@ -82,6 +84,7 @@ impl Period {
     /// The same period, ending at `end_ms` (exclusive): the next period's start, or for the last
     /// period, the end of the schedule.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn until(mut self, end_ms: i64) -> Self {
         self.end_ms = Some(end_ms);
         self
@@ -89,30 +92,35 @@ impl Period {
 
     /// When the period starts (inclusive), ms since the epoch.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn start_ms(&self) -> i64 {
         self.start_ms
     }
 
     /// The end it was given (exclusive), if any.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn end_ms(&self) -> Option<i64> {
         self.end_ms
     }
 
     /// The table its keys are in.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn table(&self) -> &str {
         &self.table
     }
 
     /// The prefix in front of each of its keys.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn prefix(&self) -> &str {
         &self.key_prefix
     }
 
     /// Its layout.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -244,6 +252,7 @@ pub enum TimelineError {
 }
 
 impl fmt::Display for TimelineError {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Empty => write!(f, "a timeline needs at least one period; none was given"),
@@ -335,6 +344,7 @@ impl fmt::Display for TimelineError {
 }
 
 impl std::error::Error for TimelineError {
+    #[cfg_attr(debug_assertions, inline)]
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Key { error, .. } => Some(error),
@@ -372,18 +382,21 @@ pub struct Visit {
 impl Visit {
     /// The periods whose keys this space holds that the span touches, in time order (one layout).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn periods(&self) -> &[usize] {
         &self.periods
     }
 
     /// The table to read.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn table(&self) -> &str {
         &self.table
     }
 
     /// The key prefix of the space in its table.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn prefix(&self) -> &str {
         &self.key_prefix
     }
@@ -391,6 +404,7 @@ impl Visit {
     /// The key ranges to read from the table, as store keys (key prefix included); one per bucket
     /// the read can find rows in, for a bucketed layout.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn ranges(&self) -> &[ByteRange] {
         &self.ranges
     }
@@ -398,6 +412,7 @@ impl Visit {
     /// The same ranges inside the key space: without the key prefix, as the period's layout
     /// answers them ([`Layout::byte_ranges`]: what a store seen through the prefix reads).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn space_ranges(&self) -> &[ByteRange] {
         &self.space_ranges
     }
@@ -475,6 +490,7 @@ struct TimelineConfig {
 impl TryFrom<TimelineConfig> for Timeline {
     type Error = TimelineError;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn try_from(config: TimelineConfig) -> Result<Self, TimelineError> {
         let timeline = Self::new(config.periods)?;
         match config.time_field {
@@ -486,6 +502,7 @@ impl TryFrom<TimelineConfig> for Timeline {
 
 #[cfg(feature = "serde")]
 impl From<Timeline> for TimelineConfig {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(timeline: Timeline) -> Self {
         Self {
             periods: timeline.periods,
@@ -496,6 +513,7 @@ impl From<Timeline> for TimelineConfig {
 
 /// Whether two layouts' fields agree on what a merge compares: names, kinds, orders and
 /// optionality; `Err` says the first difference.
+#[cfg_attr(debug_assertions, inline)]
 fn same_fields(first: &Layout, other: &Layout) -> Result<(), String> {
     let (a, b) = (first.fields(), other.fields());
     if a.len() != b.len() {
@@ -530,6 +548,7 @@ fn same_fields(first: &Layout, other: &Layout) -> Result<(), String> {
 
 /// The one rule on a key prefix: printable ASCII (so the first text after every key behind it
 /// is found by raising its last byte, and it reads plainly in a store's console).
+#[cfg_attr(debug_assertions, inline)]
 fn check_key_prefix(prefix: &str) -> Result<(), String> {
     match prefix.bytes().position(|b| !(0x20..0x7f).contains(&b)) {
         None => Ok(()),
@@ -578,6 +597,7 @@ impl Timeline {
     /// assert!(matches!(err, TimelineError::Gap { index: 0, end_ms: 50, next_start_ms: 100 }));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn new(periods: Vec<Period>) -> Result<Self, TimelineError> {
         let Some(first) = periods.first() else {
             return Err(TimelineError::Empty);
@@ -699,6 +719,7 @@ impl Timeline {
     /// assert!(matches!(err, TimelineError::TimeDisagrees { period: 0, field_period: 1, .. }), "{err}");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn with_time_field(mut self, field: impl Into<String>) -> Result<Self, TimelineError> {
         let field = field.into();
         let fields = self.periods[0].layout.fields();
@@ -728,12 +749,14 @@ impl Timeline {
 
     /// The field rows are placed by ([`Timeline::with_time_field`]), if any.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn time_field(&self) -> Option<&str> {
         self.time_field.as_ref().map(|(name, _)| name.as_str())
     }
 
     /// The time of a row by its time field, in ms (a timestamp rounded down to its
     /// millisecond); `None` without a time field.
+    #[cfg_attr(debug_assertions, inline)]
     fn row_time(&self, values: &[Value]) -> Result<Option<i64>, TimelineError> {
         let Some((field, index)) = &self.time_field else {
             return Ok(None);
@@ -763,6 +786,7 @@ impl Timeline {
     ///
     /// [`TimelineError::NoTimeField`] without a time field; [`TimelineError::NoRowTime`] for a
     /// row whose field holds no time; as [`Timeline::encode`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn place(&self, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
         let time_ms = self.row_time(values)?.ok_or(TimelineError::NoTimeField)?;
         self.encode(time_ms, values)
@@ -788,6 +812,7 @@ impl Timeline {
     /// assert_eq!(placed.table, "purchases_2026_02");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn from_schedule(schedule: &Schedule, layout: &Layout) -> Result<Self, TimelineError> {
         Self::new(
             schedule
@@ -800,6 +825,7 @@ impl Timeline {
 
     /// The periods, in time order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn periods(&self) -> &[Period] {
         &self.periods
     }
@@ -809,6 +835,7 @@ impl Timeline {
     /// # Errors
     ///
     /// [`TimelineError::NoSuchPeriod`] when there is none.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn period(&self, index: usize) -> Result<&Period, TimelineError> {
         self.periods.get(index).ok_or(TimelineError::NoSuchPeriod {
             index,
@@ -818,6 +845,7 @@ impl Timeline {
 
     /// Where period `index` ends (exclusive): its own end, the next period's start, or `None`
     /// for a last period without an end.
+    #[cfg_attr(debug_assertions, inline)]
     fn end_of(&self, index: usize) -> Option<i64> {
         self.periods[index]
             .end_ms
@@ -841,6 +869,7 @@ impl Timeline {
     /// assert!(t.period_at(-1).is_err() && t.period_at(200).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn period_at(&self, time_ms: i64) -> Result<usize, TimelineError> {
         let Some(index) = period_at(&self.periods, |p| p.start_ms, time_ms) else {
             return Err(TimelineError::NoPeriod {
@@ -867,6 +896,7 @@ impl Timeline {
     /// [`TimelineError::NoPeriod`] for a time no period covers; [`TimelineError::TimeDisagrees`]
     /// for a time whose period is not the row's time field's; [`TimelineError::NoRowTime`];
     /// [`TimelineError::Key`] with the layout's error for values it refuses.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode(&self, time_ms: i64, values: &[Value]) -> Result<Placed<'_>, TimelineError> {
         let period = self.period_at(time_ms)?;
         if let Some(field_ms) = self.row_time(values)? {
@@ -900,6 +930,7 @@ impl Timeline {
     ///
     /// [`TimelineError::NoSuchPeriod`]; [`TimelineError::Key`] for a key without the period's key
     /// prefix ([`Error::PrefixMismatch`]) or one its layout does not decode.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decode(
         &self,
         period: usize,
@@ -943,6 +974,7 @@ impl Timeline {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn compare(&self, a: &[Value], b: &[Value]) -> Ordering {
         let fields = self.periods[0].layout.fields();
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
@@ -972,6 +1004,7 @@ impl Timeline {
     ///
     /// [`TimelineError::Key`] with the layout's error ([`Layout::byte_ranges`]) for a period whose
     /// layout cannot answer the read (a hash prefix over the whole key) or values it refuses.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn ranges(
         &self,
         span: Range<i64>,

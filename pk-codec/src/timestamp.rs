@@ -43,6 +43,7 @@ pub enum Precision {
 impl Precision {
     /// The fraction digits written.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn digits(self) -> u32 {
         match self {
             Self::Seconds => 0,
@@ -54,6 +55,7 @@ impl Precision {
 
     /// The length of the field's text in bytes.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn text_len(self) -> usize {
         match self.digits() {
             0 => 20,
@@ -63,6 +65,7 @@ impl Precision {
 
     /// The name in a spec: `s`, `ms`, `us`, `ns`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Seconds => "s",
@@ -74,6 +77,7 @@ impl Precision {
 
     /// The precision named `name` (usable in constants, as derived keys do).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn from_name(name: &str) -> Option<Self> {
         match name.as_bytes() {
             b"s" => Some(Self::Seconds),
@@ -85,6 +89,7 @@ impl Precision {
     }
 
     /// The nanoseconds in one unit of this precision.
+    #[cfg_attr(debug_assertions, inline)]
     const fn unit(self) -> i128 {
         10i128.pow(9 - self.digits())
     }
@@ -104,6 +109,7 @@ pub(crate) enum Unwritable {
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's `days_from_civil`).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -115,6 +121,7 @@ pub(crate) const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// The civil date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
@@ -127,6 +134,7 @@ pub(crate) const fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + if m <= 2 { 1 } else { 0 }, m, d)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
@@ -138,6 +146,7 @@ pub(crate) const fn days_in_month(y: i64, m: i64) -> i64 {
 
 /// Writes `nanos` (since the epoch) at `precision` into `out`, digits complemented when
 /// `descending`.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn write(
     out: &mut String,
     nanos: i128,
@@ -202,6 +211,7 @@ pub(crate) fn write(
 }
 
 /// Reads the text a field of `precision` writes; `Err((offset, reason))` for any other text.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn read(
     text: &[u8],
     precision: Precision,
@@ -278,6 +288,7 @@ pub(crate) fn read(
 }
 
 /// Nanoseconds since the epoch of a `SystemTime`.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn system_time_nanos(t: std::time::SystemTime) -> i128 {
     match t.duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => d.as_nanos() as i128,
@@ -286,6 +297,7 @@ pub(crate) fn system_time_nanos(t: std::time::SystemTime) -> i128 {
 }
 
 /// The `SystemTime` at `nanos` since the epoch, if the platform can hold it.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn system_time_from_nanos(nanos: i128) -> Option<std::time::SystemTime> {
     let d = std::time::Duration::new(
         u64::try_from(nanos.unsigned_abs() / 1_000_000_000).ok()?,

@@ -25,6 +25,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the next byte is `0` or `1`.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bool(&mut self, spec: &FieldSpec, field: &str) -> Result<bool> {
         let start = self.pos;
         let one = match self.take_fixed(field, 1)? {
@@ -47,17 +48,20 @@ impl<'a> KeyReader<'a> {
 copy_field!(bool => Kind::Bool, bool);
 
 impl From<bool> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: bool) -> Self {
         Self::Bool(v)
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a boolean"
 }
 
 value_io!(Bool, bool, copy);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse().map(Value::Bool).map_err(|_| "true or false")
 }
@@ -80,6 +84,7 @@ impl BinReader<'_> {
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the byte is `0x00` or `0x01`
     /// (inverted when descending).
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bool(&mut self, spec: &FieldSpec, field: &str) -> Result<bool> {
         let start = self.pos;
         match self.take_array::<1>(field, spec.is_descending())? {

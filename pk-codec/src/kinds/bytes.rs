@@ -13,6 +13,7 @@ use super::{Kind, Value};
 
 impl KeyWriter<'_> {
     /// Writes a byte string (hex, or descending).
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bytes(&mut self, spec: &FieldSpec, field: &str, b: &[u8]) {
         // Every value has this form: the name is taken to mirror the reader, not for errors.
         let _ = field;
@@ -29,6 +30,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for bad hex or bad descending text.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bytes(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
         match spec.order() {
             Order::Desc => self.desc_bytes(field),
@@ -47,23 +49,27 @@ ref_field!(
 decode_field!(Vec<u8>, bytes);
 
 impl From<Vec<u8>> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: Vec<u8>) -> Self {
         Self::Bytes(v)
     }
 }
 
 impl From<&[u8]> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: &[u8]) -> Self {
         Self::Bytes(v.to_vec())
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "bytes"
 }
 
 value_io!(Bytes, bytes, borrow);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Bytes(text.as_bytes().to_vec()))
 }
@@ -85,6 +91,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a missing end mark or a bad escape.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn bytes(&mut self, spec: &FieldSpec, field: &str) -> Result<Vec<u8>> {
         self.bytes_form(spec, field)
     }

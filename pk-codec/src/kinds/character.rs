@@ -13,6 +13,7 @@ use super::{Kind, Value};
 
 impl KeyWriter<'_> {
     /// Writes a character.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn char(&mut self, spec: &FieldSpec, field: &str, c: char) {
         // Every value has this form: the name is taken to mirror the reader, not for errors.
         let _ = field;
@@ -31,6 +32,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the field holds exactly one character in the field's form.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn char(&mut self, spec: &FieldSpec, field: &str) -> Result<char> {
         let start = self.pos;
         let s = match spec.order() {
@@ -59,17 +61,20 @@ impl<'a> KeyReader<'a> {
 copy_field!(char => Kind::Char, char);
 
 impl From<char> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: char) -> Self {
         Self::Char(v)
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a character"
 }
 
 value_io!(Char, char, copy);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     let mut chars = text.chars();
     match (chars.next(), chars.next()) {
@@ -95,6 +100,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the 4 bytes are a Unicode scalar value.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn char(&mut self, spec: &FieldSpec, field: &str) -> Result<char> {
         let start = self.pos;
         let v = u32::from_be_bytes(self.take_array::<4>(field, spec.is_descending())?);

@@ -45,6 +45,7 @@ use crate::num::{self, IntParse};
 use super::{Decimal, Kind, Value};
 
 /// 10^n for n up to [`Decimal::MAX_SCALE`].
+#[cfg_attr(debug_assertions, inline)]
 const fn pow10(n: u8) -> i128 {
     10i128.pow(n as u32)
 }
@@ -64,6 +65,7 @@ impl Decimal {
     /// assert!(Decimal::new(1, 39).is_none());
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn new(units: i128, scale: u8) -> Option<Self> {
         if scale > Self::MAX_SCALE {
             None
@@ -74,12 +76,14 @@ impl Decimal {
 
     /// The number in units of `10^-scale`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn units(self) -> i128 {
         self.units
     }
 
     /// The digits after the point.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn scale(self) -> u8 {
         self.scale
     }
@@ -98,6 +102,7 @@ impl Decimal {
     /// assert_eq!(d.rescale(5).map(|d| d.units()), Some(123_000));
     /// ```
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn rescale(self, scale: u8) -> Option<Self> {
         if scale > Self::MAX_SCALE {
             return None;
@@ -122,6 +127,7 @@ impl Decimal {
 
     /// The same number without trailing zeros after the point: the one form of each number,
     /// which equality and hashing use.
+    #[cfg_attr(debug_assertions, inline)]
     const fn normalized(self) -> Self {
         let mut d = self;
         while d.scale > 0 && d.units % 10 == 0 {
@@ -133,6 +139,7 @@ impl Decimal {
 }
 
 impl Ord for Decimal {
+    #[cfg_attr(debug_assertions, inline)]
     fn cmp(&self, other: &Self) -> Ordering {
         // Whole parts first (truncated toward zero: equal whole parts have the same sign unless
         // one is zero, where the fractions' signs decide), then the fractions at a common scale,
@@ -153,12 +160,14 @@ impl Ord for Decimal {
 }
 
 impl PartialOrd for Decimal {
+    #[cfg_attr(debug_assertions, inline)]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
 impl PartialEq for Decimal {
+    #[cfg_attr(debug_assertions, inline)]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
@@ -176,6 +185,7 @@ impl Hash for Decimal {
 
 /// The number with exactly its scale's digits after the point: `-12.30`, `7`.
 impl fmt::Display for Decimal {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.units < 0 { "-" } else { "" };
         let digits = self.units.unsigned_abs().to_string();
@@ -194,6 +204,7 @@ impl fmt::Display for Decimal {
 pub struct DecimalError(&'static str);
 
 impl fmt::Display for DecimalError {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
     }
@@ -206,6 +217,7 @@ impl std::error::Error for DecimalError {}
 impl FromStr for Decimal {
     type Err = DecimalError;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn from_str(text: &str) -> Result<Self, DecimalError> {
         const WHAT: &str = "a decimal number: digits with an optional sign and point (-12.30)";
         let (negative, rest) = match text.as_bytes().first() {
@@ -250,6 +262,7 @@ impl FromStr for Decimal {
 }
 
 impl From<Decimal> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: Decimal) -> Self {
         Self::Decimal(v)
     }
@@ -258,6 +271,7 @@ impl From<Decimal> for Value {
 #[cfg(feature = "rust_decimal")]
 impl From<rust_decimal::Decimal> for Decimal {
     /// Exact: rust_decimal's 96-bit mantissa and scale of at most 28 always fit.
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: rust_decimal::Decimal) -> Self {
         Self {
             units: v.mantissa(),
@@ -269,6 +283,7 @@ impl From<rust_decimal::Decimal> for Decimal {
 
 #[cfg(feature = "rust_decimal")]
 impl From<rust_decimal::Decimal> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: rust_decimal::Decimal) -> Self {
         Self::Decimal(v.into())
     }
@@ -291,6 +306,7 @@ impl From<rust_decimal::Decimal> for Value {
 impl TryFrom<Decimal> for rust_decimal::Decimal {
     type Error = DecimalError;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn try_from(v: Decimal) -> Result<Self, DecimalError> {
         Self::try_from_i128_with_scale(v.units, u32::from(v.scale)).map_err(|_| {
             DecimalError(
@@ -306,6 +322,7 @@ impl TryFrom<Decimal> for rust_decimal::Decimal {
 ///
 /// [`Error::ValueOutOfRange`] when `v` has more digits after the point than the scale (never
 /// rounded) or its units at the scale overflow an `i128`.
+#[cfg_attr(debug_assertions, inline)]
 fn at_scale(spec: &FieldSpec, field: &str, v: Decimal) -> Result<i128> {
     let scale = scale_of(spec);
     match v.rescale(scale) {
@@ -323,6 +340,7 @@ fn at_scale(spec: &FieldSpec, field: &str, v: Decimal) -> Result<i128> {
 }
 
 /// The decimal of a value a decimal field takes (a decimal or an integer); `None` for others.
+#[cfg_attr(debug_assertions, inline)]
 fn decimal_of(field: &str, value: &Value) -> Result<Option<Decimal>> {
     Ok(Some(match *value {
         Value::Decimal(d) => d,
@@ -342,6 +360,7 @@ fn decimal_of(field: &str, value: &Value) -> Result<Option<Decimal>> {
 }
 
 /// The field's scale.
+#[cfg_attr(debug_assertions, inline)]
 const fn scale_of(spec: &FieldSpec) -> u8 {
     match spec.kind() {
         Kind::Decimal { scale } => scale,
@@ -357,6 +376,7 @@ impl KeyWriter<'_> {
     /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange) for a value with more digits
     /// after the point than the scale (never rounded), [`Error::ValueTooWide`](crate::Error::ValueTooWide)
     /// for one with more digits than the width.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str, v: Decimal) -> Result<()> {
         let scale = scale_of(spec);
         let units = at_scale(spec, field, v)?;
@@ -385,6 +405,7 @@ impl KeyReader<'_> {
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a short field, a bad sign, a non-digit or
     /// a missing point, with its byte position.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str) -> Result<Decimal> {
         crate::io::check_int_width(spec, true, field)?;
         let scale = scale_of(spec);
@@ -441,10 +462,12 @@ impl KeyReader<'_> {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a decimal"
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value(
     w: &mut KeyWriter<'_>,
     spec: &FieldSpec,
@@ -458,10 +481,12 @@ pub(super) fn write_value(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
     r.decimal(spec, field).map(Value::Decimal)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse()
         .map(Value::Decimal)
@@ -479,6 +504,7 @@ impl BinWriter<'_> {
     /// # Errors
     ///
     /// As [`KeyWriter::decimal`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str, v: Decimal) -> Result<()> {
         let units = at_scale(spec, field, v)?;
         if !bin_io::fits_signed(units, spec.width()) {
@@ -497,6 +523,7 @@ impl BinReader<'_> {
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a short key or units the field's width
     /// does not hold.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decimal(&mut self, spec: &FieldSpec, field: &str) -> Result<Decimal> {
         let start = self.pos;
         let n = super::int::signed_bin_size(spec.width(), 16);
@@ -519,6 +546,7 @@ impl BinReader<'_> {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value_bin(
     w: &mut BinWriter<'_>,
     spec: &FieldSpec,
@@ -532,6 +560,7 @@ pub(super) fn write_value_bin(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value_bin(
     r: &mut BinReader<'_>,
     spec: &FieldSpec,

@@ -18,6 +18,7 @@ pub(crate) trait Written {
 
 impl Written for () {
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn written(self) -> Result<()> {
         Ok(())
     }
@@ -25,6 +26,7 @@ impl Written for () {
 
 impl Written for Result<()> {
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn written(self) -> Result<()> {
         self
     }
@@ -76,6 +78,7 @@ macro_rules! dispatch {
         }
 
         /// What a field of `kind` takes, for messages: "an integer", "a string", ...
+        #[cfg_attr(debug_assertions, inline)]
         pub(crate) const fn expects(kind: Kind) -> &'static str {
             match kind {
                 $(Kind::$variant { .. } => super::$module::expects(kind),)*
@@ -83,6 +86,7 @@ macro_rules! dispatch {
         }
 
         /// A value of `spec`'s kind from the command line's text, or why the text is not one.
+        #[cfg_attr(debug_assertions, inline)]
         fn parse_kind(spec: &FieldSpec, text: &str) -> Result<Value, &'static str> {
             match spec.kind() {
                 $(Kind::$variant { .. } => super::$module::parse_text(spec, text),)*
@@ -114,6 +118,7 @@ impl FieldSpec {
     /// assert_eq!(device.optional().parse_value("device_id", "")?, Value::Null);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn parse_value(&self, field: &str, text: &str) -> Result<Value> {
         if text.is_empty() && self.is_optional() {
             return Ok(Value::Null);

@@ -43,6 +43,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the next 8 bytes are lower-case hex.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn f32(&mut self, spec: &FieldSpec, field: &str) -> Result<f32> {
         let k = self.fixed_hex(field, 8)? as u32;
         Ok(f32_from_key(if spec.is_descending() { !k } else { k }))
@@ -53,6 +54,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the next 16 bytes are lower-case hex.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn f64(&mut self, spec: &FieldSpec, field: &str) -> Result<f64> {
         let k = self.fixed_hex(field, 16)? as u64;
         Ok(f64_from_key(if spec.is_descending() { !k } else { k }))
@@ -88,17 +90,20 @@ const fn f32_from_key(k: u32) -> f32 {
 copy_field!(f32 => Kind::F32, f32; f64 => Kind::F64, f64);
 
 impl From<f32> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: f32) -> Self {
         Self::F32(v)
     }
 }
 
 impl From<f64> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: f64) -> Self {
         Self::F64(v)
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(kind: Kind) -> &'static str {
     match kind {
         Kind::F32 => "an f32",
@@ -106,6 +111,7 @@ pub(super) const fn expects(kind: Kind) -> &'static str {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value(
     w: &mut KeyWriter<'_>,
     spec: &FieldSpec,
@@ -120,6 +126,7 @@ pub(super) fn write_value(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
     if spec.kind() == Kind::F32 {
         r.f32(spec, field).map(Value::F32)
@@ -128,6 +135,7 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(spec: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     if spec.kind() == Kind::F32 {
         parse_float(text).map(Value::F32)
@@ -147,12 +155,14 @@ trait Float: std::str::FromStr {
 macro_rules! float_of_bits {
     ($($f:ty = $bits:ty),*) => {$(
         impl Float for $f {
+            #[cfg_attr(debug_assertions, inline)]
             fn nan_of_hex(hex: &str) -> Option<Self> {
                 <$bits>::from_str_radix(hex, 16)
                     .ok()
                     .map(<$f>::from_bits)
                     .filter(|f| f.is_nan())
             }
+            #[cfg_attr(debug_assertions, inline)]
             fn is_infinite(&self) -> bool {
                 <$f>::is_infinite(*self)
             }
@@ -212,6 +222,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn f32(&mut self, spec: &FieldSpec, field: &str) -> Result<f32> {
         Ok(f32_from_key(u32::from_be_bytes(
             self.take_array(field, spec.is_descending())?,
@@ -223,6 +234,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn f64(&mut self, spec: &FieldSpec, field: &str) -> Result<f64> {
         Ok(f64_from_key(u64::from_be_bytes(
             self.take_array(field, spec.is_descending())?,
@@ -230,6 +242,7 @@ impl BinReader<'_> {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value_bin(
     w: &mut BinWriter<'_>,
     spec: &FieldSpec,
@@ -244,6 +257,7 @@ pub(super) fn write_value_bin(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value_bin(
     r: &mut BinReader<'_>,
     spec: &FieldSpec,

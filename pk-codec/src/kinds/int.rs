@@ -29,6 +29,7 @@ impl KeyWriter<'_> {
     /// # Errors
     ///
     /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn int128(&mut self, spec: &FieldSpec, field: &str, v: i128) -> Result<()> {
         num::write_i128(self.out, v, spec.width(), spec.is_descending(), field)
     }
@@ -81,6 +82,7 @@ impl<'a> KeyReader<'a> {
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn int_slow(&mut self, spec: &FieldSpec, field: &str, min: i128, max: i128) -> Result<i128> {
         check_int_width(spec, true, field)?;
         let desc = spec.is_descending();
@@ -100,6 +102,7 @@ super::uint::integer_field!(
 super::uint::value_from!(Int as i128: i8, i16, i32, i64, i128, isize);
 
 /// The smallest and largest values of a signed integer of `bits` bits.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn bounds(bits: IntBits) -> (i128, i128) {
     let bits = bits.get();
     if bits >= 128 {
@@ -109,10 +112,12 @@ pub(crate) const fn bounds(bits: IntBits) -> (i128, i128) {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "an integer"
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value(
     w: &mut KeyWriter<'_>,
     spec: &FieldSpec,
@@ -138,6 +143,7 @@ pub(super) fn write_value(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
     let Kind::Int { bits } = spec.kind() else {
         unreachable!("dispatched by kind")
@@ -146,6 +152,7 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -
     r.int128(spec, field, min, max).map(Value::Int)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse()
         .map(Value::Int)
@@ -161,6 +168,7 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
 /// `-10^(width-1)..10^(width-1)` (a sign and `width - 1` digits), at most the type's
 /// `type_bytes`, at least one.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn signed_bin_size(width: u8, type_bytes: usize) -> usize {
     let Some(m) = 10u128.checked_pow(width.saturating_sub(1) as u32) else {
         return type_bytes;
@@ -226,6 +234,7 @@ impl BinWriter<'_> {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn int64(&mut self, spec: &FieldSpec, field: &str, v: i64) -> Result<()> {
         if let Kind::Int { bits } = spec.kind()
             && bits <= IntBits::B64
@@ -246,6 +255,7 @@ impl BinWriter<'_> {
 /// Whether a field of `width` characters (a sign and `width - 1` digits) holds `v`: for
 /// `v < 0`, `!v` is `|v| - 1`, which must have at most `width - 1` digits.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn fits_width(v: i64, width: u8) -> bool {
     let magnitude = if v < 0 { !v } else { v } as u64;
     magnitude <= num::u64_limit(width.saturating_sub(1))
@@ -271,6 +281,7 @@ impl BinReader<'_> {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn int64(&mut self, spec: &FieldSpec, field: &str) -> Result<i64> {
         if let Kind::Int { bits } = spec.kind()
             && bits <= IntBits::B64
@@ -334,6 +345,7 @@ impl BinReader<'_> {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value_bin(
     w: &mut BinWriter<'_>,
     spec: &FieldSpec,
@@ -356,6 +368,7 @@ pub(super) fn write_value_bin(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value_bin(
     r: &mut BinReader<'_>,
     spec: &FieldSpec,

@@ -55,6 +55,7 @@ macro_rules! value_io {
         value_io!(@ $variant, $method, |v| v);
     };
     (@ $variant:ident, $method:ident, |$v:ident| $arg:expr) => {
+        #[cfg_attr(debug_assertions, inline)]
         pub(super) fn write_value(
             w: &mut KeyWriter<'_>,
             spec: &FieldSpec,
@@ -68,6 +69,7 @@ macro_rules! value_io {
             Ok(true)
         }
 
+        #[cfg_attr(debug_assertions, inline)]
         pub(super) fn read_value(
             r: &mut KeyReader<'_>,
             spec: &FieldSpec,
@@ -76,6 +78,7 @@ macro_rules! value_io {
             r.$method(spec, field).map(Value::$variant)
         }
 
+        #[cfg_attr(debug_assertions, inline)]
         pub(super) fn write_value_bin(
             w: &mut BinWriter<'_>,
             spec: &FieldSpec,
@@ -89,6 +92,7 @@ macro_rules! value_io {
             Ok(true)
         }
 
+        #[cfg_attr(debug_assertions, inline)]
         pub(super) fn read_value_bin(
             r: &mut BinReader<'_>,
             spec: &FieldSpec,
@@ -295,6 +299,7 @@ impl IntBits {
 
     /// The number of bits.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn get(self) -> u8 {
         match self {
             Self::B8 => 8,
@@ -307,6 +312,7 @@ impl IntBits {
 
     /// The size of `bits` bits, if an integer type has it.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn new(bits: u8) -> Option<Self> {
         Some(match bits {
             8 => Self::B8,
@@ -364,6 +370,7 @@ pub enum Form {
 impl Form {
     /// The form's name in a spec (`form=text`, `form=binary`).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Text => "text",
@@ -373,6 +380,7 @@ impl Form {
 
     /// The form named `name`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "text" => Some(Self::Text),
@@ -408,6 +416,7 @@ const NAMES: &[&str] = &[
 impl Kind {
     /// The type's name as written in a spec (`u32`, `i64`, `str`, `bytes`, `bool`, `char`, ...).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Uint { bits } => NAMES[bits as usize],
@@ -426,6 +435,7 @@ impl Kind {
 
     /// The kind named `name` in a spec, if any, with its parameters at their defaults.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn from_name(name: &str) -> Option<Self> {
         let int = |signed: bool| {
             IntBits::ALL
@@ -457,6 +467,7 @@ impl Kind {
 
     /// Every name [`Kind::from_name`] knows, for messages: `u8, u16, ..., timestamp`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn names() -> String {
         NAMES.join(", ")
     }
@@ -464,6 +475,7 @@ impl Kind {
     /// The width that holds every value of a kind that takes a width: the digits of its largest
     /// value, plus one sign character for signed forms. `None` for the other kinds.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn default_width(self) -> Option<u8> {
         match self {
             Self::Uint { bits } => Some(match bits {
@@ -487,6 +499,7 @@ impl Kind {
 
     /// Whether the kind is an integer: what a modulo bucket prefix can read.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_integer(self) -> bool {
         matches!(self, Self::Uint { .. } | Self::Int { .. })
     }
@@ -495,6 +508,7 @@ impl Kind {
     /// digits at a width (a sign character first when `signed`), `None` for the others. The
     /// rulebook's width range for it is [`rules::check_width_declared`](crate::rules::check_width_declared)'s.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn width_form(self) -> Option<bool> {
         match self {
             Self::Uint { .. } => Some(false),
@@ -505,6 +519,7 @@ impl Kind {
 
     /// Whether a field of this kind, not optional, always has the same length.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_fixed_width(self) -> bool {
         matches!(
             self,
@@ -522,18 +537,21 @@ impl Kind {
     /// Whether the kind's form in `order` can be the empty string (ascending strings and byte
     /// strings), so that an optional field of it needs a marker before `Some`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) const fn may_be_empty(self, order: Order) -> bool {
         matches!(order, Order::Asc) && matches!(self, Self::Str | Self::Bytes)
     }
 
     /// Whether the kind has an escaped form (`str escaped`).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn takes_escaped(self) -> bool {
         matches!(self, Self::Str)
     }
 
     /// Whether the kind takes a [`Precision`](crate::Precision).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn takes_precision(self) -> bool {
         matches!(self, Self::Timestamp)
     }
@@ -543,6 +561,7 @@ impl Kind {
     /// built (fixed-width fields never compare their bytes against a delimiter, and plain strings
     /// are checked value by value). [`FieldSpec::delimiter_floor`](crate::FieldSpec::delimiter_floor)
     /// adds the `=` an optional field writes before `Some`.
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) const fn floor(self, order: Order, escaped: bool, optional: bool) -> Option<u8> {
         match (self, order) {
             // Fixed-width digit and hex forms: only an optional one meets the delimiter.
@@ -578,6 +597,7 @@ impl Kind {
     /// The kind's parameters (beyond width, order and the options every field has) and their
     /// values, as a spec writes them (`name=value`).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn params(self) -> Vec<(&'static str, u32)> {
         match self {
             Self::Decimal { scale } => vec![("scale", u32::from(scale))],
@@ -587,6 +607,7 @@ impl Kind {
 
     /// The names of the parameters the kind takes, for messages.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn param_names(self) -> &'static [&'static str] {
         match self {
             Self::Decimal { .. } => &["scale"],
@@ -599,6 +620,7 @@ impl Kind {
     /// # Errors
     ///
     /// A message naming the kind's parameters when it takes no parameter `name`.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn with_param(self, name: &str, value: u32) -> Result<Self, String> {
         match (self, name) {
             (Self::Decimal { .. }, "scale") => u8::try_from(value)
@@ -618,6 +640,7 @@ impl Kind {
     /// A parameter out of its range for a field of `width`, as `(name, value, min, max)`: what
     /// the rulebook refuses as [`Rule::ParamRange`](crate::Rule::ParamRange).
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn param_fault(self, width: u8) -> Option<(&'static str, u32, u32, u32)> {
         match self {
             Self::Decimal { scale } => {
@@ -641,6 +664,7 @@ impl Kind {
 
 /// The `=` an optional field writes before `Some` when its form can be empty: the floor of that
 /// field is the lower of it and the form's own.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn optional_floor(form: Option<u8>) -> u8 {
     match form {
         Some(f) if f < SOME_MARKER => f,
@@ -718,6 +742,7 @@ pub struct Decimal {
 
 impl Value {
     /// The variant's place in the order between kinds.
+    #[cfg_attr(debug_assertions, inline)]
     const fn rank(&self) -> u8 {
         match self {
             Self::Null => 0,
@@ -737,6 +762,7 @@ impl Value {
 
     /// What kind of value this is, for messages.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn kind_name(&self) -> &'static str {
         match self {
             Self::Null => "null",
@@ -756,6 +782,7 @@ impl Value {
 
     /// The value as a `u64`, if it is an integer that fits.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
             Self::Uint(v) => u64::try_from(v).ok(),
@@ -766,6 +793,7 @@ impl Value {
 
     /// The value as an `i64`, if it is an integer that fits.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn as_i64(&self) -> Option<i64> {
         match *self {
             Self::Uint(v) => i64::try_from(v).ok(),
@@ -776,6 +804,7 @@ impl Value {
 
     /// The value as a string slice, if it is a string.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Self::Str(s) => Some(s),
@@ -785,6 +814,7 @@ impl Value {
 
     /// The value as bytes, if it is a byte string.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn as_bytes(&self) -> Option<&[u8]> {
         match self {
             Self::Bytes(b) => Some(b),
@@ -794,12 +824,14 @@ impl Value {
 
     /// Whether this is [`Value::Null`].
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn is_null(&self) -> bool {
         matches!(self, Self::Null)
     }
 }
 
 impl Ord for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
             (Self::Uint(a), Self::Uint(b)) => a.cmp(b),
@@ -819,12 +851,14 @@ impl Ord for Value {
 }
 
 impl PartialOrd for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
 impl PartialEq for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
@@ -853,6 +887,7 @@ impl Hash for Value {
 }
 
 impl<T: Into<Self>> From<Option<T>> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: Option<T>) -> Self {
         v.map_or(Self::Null, Into::into)
     }
@@ -873,6 +908,7 @@ impl<T: Into<Self>> From<Option<T>> for Value {
 /// assert_eq!(Value::Timestamp(1_500_000_000).to_string(), "1970-01-01T00:00:01.500000000Z");
 /// ```
 impl std::fmt::Display for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Null => f.write_str("null"),

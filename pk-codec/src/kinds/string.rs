@@ -22,6 +22,7 @@ impl KeyWriter<'_> {
     ///
     /// [`Error::CharBelowDelimiter`](crate::Error::CharBelowDelimiter) when a plain string holds a byte at or below the delimiter.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str, s: &str) -> Result<()> {
         if spec.is_descending() || spec.is_escaped() {
             self.str_encoded(spec, s);
@@ -36,7 +37,8 @@ impl KeyWriter<'_> {
     }
 
     /// The escaped and descending string forms, which accept every string.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn str_encoded(&mut self, spec: &FieldSpec, s: &str) {
         if spec.is_descending() {
             text::write_desc_bytes(self.out, s.as_bytes());
@@ -46,7 +48,8 @@ impl KeyWriter<'_> {
     }
 
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn below_delimiter(delimiter: u8, field: &str, s: &str) -> Error {
         let offset = text::plain_len(s.as_bytes(), delimiter);
         Error::CharBelowDelimiter {
@@ -61,6 +64,7 @@ impl KeyWriter<'_> {
     /// Writes `s` in the plain ascending string form, answering whether it could: nothing is
     /// written for a string with a byte at or below the delimiter.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn try_plain_str(&mut self, s: &str) -> bool {
         self.try_lead_plain_str::<false>(s)
     }
@@ -80,6 +84,7 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a byte the form cannot hold, a bad escape or bad descending text.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         if spec.is_descending() || spec.is_escaped() {
             return self.str_encoded(spec, field);
@@ -91,7 +96,8 @@ impl<'a> KeyReader<'a> {
     }
 
     /// The escaped and descending string forms.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn str_encoded(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         match spec.order() {
             Order::Desc => {
@@ -192,6 +198,7 @@ impl<'a> KeyReader<'a> {
     /// the end and checks the bytes: the first byte at or below the delimiter must be the
     /// delimiter (or the key must end there).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn plain_str(&mut self, field: &str) -> Result<&'a str> {
         match self.try_plain_str() {
             Some(s) => Ok(s),
@@ -202,6 +209,7 @@ impl<'a> KeyReader<'a> {
     /// [`KeyReader::plain_str`] answering `None`, consuming nothing, for a byte a plain string
     /// cannot hold (the caller's general path then says what is wrong).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn try_plain_str(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];
@@ -227,7 +235,8 @@ impl<'a> KeyReader<'a> {
 
     /// What [`KeyReader::try_plain_str`] declined: the first byte a plain string cannot hold.
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn not_plain(key: &str, pos: usize, delimiter: u8, field: &str) -> Error {
         let rest = &key.as_bytes()[pos..];
         let len = text::plain_len(rest, delimiter);
@@ -238,7 +247,8 @@ impl<'a> KeyReader<'a> {
     }
 
     #[cold]
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn below_delimiter(delimiter: u8, field: &str, at: usize, b: u8) -> Error {
         Self::fault(
             field,
@@ -260,19 +270,22 @@ ref_field!(
 decode_field!(String, str);
 
 impl From<String> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: String) -> Self {
         Self::Str(v)
     }
 }
 
 impl From<&str> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: &str) -> Self {
         Self::Str(v.to_owned())
     }
 }
 
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn not_borrowable(field: &str) -> Error {
     Error::layout(
         Some(field),
@@ -281,12 +294,14 @@ fn not_borrowable(field: &str) -> Error {
     )
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a string"
 }
 
 value_io!(Str, str, borrow);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     Ok(Value::Str(text.to_owned()))
 }
@@ -311,6 +326,7 @@ impl BinReader<'_> {
     ///
     /// [`Error::Malformed`] for a missing end mark, a bad escape or bytes that are not UTF-8.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn str(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         // Ascending, no escape (most strings): one scan and one fixed-size copy, inlined.
         if !spec.is_descending()
@@ -323,7 +339,8 @@ impl BinReader<'_> {
     }
 
     /// [`BinReader::str`] of a descending or escaped string, or of bytes that are not one.
-    #[inline(never)]
+    #[cfg_attr(not(debug_assertions), inline(never))]
+    #[cfg_attr(debug_assertions, inline)]
     fn str_general(&mut self, spec: &FieldSpec, field: &str) -> Result<String> {
         let start = self.pos;
         let bytes = self.bytes_form(spec, field)?;

@@ -20,6 +20,7 @@ impl KeyWriter<'_> {
     ///
     /// [`Error::ValueOutOfRange`](crate::Error::ValueOutOfRange) before year 0, after year 9999, or with digits below the
     /// field's precision (refused, not truncated, so that distinct instants keep distinct keys).
+    #[cfg_attr(debug_assertions, inline)]
     pub fn timestamp(&mut self, spec: &FieldSpec, field: &str, nanos: i128) -> Result<()> {
         let precision = spec.precision();
         crate::timestamp::write(self.out, nanos, precision, spec.is_descending())
@@ -34,6 +35,7 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) at the first byte that is not the text of a real instant at the
     /// field's precision.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn timestamp(&mut self, spec: &FieldSpec, field: &str) -> Result<i128> {
         let start = self.pos;
         let rest = &self.key.as_bytes()[start..];
@@ -49,9 +51,11 @@ impl<'a> KeyReader<'a> {
 
 impl KeyField for std::time::SystemTime {
     const KIND: Kind = Kind::Timestamp;
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.timestamp(spec, field, crate::timestamp::system_time_nanos(*self))
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field_binary(
         &self,
         spec: &FieldSpec,
@@ -63,10 +67,12 @@ impl KeyField for std::time::SystemTime {
 }
 
 impl DecodeField for std::time::SystemTime {
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
         system_time_at(field, start, r.timestamp(spec, field)?)
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         let start = r.position();
         system_time_at(field, start, r.timestamp(spec, field)?)
@@ -75,6 +81,7 @@ impl DecodeField for std::time::SystemTime {
 
 /// The `SystemTime` of `nanos`, read from the field at byte `start`, or the error of a platform
 /// whose `SystemTime` cannot hold it.
+#[cfg_attr(debug_assertions, inline)]
 fn system_time_at(field: &str, start: usize, nanos: i128) -> Result<std::time::SystemTime> {
     crate::timestamp::system_time_from_nanos(nanos).ok_or_else(|| {
         crate::Error::malformed(
@@ -86,6 +93,7 @@ fn system_time_at(field: &str, start: usize, nanos: i128) -> Result<std::time::S
 }
 
 impl From<std::time::SystemTime> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: std::time::SystemTime) -> Self {
         Self::Timestamp(crate::timestamp::system_time_nanos(v))
     }
@@ -94,9 +102,11 @@ impl From<std::time::SystemTime> for Value {
 #[cfg(feature = "time")]
 impl KeyField for time::OffsetDateTime {
     const KIND: Kind = Kind::Timestamp;
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.timestamp(spec, field, self.unix_timestamp_nanos())
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field_binary(
         &self,
         spec: &FieldSpec,
@@ -109,10 +119,12 @@ impl KeyField for time::OffsetDateTime {
 
 #[cfg(feature = "time")]
 impl DecodeField for time::OffsetDateTime {
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
         offset_date_time_at(field, start, r.timestamp(spec, field)?)
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         let start = r.position();
         offset_date_time_at(field, start, r.timestamp(spec, field)?)
@@ -121,6 +133,7 @@ impl DecodeField for time::OffsetDateTime {
 
 /// The `OffsetDateTime` of `nanos`, read from the field at byte `start`.
 #[cfg(feature = "time")]
+#[cfg_attr(debug_assertions, inline)]
 fn offset_date_time_at(field: &str, start: usize, nanos: i128) -> Result<time::OffsetDateTime> {
     time::OffsetDateTime::from_unix_timestamp_nanos(nanos).map_err(|e| {
         Error::malformed(
@@ -133,6 +146,7 @@ fn offset_date_time_at(field: &str, start: usize, nanos: i128) -> Result<time::O
 
 #[cfg(feature = "time")]
 impl From<time::OffsetDateTime> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: time::OffsetDateTime) -> Self {
         Self::Timestamp(v.unix_timestamp_nanos())
     }
@@ -141,6 +155,7 @@ impl From<time::OffsetDateTime> for Value {
 /// Nanoseconds since the epoch, as chrono counts them: a leap second (`23:59:60.x`, subsecond
 /// nanoseconds of 1e9 or more) lands on the next second's instant.
 #[cfg(feature = "chrono")]
+#[cfg_attr(debug_assertions, inline)]
 fn chrono_nanos(t: &chrono::DateTime<chrono::Utc>) -> i128 {
     i128::from(t.timestamp()) * 1_000_000_000 + i128::from(t.timestamp_subsec_nanos())
 }
@@ -152,9 +167,11 @@ fn chrono_nanos(t: &chrono::DateTime<chrono::Utc>) -> i128 {
 #[cfg(feature = "chrono")]
 impl KeyField for chrono::DateTime<chrono::Utc> {
     const KIND: Kind = Kind::Timestamp;
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.timestamp(spec, field, chrono_key_nanos(field, self)?)
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field_binary(
         &self,
         spec: &FieldSpec,
@@ -167,6 +184,7 @@ impl KeyField for chrono::DateTime<chrono::Utc> {
 
 /// The nanoseconds a key of `t` holds, a leap second refused.
 #[cfg(feature = "chrono")]
+#[cfg_attr(debug_assertions, inline)]
 fn chrono_key_nanos(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Result<i128> {
     if t.timestamp_subsec_nanos() >= 1_000_000_000 {
         return Err(leap_second(field, t));
@@ -176,6 +194,7 @@ fn chrono_key_nanos(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Result<i1
 
 #[cfg(feature = "chrono")]
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 fn leap_second(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Error {
     Error::ValueOutOfRange {
         field: field.to_owned(),
@@ -186,10 +205,12 @@ fn leap_second(field: &str, t: &chrono::DateTime<chrono::Utc>) -> Error {
 
 #[cfg(feature = "chrono")]
 impl DecodeField for chrono::DateTime<chrono::Utc> {
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         let start = r.position();
         chrono_at(field, start, r.timestamp(spec, field)?)
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         let start = r.position();
         chrono_at(field, start, r.timestamp(spec, field)?)
@@ -198,6 +219,7 @@ impl DecodeField for chrono::DateTime<chrono::Utc> {
 
 /// The `DateTime<Utc>` of `nanos`, read from the field at byte `start`.
 #[cfg(feature = "chrono")]
+#[cfg_attr(debug_assertions, inline)]
 fn chrono_at(field: &str, start: usize, nanos: i128) -> Result<chrono::DateTime<chrono::Utc>> {
     let (secs, sub) = (
         nanos.div_euclid(1_000_000_000),
@@ -214,23 +236,27 @@ fn chrono_at(field: &str, start: usize, nanos: i128) -> Result<chrono::DateTime<
 /// to have a leap second refused instead.
 #[cfg(feature = "chrono")]
 impl From<chrono::DateTime<chrono::Utc>> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: chrono::DateTime<chrono::Utc>) -> Self {
         Self::Timestamp(chrono_nanos(&v))
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a timestamp"
 }
 
 value_io!(Timestamp, timestamp, copy);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     timestamp_nanos(text).map(Value::Timestamp)
 }
 
 /// Nanoseconds since the epoch of `text`, milliseconds since 1970-01-01 UTC with at most six
 /// decimals (what `pk`'s JSON prints of a timestamp below the millisecond).
+#[cfg_attr(debug_assertions, inline)]
 fn timestamp_nanos(text: &str) -> Result<i128, &'static str> {
     const WHAT: &str = "milliseconds since 1970-01-01 UTC, with at most 6 decimals";
     let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
@@ -262,6 +288,7 @@ fn timestamp_nanos(text: &str) -> Result<i128, &'static str> {
 
 /// The error of an instant a field cannot write, in either form.
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 fn unwritable(field: &str, nanos: i128, precision: Precision, why: Unwritable) -> Error {
     Error::ValueOutOfRange {
         field: field.to_owned(),
@@ -282,6 +309,7 @@ fn unwritable(field: &str, nanos: i128, precision: Precision, why: Unwritable) -
 // as the text form: years 0000 to 9999, no digits below the precision.
 
 /// The bytes of a binary timestamp at `precision`.
+#[cfg_attr(debug_assertions, inline)]
 const fn bin_size(precision: Precision) -> usize {
     if matches!(precision, Precision::Nanos) {
         16
@@ -291,6 +319,7 @@ const fn bin_size(precision: Precision) -> usize {
 }
 
 /// The nanoseconds in one unit of `precision`.
+#[cfg_attr(debug_assertions, inline)]
 const fn unit(precision: Precision) -> i128 {
     10i128.pow(9 - precision.digits())
 }
@@ -306,6 +335,7 @@ impl BinWriter<'_> {
     ///
     /// [`Error::ValueOutOfRange`] as the text form: before year 0, after year 9999, or with
     /// digits below the field's precision.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn timestamp(&mut self, spec: &FieldSpec, field: &str, nanos: i128) -> Result<()> {
         let precision = spec.precision();
         if !(FIRST_NANOS..=LAST_NANOS).contains(&nanos) {
@@ -331,6 +361,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`] for a short key or an instant outside years 0000 to 9999.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn timestamp(&mut self, spec: &FieldSpec, field: &str) -> Result<i128> {
         let start = self.pos;
         let precision = spec.precision();

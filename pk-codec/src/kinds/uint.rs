@@ -27,6 +27,7 @@ impl KeyWriter<'_> {
     /// # Errors
     ///
     /// [`Error::ValueTooWide`](crate::Error::ValueTooWide) when it does not fit the spec's width.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uint128(&mut self, spec: &FieldSpec, field: &str, v: u128) -> Result<()> {
         num::write_u128(self.out, v, spec.width(), spec.is_descending(), field)
     }
@@ -61,6 +62,7 @@ impl<'a> KeyReader<'a> {
     ///
     /// As [`KeyReader::uint128`].
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         self.uint64_as(spec, field, max, spec.width(), spec.is_descending())
     }
@@ -68,6 +70,7 @@ impl<'a> KeyReader<'a> {
     /// [`KeyReader::uint64`] with the width and order given apart from the spec, so that a caller
     /// with constants gets straight-line code (the spec still names the kind in messages).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn uint64_as(
         &mut self,
         spec: &FieldSpec,
@@ -87,6 +90,7 @@ impl<'a> KeyReader<'a> {
     /// The fast path of [`KeyReader::uint64_as`]: the value when the next `width` bytes are
     /// its digits and it is at most `max`, consuming them; `None`, consuming nothing, otherwise.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn uint64_fast(&mut self, max: u64, width: u8, desc: bool) -> Option<u64> {
         let start = self.pos;
         let width = usize::from(width);
@@ -120,6 +124,7 @@ impl<'a> KeyReader<'a> {
 
     /// What the integer fast paths declined: a value wider than 64 bits, or what is wrong.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn uint_slow(&mut self, spec: &FieldSpec, field: &str, max: u128) -> Result<u128> {
         check_int_width(spec, false, field)?;
         let desc = spec.is_descending();
@@ -174,6 +179,7 @@ integer_field!(
 macro_rules! value_from {
     ($variant:ident as $wide:ty: $($t:ty),*) => {$(
         impl From<$t> for Value {
+            #[cfg_attr(debug_assertions, inline)]
             fn from(v: $t) -> Self {
                 Self::$variant(v as $wide)
             }
@@ -184,6 +190,7 @@ pub(super) use value_from;
 value_from!(Uint as u128: u8, u16, u32, u64, u128, usize);
 
 /// The largest value of an unsigned integer of `bits` bits.
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn max(bits: IntBits) -> u128 {
     let bits = bits.get();
     if bits >= 128 {
@@ -195,6 +202,7 @@ pub(crate) const fn max(bits: IntBits) -> u128 {
 
 /// A value out of a field's type.
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn out_of_range(spec: &FieldSpec, field: &str, value: impl ToString) -> Error {
     Error::ValueOutOfRange {
         field: field.to_owned(),
@@ -203,10 +211,12 @@ pub(super) fn out_of_range(spec: &FieldSpec, field: &str, value: impl ToString) 
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "an integer"
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value(
     w: &mut KeyWriter<'_>,
     spec: &FieldSpec,
@@ -231,6 +241,7 @@ pub(super) fn write_value(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -> Result<Value> {
     let Kind::Uint { bits } = spec.kind() else {
         unreachable!("dispatched by kind")
@@ -238,6 +249,7 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -
     r.uint128(spec, field, max(bits)).map(Value::Uint)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     text.parse().map(Value::Uint).map_err(|_| "digits only")
 }
@@ -249,6 +261,7 @@ pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static st
 /// The bytes of an unsigned field of `bits` bits in the binary form: the fewest that hold the
 /// largest value its width and its type both allow, at least one.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn bin_size(spec: &FieldSpec, bits: IntBits) -> usize {
     let type_max = max(bits);
     let limit = match 10u128.checked_pow(spec.width() as u32) {
@@ -261,6 +274,7 @@ pub(crate) const fn bin_size(spec: &FieldSpec, bits: IntBits) -> usize {
 
 /// The `n` low bytes set: what inverting an `n`-byte field flips.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) const fn byte_mask(n: usize) -> u128 {
     if n >= 16 {
         u128::MAX
@@ -316,6 +330,7 @@ impl BinWriter<'_> {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, v: u64) -> Result<()> {
         match spec.kind() {
             Kind::Uint { bits }
@@ -355,6 +370,7 @@ impl BinReader<'_> {
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uint64(&mut self, spec: &FieldSpec, field: &str, max: u64) -> Result<u64> {
         if let Kind::Uint { bits } = spec.kind()
             && bits <= IntBits::B64
@@ -414,6 +430,7 @@ impl BinReader<'_> {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value_bin(
     w: &mut BinWriter<'_>,
     spec: &FieldSpec,
@@ -435,6 +452,7 @@ pub(super) fn write_value_bin(
     Ok(true)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value_bin(
     r: &mut BinReader<'_>,
     spec: &FieldSpec,

@@ -28,6 +28,7 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) unless the next 32 bytes are lower-case hex.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uuid(&mut self, spec: &FieldSpec, field: &str) -> Result<u128> {
         let v = self.fixed_hex(field, 32)?;
         Ok(if spec.is_descending() { !v } else { v })
@@ -37,10 +38,12 @@ impl<'a> KeyReader<'a> {
 #[cfg(feature = "uuid")]
 impl KeyField for uuid::Uuid {
     const KIND: Kind = Kind::Uuid;
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field(&self, spec: &FieldSpec, field: &str, w: &mut KeyWriter<'_>) -> Result<()> {
         w.uuid(spec, field, self.as_u128());
         Ok(())
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn encode_field_binary(
         &self,
         spec: &FieldSpec,
@@ -54,9 +57,11 @@ impl KeyField for uuid::Uuid {
 
 #[cfg(feature = "uuid")]
 impl DecodeField for uuid::Uuid {
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field(spec: &FieldSpec, field: &str, r: &mut KeyReader<'_>) -> Result<Self> {
         Ok(Self::from_u128(r.uuid(spec, field)?))
     }
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_field_binary(spec: &FieldSpec, field: &str, r: &mut BinReader<'_>) -> Result<Self> {
         Ok(Self::from_u128(r.uuid(spec, field)?))
     }
@@ -64,17 +69,20 @@ impl DecodeField for uuid::Uuid {
 
 #[cfg(feature = "uuid")]
 impl From<uuid::Uuid> for Value {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(v: uuid::Uuid) -> Self {
         Self::Uuid(v.as_u128())
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) const fn expects(_: Kind) -> &'static str {
     "a UUID"
 }
 
 value_io!(Uuid, uuid, copy);
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
     let hex: String = text.chars().filter(|c| *c != '-').collect();
     // Hex digits only: `from_str_radix` would also take a leading `+`.
@@ -103,6 +111,7 @@ impl BinReader<'_> {
     /// # Errors
     ///
     /// [`Error::Malformed`](crate::Error::Malformed) for a short key.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn uuid(&mut self, spec: &FieldSpec, field: &str) -> Result<u128> {
         Ok(u128::from_be_bytes(
             self.take_array(field, spec.is_descending())?,

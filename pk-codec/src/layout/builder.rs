@@ -35,6 +35,7 @@ pub struct LayoutBuilder {
 
 impl LayoutBuilder {
     /// Adds a field.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn field(mut self, name: impl Into<String>, spec: FieldSpec) -> Self {
         self.fields.push(FieldDef {
             name: name.into(),
@@ -44,18 +45,21 @@ impl LayoutBuilder {
     }
 
     /// Sets the delimiter (default `b','`), a byte as in [`KeyShape::new`](crate::KeyShape::new).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn delimiter(mut self, delimiter: u8) -> Self {
         self.delimiter = Some(delimiter as char);
         self
     }
 
     /// Sets the key length limit in bytes (default 1024).
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn max_len(mut self, max_len: usize) -> Self {
         self.max_len = Some(max_len);
         self
     }
 
     /// Adds a hash prefix: the first `len` hex characters of `alg` over the natural key.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn hash_prefix(mut self, alg: HashAlg, len: u8, separator: Separator) -> Self {
         self.prefix = Some(PrefixConfig::Hash {
             algorithm: alg,
@@ -108,6 +112,7 @@ impl LayoutBuilder {
     }
 
     /// Adds a bucket prefix: `value % count` of the integer field `field`.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn buckets_by_modulo(
         mut self,
         count: u32,
@@ -141,6 +146,7 @@ impl LayoutBuilder {
 
     /// The keys' form: [`Form::Text`] (the default) or [`Form::Binary`], which
     /// [`Layout::encode_bytes`](crate::Layout::encode_bytes) writes.
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn form(mut self, form: Form) -> Self {
         self.form = Some(form);
         self
@@ -152,6 +158,7 @@ impl LayoutBuilder {
     ///
     /// [`Error::InvalidLayout`](crate::Error::InvalidLayout) saying what cannot work: no fields, a duplicate or empty name,
     /// a bad width, a delimiter that cannot order a field, a bad prefix.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn build(self) -> Result<Layout> {
         LayoutConfig {
             delimiter: self.delimiter,

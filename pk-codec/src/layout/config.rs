@@ -134,17 +134,20 @@ pub(super) enum OrderConfig {
 
 #[cfg(feature = "serde")]
 #[allow(clippy::trivially_copy_pass_by_ref)]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn is_asc(o: &OrderConfig) -> bool {
     *o == OrderConfig::Asc
 }
 
 #[cfg(feature = "serde")]
 #[allow(clippy::trivially_copy_pass_by_ref)]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn is_false(b: &bool) -> bool {
     !*b
 }
 
 impl From<FieldDef> for FieldConfig {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(def: FieldDef) -> Self {
         let spec = def.spec;
         Self {
@@ -172,6 +175,7 @@ impl From<FieldDef> for FieldConfig {
 }
 
 impl FieldConfig {
+    #[cfg_attr(debug_assertions, inline)]
     fn to_def(&self) -> Result<FieldDef> {
         let mut kind = Kind::from_name(&self.ty).ok_or_else(|| {
             Error::layout(
@@ -223,6 +227,7 @@ impl FieldConfig {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn check_name(name: &str) -> Result<()> {
     rules::check_field_name(name).map_err(|rule| Error::broken(Some(name), rule))
 }
@@ -230,6 +235,7 @@ pub(super) fn check_name(name: &str) -> Result<()> {
 impl TryFrom<LayoutConfig> for Layout {
     type Error = Error;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn try_from(config: LayoutConfig) -> Result<Self> {
         if config.fields.is_empty() {
             return Err(Error::layout(None, "a layout needs at least one field"));
@@ -369,6 +375,7 @@ impl TryFrom<LayoutConfig> for Layout {
 }
 
 impl From<Layout> for LayoutConfig {
+    #[cfg_attr(debug_assertions, inline)]
     fn from(layout: Layout) -> Self {
         let shape = layout.shape;
         let names = |indices: &[usize]| -> Vec<String> {

@@ -39,12 +39,14 @@ pub struct FieldDef {
 impl FieldDef {
     /// The field's name.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// How the field is written.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn spec(&self) -> &FieldSpec {
         &self.spec
     }
@@ -162,18 +164,21 @@ pub struct Layout {
 
 impl Layout {
     /// A builder for a layout.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn builder() -> LayoutBuilder {
         LayoutBuilder::default()
     }
 
     /// The fields, in key order.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn fields(&self) -> &[FieldDef] {
         &self.fields
     }
 
     /// The delimiter, prefix and length limit.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn shape(&self) -> &KeyShape {
         &self.shape
     }
@@ -185,6 +190,7 @@ impl Layout {
     /// [`Error::FieldCount`], [`Error::TypeMismatch`], [`Error::ValueOutOfRange`] for values that
     /// do not fit the fields; [`Error::ValueTooWide`], [`Error::CharBelowDelimiter`],
     /// [`Error::KeyTooLong`] as the key forms require.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode(&self, values: &[Value]) -> Result<String> {
         crate::scratch::encode_new(|out| self.encode_into(values, out))
     }
@@ -194,6 +200,7 @@ impl Layout {
     /// # Errors
     ///
     /// As [`Layout::encode`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode_into(&self, values: &[Value], out: &mut String) -> Result<()> {
         if values.len() != self.fields.len() {
             return Err(Error::FieldCount {
@@ -212,6 +219,7 @@ impl Layout {
     /// is computed from ([`RangeBuilder::end_hashed`]): through the last hashed field of a hash
     /// prefix over leading fields or of a bucket hash (every field for a bucket hash over the
     /// whole key); `None` for the other prefixes.
+    #[cfg_attr(debug_assertions, inline)]
     fn hashed_end(&self) -> Option<usize> {
         match (&self.bucket, self.shape.prefix()) {
             (BucketFields::Hash(hashed), Prefix::Bucket { .. } | Prefix::Hash { .. }) => {
@@ -222,6 +230,7 @@ impl Layout {
     }
 
     /// What field `index`, holding `value`, contributes to the bucket.
+    #[cfg_attr(debug_assertions, inline)]
     fn bucket_role(&self, index: usize, value: &Value) -> BucketRole {
         match self.plan.steps()[index].role {
             FieldRole::Modulo => bucket_value(value).map_or(BucketRole::None, BucketRole::Value),
@@ -232,12 +241,14 @@ impl Layout {
 
     /// The form of the keys [`Layout::encode_bytes`] writes.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub const fn form(&self) -> Form {
         self.form
     }
 
     /// The same layout with keys of `form`.
     #[must_use]
+    #[cfg_attr(debug_assertions, inline)]
     pub fn with_form(mut self, form: Form) -> Self {
         self.form = form;
         self
@@ -265,6 +276,7 @@ impl Layout {
     /// assert_eq!(binary.decode_bytes(&binary.encode_bytes(&values)?)?, values);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode_bytes(&self, values: &[Value]) -> Result<Vec<u8>> {
         if self.form == Form::Text {
             // The text key's own buffer: no second allocation or copy.
@@ -280,6 +292,7 @@ impl Layout {
     /// # Errors
     ///
     /// As [`Layout::encode`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn encode_bytes_into(&self, values: &[Value], out: &mut Vec<u8>) -> Result<()> {
         if self.form == Form::Text {
             let key = self.encode(values)?;
@@ -307,6 +320,7 @@ impl Layout {
     }
 
     /// One field of a binary key, its optional part included.
+    #[cfg_attr(debug_assertions, inline)]
     fn write_bin_field(w: &mut BinWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
         let spec = &def.spec;
         if spec.is_optional() {
@@ -330,6 +344,7 @@ impl Layout {
     /// As [`Layout::decode`]: [`Error::Malformed`] with the byte position for any bytes the
     /// layout would not write, [`Error::PrefixMismatch`] for a prefix its natural key does not
     /// give. Text keys must be UTF-8.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decode_bytes(&self, key: &[u8]) -> Result<Vec<Value>> {
         let mut values = Vec::with_capacity(self.fields.len());
         self.decode_bytes_into(key, &mut values)?;
@@ -341,6 +356,7 @@ impl Layout {
     /// # Errors
     ///
     /// As [`Layout::decode_bytes`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decode_bytes_into(&self, key: &[u8], values: &mut Vec<Value>) -> Result<()> {
         values.clear();
         if self.form == Form::Text {
@@ -373,6 +389,7 @@ impl Layout {
     }
 
     /// One field of a binary key, its optional part included.
+    #[cfg_attr(debug_assertions, inline)]
     fn read_bin_field(r: &mut BinReader<'_>, def: &FieldDef) -> Result<Value> {
         let spec = &def.spec;
         if spec.is_optional() {
@@ -397,6 +414,7 @@ impl Layout {
     /// [`Error::Malformed`] with the byte position for any text this layout would not write,
     /// [`Error::PrefixMismatch`] for a wrong prefix, [`Error::ValueOutOfRange`] for a number
     /// outside its type.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decode(&self, key: &str) -> Result<Vec<Value>> {
         // A convenience over `decode_into` (the measured path), with no code of its own: a second
         // copy of the layout's inlined loop cost every build far more than it saved a caller.
@@ -436,6 +454,7 @@ impl Layout {
     /// assert!(values.is_empty());
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn decode_into(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
         let mut direct = Slots::new(values);
         if self.plan.try_read_direct(key, &mut direct) {
@@ -447,6 +466,7 @@ impl Layout {
 
     /// [`Layout::decode_into`] of a key the whole-key direct path declined (which may have put
     /// some values in `values`): read again from the first field.
+    #[cfg_attr(debug_assertions, inline)]
     fn decode_declined(&self, key: &str, values: &mut Vec<Value>) -> Result<()> {
         let mut slots = Slots::new(values);
         match self
@@ -488,6 +508,7 @@ impl Layout {
     ///
     /// [`Error::RangeUnsupported`] for a hash prefix; [`Error::FieldCount`] for more values than
     /// fields; the errors of [`Layout::encode`] for the values.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn prefix_ranges(&self, prefix: &[Value]) -> Result<Vec<KeyRange>> {
         self.ranges(prefix, Bound::Unbounded, Bound::Unbounded)
     }
@@ -516,6 +537,7 @@ impl Layout {
     /// assert_eq!(text.split_points(1)?, [b"2"]);
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn split_points(&self, n: usize) -> Result<Vec<Vec<u8>>> {
         self.shape.split_points_in(self.form, n)
     }
@@ -543,6 +565,7 @@ impl Layout {
     /// assert!(ranges[0].contains(&key));
     /// # Ok::<(), pk_codec::Error>(())
     /// ```
+    #[cfg_attr(debug_assertions, inline)]
     pub fn byte_ranges(
         &self,
         prefix: &[Value],
@@ -643,6 +666,7 @@ impl Layout {
     ///
     /// As [`Layout::prefix_ranges`]; [`Error::FieldCount`] when bounds are given but `prefix`
     /// already names every field.
+    #[cfg_attr(debug_assertions, inline)]
     pub fn ranges(
         &self,
         prefix: &[Value],
@@ -707,6 +731,7 @@ impl Layout {
     ///
     /// As [`Layout::ranges`], and [`Error::RangeUnsupported`] when the keys lie in several
     /// buckets: use [`Layout::ranges`] and merge with [`KeyShape::merge_buckets`].
+    #[cfg_attr(debug_assertions, inline)]
     pub fn range(
         &self,
         prefix: &[Value],

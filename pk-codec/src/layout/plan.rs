@@ -38,6 +38,7 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn new(fields: &[FieldDef], bucket: &BucketFields, shape: &KeyShape) -> Self {
         // Each field's part in the bucket, marked once: a lookup per field in the bucket's list
         // made a layout whose prefix names many fields quadratic to build.
@@ -71,6 +72,7 @@ impl Plan {
 
     /// Every field by the general path: what the direct paths are tested against.
     #[cfg(test)]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn general(fields: &[FieldDef], bucket: &BucketFields, shape: &KeyShape) -> Self {
         let mut plan = Self::new(fields, bucket, shape);
         plan.direct = false;
@@ -83,6 +85,7 @@ impl Plan {
     /// This plan without the whole-key direct paths (each field still takes its own), for
     /// tests of the field-by-field loop.
     #[cfg(test)]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn by_field(mut self) -> Self {
         self.direct = false;
         self
@@ -90,10 +93,12 @@ impl Plan {
 
     /// Whether whole keys take the direct paths.
     #[cfg(test)]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn is_direct(&self) -> bool {
         self.direct
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn steps(&self) -> &[Step] {
         &self.steps
     }
@@ -103,6 +108,7 @@ impl Plan {
     /// limit), `out` is as it was, and the caller writes the key by [`Plan::write`], which
     /// writes it or says what is wrong. `values` are as many as the steps (the caller checked).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn try_write_direct(&self, values: &[Value], out: &mut String) -> bool {
         if !self.direct {
             return false;
@@ -117,6 +123,7 @@ impl Plan {
 
     /// [`Plan::try_write_direct`] of a direct plan, with `delimiter` (the plan's).
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn write_direct_key(&self, values: &[Value], out: &mut String, delimiter: u8) -> bool {
         let base = out.len();
         let mut fields = self.steps.iter().zip(values);
@@ -144,6 +151,7 @@ impl Plan {
     /// limit), `out` may hold some of the key's values, and the caller reads the key again from
     /// its first field by [`Plan::read`], which reads it or says what is wrong.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn try_read_direct(&self, key: &str, out: &mut impl Sink) -> bool {
         if !self.direct || key.len() > self.max_len {
             return false;
@@ -169,6 +177,7 @@ impl Plan {
     /// The first field and the others are two copies of one loop body, so that every field
     /// after the first writes its delimiter in the same append as its digits.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn write(
         &self,
         w: &mut KeyWriter<'_>,
@@ -188,6 +197,7 @@ impl Plan {
     /// Reads the fields of a key, delimiters included, into `out`: each by its direct path or,
     /// declined, the general one.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn read(
         &self,
         r: &mut KeyReader<'_>,
@@ -206,6 +216,7 @@ impl Plan {
 }
 
 impl PartialEq for Plan {
+    #[cfg_attr(debug_assertions, inline)]
     fn eq(&self, _: &Self) -> bool {
         true
     }
@@ -255,11 +266,13 @@ impl Op {
     };
 
     /// The op numbered `n` (below [`OPS`]).
+    #[cfg_attr(debug_assertions, inline)]
     const fn new(n: u8) -> Self {
         Self::ALL[n as usize]
     }
 
     /// Its number.
+    #[cfg_attr(debug_assertions, inline)]
     const fn get(self) -> u8 {
         self as u8
     }
@@ -309,6 +322,7 @@ macro_rules! by_uint_op {
 }
 
 impl Step {
+    #[cfg_attr(debug_assertions, inline)]
     fn new(role: FieldRole, spec: &FieldSpec) -> Self {
         let general = Self {
             op: GENERAL,
@@ -517,7 +531,8 @@ fn uint_reader<const LEAD: bool, const WIDTH: u8, const DESC: bool>(
     }
 }
 
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> bool {
     let (&Value::Int(v), Kind::Int { bits }) = (value, def.spec.kind()) else {
         return false;
@@ -527,7 +542,8 @@ fn int_writer(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> bool {
     v >= min && v <= max && w.int64(&def.spec, &def.name, v as i64).is_ok()
 }
 
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 fn int_reader(r: &mut KeyReader<'_>, def: &FieldDef, values: &mut Slots<'_>) -> bool {
     let Kind::Int { bits } = def.spec.kind() else {
         return false;
@@ -557,11 +573,13 @@ pub(super) trait Sink {
 
 impl Sink for Slots<'_> {
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn put_uint(&mut self, v: u64) {
         Slots::put_uint(self, v);
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn put_str(&mut self, s: &str) {
         Slots::put_str(self, s);
     }
@@ -579,18 +597,21 @@ pub(super) struct Slots<'v> {
 impl<'v> Slots<'v> {
     /// Slots over `values`, from its first value.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn new(values: &'v mut Vec<Value>) -> Self {
         Self { values, next: 0 }
     }
 
     /// Drops the values past the last one put: the vector holds exactly the values read.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(super) fn finish(self) {
         self.values.truncate(self.next);
     }
 
     /// Puts an unsigned integer.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn put_uint(&mut self, v: u64) {
         match self.values.get_mut(self.next) {
             Some(Value::Uint(slot)) => *slot = u128::from(v),
@@ -602,6 +623,7 @@ impl<'v> Slots<'v> {
 
     /// Puts a string, into the buffer of the string in its place if there is one.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn put_str(&mut self, s: &str) {
         if let Some(Value::Str(slot)) = self.values.get_mut(self.next) {
             slot.clear();
@@ -614,6 +636,7 @@ impl<'v> Slots<'v> {
 
     /// Puts any value.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     fn put(&mut self, value: Value) {
         match self.values.get_mut(self.next) {
             Some(slot) => *slot = value,
@@ -634,6 +657,7 @@ pub(super) fn bucket_value(value: &Value) -> Option<BucketValue> {
 }
 
 #[cold]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn mismatch(def: &FieldDef, found: &Value) -> Error {
     Error::TypeMismatch {
         field: def.name.clone(),
@@ -642,6 +666,7 @@ pub(super) fn mismatch(def: &FieldDef, found: &Value) -> Error {
     }
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) -> Result<()> {
     let spec = &def.spec;
     let name = def.name.as_str();
@@ -660,7 +685,8 @@ pub(super) fn write_value(w: &mut KeyWriter<'_>, def: &FieldDef, value: &Value) 
 }
 
 /// Writes a field by the general path, with its part in the bucket.
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn write_field(
     w: &mut KeyWriter<'_>,
     def: &FieldDef,
@@ -682,7 +708,8 @@ pub(super) fn write_field(
 }
 
 /// Reads a field by the general path, with its part in the bucket.
-#[inline(never)]
+#[cfg_attr(not(debug_assertions), inline(never))]
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_field(r: &mut KeyReader<'_>, def: &FieldDef, role: FieldRole) -> Result<Value> {
     let start = r.position();
     let value = read_value(r, def)?;
@@ -698,6 +725,7 @@ pub(super) fn read_field(r: &mut KeyReader<'_>, def: &FieldDef, role: FieldRole)
     Ok(value)
 }
 
+#[cfg_attr(debug_assertions, inline)]
 pub(super) fn read_value(r: &mut KeyReader<'_>, def: &FieldDef) -> Result<Value> {
     let spec = &def.spec;
     let name = def.name.as_str();

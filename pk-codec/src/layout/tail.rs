@@ -38,6 +38,7 @@ pub(super) fn push_lead_str<const LEAD: bool>(out: &mut String, lead: u8, s: &st
 /// Writes every byte of `to` from `from`, of the same length: up to 16 bytes as two overlapping
 /// chunks (or up to three single bytes), not a `memcpy` call.
 #[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 fn copy(to: &mut [MaybeUninit<u8>], from: &[u8]) {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn chunk<const N: usize>(to: &mut [MaybeUninit<u8>], from: &[u8]) {

@@ -25,15 +25,18 @@ struct Piece<'s> {
 }
 
 impl<'s> Piece<'s> {
+    #[cfg_attr(debug_assertions, inline)]
     fn str(self) -> &'s str {
         self.text
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn is_empty(self) -> bool {
         self.text.is_empty()
     }
 
     /// The piece from byte `i` on.
+    #[cfg_attr(debug_assertions, inline)]
     fn from(self, i: usize) -> Self {
         Piece {
             text: &self.text[i..],
@@ -42,6 +45,7 @@ impl<'s> Piece<'s> {
     }
 
     /// The piece up to byte `i`.
+    #[cfg_attr(debug_assertions, inline)]
     fn to(self, i: usize) -> Self {
         Piece {
             text: &self.text[..i],
@@ -49,32 +53,38 @@ impl<'s> Piece<'s> {
         }
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn trim(self) -> Self {
         let start = self.text.len() - self.text.trim_start().len();
         let piece = self.from(start);
         piece.to(piece.text.trim_end().len())
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn find(self, c: char) -> Option<usize> {
         self.text.find(c)
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn split_once(self, c: char) -> Option<(Self, Self)> {
         let i = self.text.find(c)?;
         Some((self.to(i), self.from(i + c.len_utf8())))
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn rsplit_once(self, c: char) -> Option<(Self, Self)> {
         let i = self.text.rfind(c)?;
         Some((self.to(i), self.from(i + c.len_utf8())))
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn strip_prefix(self, prefix: &str) -> Option<Self> {
         self.text
             .starts_with(prefix)
             .then(|| self.from(prefix.len()))
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn strip_suffix(self, suffix: &str) -> Option<Self> {
         self.text
             .ends_with(suffix)
@@ -82,6 +92,7 @@ impl<'s> Piece<'s> {
     }
 
     /// The pieces between the `c`s (as [`str::split`]).
+    #[cfg_attr(debug_assertions, inline)]
     fn split(self, c: char) -> impl Iterator<Item = Self> {
         let mut rest = Some(self);
         std::iter::from_fn(move || {
@@ -100,6 +111,7 @@ impl<'s> Piece<'s> {
     }
 
     /// The words between runs of whitespace (as [`str::split_whitespace`]).
+    #[cfg_attr(debug_assertions, inline)]
     fn words(self) -> impl Iterator<Item = Self> {
         let mut rest = self;
         std::iter::from_fn(move || {
@@ -122,6 +134,7 @@ impl<'s> Piece<'s> {
 struct TextParser;
 
 impl TextParser {
+    #[cfg_attr(debug_assertions, inline)]
     fn err(at: Piece<'_>, reason: impl Into<String>) -> Error {
         Error::InvalidSpec {
             position: at.at,
@@ -130,6 +143,7 @@ impl TextParser {
     }
 
     /// Splits on `;` outside single quotes.
+    #[cfg_attr(debug_assertions, inline)]
     fn items(text: Piece<'_>) -> Vec<Piece<'_>> {
         let mut items = Vec::new();
         let mut start = 0;
@@ -151,6 +165,7 @@ impl TextParser {
         items
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn parse(text: &str) -> Result<LayoutConfig> {
         let mut config = LayoutConfig {
             delimiter: None,
@@ -189,6 +204,7 @@ impl TextParser {
             .map_err(|_| Self::err(text, format!("expected {what}, found {trimmed:?}")))
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn field(item: Piece<'_>, colon: usize) -> Result<FieldConfig> {
         let name = item.to(colon).trim().str();
         let rest = item.from(colon + 1);
@@ -286,6 +302,7 @@ impl TextParser {
         Ok(field)
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn setting(item: Piece<'_>, eq: usize, config: &mut LayoutConfig) -> Result<()> {
         let key = item.to(eq).trim();
         let value = item.from(eq + 1).trim();
@@ -406,11 +423,13 @@ impl TextParser {
     }
 
     /// Field names separated by `,`.
+    #[cfg_attr(debug_assertions, inline)]
     fn names(list: Piece<'_>) -> Vec<String> {
         list.split(',').map(|f| f.trim().str().to_owned()).collect()
     }
 
     /// Refuses a second `what` at `at`.
+    #[cfg_attr(debug_assertions, inline)]
     fn once(at: Piece<'_>, given: bool, what: &str) -> Result<()> {
         if given {
             Err(Self::err(
@@ -422,6 +441,7 @@ impl TextParser {
         }
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn separator(word: Option<Piece<'_>>) -> Result<bool> {
         match word {
             None => Ok(false),
@@ -433,6 +453,7 @@ impl TextParser {
         }
     }
 
+    #[cfg_attr(debug_assertions, inline)]
     fn char_literal(value: Piece<'_>) -> Result<char> {
         let inner = value
             .strip_prefix("'")
@@ -464,6 +485,7 @@ impl TextParser {
 impl FromStr for Layout {
     type Err = Error;
 
+    #[cfg_attr(debug_assertions, inline)]
     fn from_str(text: &str) -> Result<Self> {
         TextParser::parse(text)?.try_into()
     }
@@ -471,6 +493,7 @@ impl FromStr for Layout {
 
 impl fmt::Display for Layout {
     /// The text spec of this layout; it parses back to an equal layout.
+    #[cfg_attr(debug_assertions, inline)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let config = LayoutConfig::from(self.clone());
         let mut items: Vec<String> = Vec::new();
