@@ -3,27 +3,38 @@
 #
 # Creates throwaway crates under a temp dir, each with the same three-field struct
 # (u32, String, u64) and a main that encodes one key:
-#   pk-codec        depends on this repository's pk-codec by path (its working tree, or
-#                   PK_CODEC_DIR/pk-codec);
+#   pk-codec        depends on this repository's pk-codec (its working tree, or the workspace
+#                   at PK_CODEC_DIR);
 #   pk-codec@REV    the same against pk-codec as of git revision REV (one per REV argument,
 #                   exported with `git archive`, e.g. `main` for the figure before a change);
 #   storekey        storekey 0.11's derives and `encode_vec`.
-# Dependencies are fetched first (`cargo fetch`, not timed); then each crate gets a clean debug
+# How pk-codec reaches the fresh crate (PK_AS):
+#   registry (default)  as a user's crate gets it from crates.io: `cargo package` of pk-derive and
+#                       pk-codec, served with their registry dependencies from a local directory
+#                       source (`cargo vendor`'s format), so cargo builds them as it builds any
+#                       registry crate (not incremental, lints capped), as it builds storekey;
+#   path                a path dependency, which cargo builds as a local crate: incremental (its
+#                       dependency graph written, 256 codegen units) and linted. The figures
+#                       before 2026-12-02 02:00 UTC were taken this way.
+# Dependencies are fetched (and packaged) first, not timed; then each crate gets a clean debug
 # `cargo build` in a fresh target directory, RUNS times (default 3), interleaved, and the medians
 # of wall time and user+sys CPU time are printed.
 #
 #   scripts/bench-build.sh [REV...]          # e.g. scripts/bench-build.sh main
 #   RUNS=5 scripts/bench-build.sh
+#   PK_AS=path scripts/bench-build.sh main
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${RUNS:-3}"
+pk_as="${PK_AS:-registry}"
+case "$pk_as" in registry | path) ;; *) echo "PK_AS must be registry or path, not $pk_as" >&2; exit 2 ;; esac
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pk-bench-build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 # No compiler cache or shared target directory may take part.
 unset RUSTC_WRAPPER CARGO_BUILD_RUSTC_WRAPPER CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR
 
-pk_crate() { # NAME PK_CODEC_DIR
+pk_crate() { # NAME WORKSPACE_DIR
     mkdir -p "$tmp/$1/src"
     cat >"$tmp/$1/Cargo.toml" <<EOF
 [package]
@@ -33,7 +44,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-pk-codec = { path = "$2" }
+pk-codec = { path = "$2/pk-codec" }
 
 [workspace]
 EOF
@@ -52,6 +63,26 @@ fn main() {
     println!("{}", key.encode().unwrap());
 }
 EOF
+    if [ "$pk_as" = registry ]; then
+        # The registry dependencies in a directory source, then pk-derive and pk-codec as
+        # `cargo package` writes them, in place of the path dependency.
+        local vendor="$tmp/$1/vendor" pkg="$tmp/$1/pkg"
+        (cd "$tmp/$1" && cargo vendor --quiet --versioned-dirs "$vendor" >/dev/null)
+        (cd "$2" && cargo package --quiet --offline --no-verify --allow-dirty \
+            -p pk-derive -p pk-codec --target-dir "$pkg")
+        local c
+        for c in pk-derive pk-codec; do
+            local crate="$pkg/package/$c-0.1.0.crate"
+            tar -xzf "$crate" -C "$vendor"
+            printf '{"files":{},"package":"%s"}' "$(sha256sum "$crate" | cut -d' ' -f1)" \
+                >"$vendor/$c-0.1.0/.cargo-checksum.json"
+        done
+        rm -rf "$pkg" "$tmp/$1/Cargo.lock"
+        sed -i 's|^pk-codec = .*|pk-codec = "=0.1.0"|' "$tmp/$1/Cargo.toml"
+        mkdir -p "$tmp/$1/.cargo"
+        printf '[source.crates-io]\nreplace-with = "vendored"\n\n[source.vendored]\ndirectory = "%s"\n' \
+            "$vendor" >"$tmp/$1/.cargo/config.toml"
+    fi
 }
 
 storekey_crate() { # NAME
@@ -84,13 +115,13 @@ EOF
 }
 
 variants=(pk-codec)
-pk_crate pk-codec "${PK_CODEC_DIR:-$repo}/pk-codec"
+pk_crate pk-codec "${PK_CODEC_DIR:-$repo}"
 for rev in "$@"; do
     name="pk-codec@$rev"
     src="$tmp/src-${rev//\//_}"
     mkdir -p "$src"
     git -C "$repo" archive "$rev" | tar -x -C "$src"
-    pk_crate "$name" "$src/pk-codec"
+    pk_crate "$name" "$src"
     variants+=("$name")
 done
 storekey_crate storekey
@@ -115,7 +146,7 @@ build() {
     rm -rf "$target"
 }
 
-echo "$(date -u +%Y-%m-%dT%H:%MZ); $(nproc) CPUs; $(rustc --version); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(date -u +%Y-%m-%dT%H:%MZ); $(nproc) CPUs; $(rustc --version); pk-codec as a $pk_as dependency; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= runs; i++)); do
     for v in "${variants[@]}"; do
         build "$v"

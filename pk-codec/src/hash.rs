@@ -108,9 +108,9 @@ impl HashAlg {
         // The xxHash values, left-aligned in a u64 so that hex digit `i` is bits `60 - 4i..64 - 4i`.
         let value: u64 = match self {
             Self::Md5 => return md5_hex_prefix(data, len, buf),
-            Self::Xxh32 => u64::from(xxhash_rust::xxh32::xxh32(data, 0)) << 32,
-            Self::Xxh64 => xxhash_rust::xxh64::xxh64(data, 0),
-            Self::Xxh3 => xxhash_rust::xxh3::xxh3_64(data),
+            Self::Xxh32 => u64::from(xxh32(data)) << 32,
+            Self::Xxh64 => xxh64(data),
+            Self::Xxh3 => xxh3_64(data),
         };
         let len = len.min(16);
         for (i, out) in buf[..len].iter_mut().enumerate() {
@@ -135,13 +135,9 @@ impl HashAlg {
         let n = n.min(usize::from(self.max_len()) / 2);
         match self {
             Self::Md5 => buf[..16].copy_from_slice(&md5_digest(data)),
-            Self::Xxh32 => {
-                buf[..4].copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 0).to_be_bytes())
-            }
-            Self::Xxh64 => {
-                buf[..8].copy_from_slice(&xxhash_rust::xxh64::xxh64(data, 0).to_be_bytes())
-            }
-            Self::Xxh3 => buf[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes()),
+            Self::Xxh32 => buf[..4].copy_from_slice(&xxh32(data).to_be_bytes()),
+            Self::Xxh64 => buf[..8].copy_from_slice(&xxh64(data).to_be_bytes()),
+            Self::Xxh3 => buf[..8].copy_from_slice(&xxh3_64(data).to_be_bytes()),
         }
         &buf[..n]
     }
@@ -157,8 +153,30 @@ impl HashAlg {
     }
 }
 
+// The digests, each called from here only. Out of line in a debug build: the hash crates' code
+// (generic or `#[inline]`, most of it) is then compiled once, in pk-codec, and not again in every
+// crate that encodes a key (ARCHITECTURE.md, the hot paths). A release build inlines them as before.
+
+/// XXH3-64 of `data` (xxhash-rust), seed 0.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn xxh3_64(data: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(data)
+}
+
+/// XXH64 of `data` (xxhash-rust), seed 0.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn xxh64(data: &[u8]) -> u64 {
+    xxhash_rust::xxh64::xxh64(data, 0)
+}
+
+/// XXH32 of `data` (xxhash-rust), seed 0.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn xxh32(data: &[u8]) -> u32 {
+    xxhash_rust::xxh32::xxh32(data, 0)
+}
+
 /// The MD5 digest of `data` (md-5).
-#[inline]
+#[cfg_attr(not(debug_assertions), inline)]
 fn md5_digest(data: &[u8]) -> [u8; 16] {
     use md5::Digest as _;
     md5::Md5::digest(data).into()

@@ -1022,19 +1022,18 @@ fn no_modulo_value() -> Error {
 #[cfg_attr(debug_assertions, inline)]
 fn hash_spans_joined(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     match seed.span_count {
-        0 => Ok(xxhash_rust::xxh3::xxh3_64(bytes)),
+        0 => Ok(crate::hash::xxh3_64(bytes)),
         1 => {
             let (s, e) = seed.spans[0];
-            Ok(xxhash_rust::xxh3::xxh3_64(&bytes[s as usize..e as usize]))
+            Ok(crate::hash::xxh3_64(&bytes[s as usize..e as usize]))
         }
         _ => hash_runs(bytes, seed, sep),
     }
 }
 
 /// [`hash_spans_joined`] of several runs: a streaming hasher (whose state is large, so it stays
-/// out of the inlined path).
-#[cfg_attr(not(debug_assertions), inline(never))]
-#[cfg_attr(debug_assertions, inline)]
+/// out of the inlined path; and out of line in a debug build too, as `hash.rs`'s digests are).
+#[inline(never)]
 fn hash_runs(bytes: &[u8], seed: &BucketSeed, sep: &[u8]) -> Result<u64> {
     let n = seed.span_count;
     if n > MAX_SPANS {
