@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{DeriveInput, Ident, Member, WherePredicate};
+use syn::{DeriveInput, Ident, Member};
 
 use crate::ast::{self, Field, Form, Input, ScalarKind};
 use crate::attr::{self, BucketBy};
@@ -998,8 +998,10 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
         // decode to go through, so the struct encodes only.
         [] if input.fields.iter().any(|f| ast::borrows(f.ty)) => None,
         [] => {
-            let mut with_de = generics.clone();
-            with_de.params.insert(0, syn::parse_quote!('__pk_de));
+            // The struct's parameters (no lifetimes here) after `'__pk_de`; the where clause is
+            // `decode_where`'s.
+            let params = &generics.params;
+            let with_de: syn::Generics = syn::parse_quote!(<'__pk_de, #params>);
             let (impl_generics, _, _) = with_de.split_for_impl();
             let decode_where = where_clause(input, true, krate);
             Some(quote! {
@@ -1030,7 +1032,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 let ty = f.ty;
                 preds.push(quote!(#ty: #krate::BorrowDecodePart<#lt>));
             }
-            preds.extend(bounds(input, false, krate).into_iter().map(|p| quote!(#p)));
+            preds.extend(bounds(input, false, krate));
             let checks: Vec<TokenStream> = input
                 .fields
                 .iter()
@@ -1142,7 +1144,7 @@ fn hygienic(name: &str) -> Ident {
 }
 
 /// Where-clause bounds for fields whose types mention a type parameter.
-fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<WherePredicate> {
+fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<TokenStream> {
     let params: Vec<&Ident> = input
         .original
         .generics
@@ -1164,18 +1166,18 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<WherePred
                 (_, false) => quote!(#krate::KeyField),
                 (_, true) => quote!(#krate::DecodeField),
             };
-            syn::parse_quote!(#ty: #bound)
+            quote!(#ty: #bound)
         })
         .collect()
 }
 
 fn where_clause(input: &Input<'_>, decode: bool, krate: &TokenStream) -> TokenStream {
-    let mut preds: Vec<WherePredicate> = input
+    let mut preds: Vec<TokenStream> = input
         .original
         .generics
         .where_clause
         .as_ref()
-        .map(|w| w.predicates.iter().cloned().collect())
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
         .unwrap_or_default();
     preds.extend(bounds(input, decode, krate));
     if preds.is_empty() {
