@@ -34,6 +34,7 @@ use super::options::TableOptions;
 use super::partition::{Samples, balanced_point};
 use super::row::{decode_partition_value, encode_key, first_value_len, value_bytes};
 use super::schema::{Attribute, PkValue, PrimaryKey, Schema};
+use super::small_bytes::SmallBytes;
 use super::splits::{
     SplitKind, load_split_needed, merge_cold_enough, merge_fits, sampled, size_over,
     size_split_needed, split_point,
@@ -53,7 +54,7 @@ pub const DEFAULT_SKETCH_BUDGET: usize = 1 << 16;
 /// The keys of one partition: each key (encoded) with the bytes and rows it stands for.
 #[derive(Debug, Default)]
 struct Sketch {
-    entries: BTreeMap<Box<[u8]>, Entry>,
+    entries: BTreeMap<SmallBytes, Entry>,
     /// Whether entries were folded: each entry then stands for the keys from it to the next,
     /// and only every [`SKETCH_EVERY`]-th write of the partition is added, standing for that
     /// many.
@@ -125,7 +126,7 @@ impl Sketch {
         let total: u128 = self.entries.values().map(|e| u128::from(e.bytes)).sum();
         let cap = (4 * total / before.max(1) as u128).max(1);
         let mut folded = BTreeMap::new();
-        let mut run: Option<(Box<[u8]>, Entry)> = None;
+        let mut run: Option<(SmallBytes, Entry)> = None;
         for (k, e) in std::mem::take(&mut self.entries) {
             match &mut run {
                 Some((_, r)) if u128::from(r.bytes) + u128::from(e.bytes) <= cap => {
