@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use super::headroom::TailSeries;
 use super::spill::Spill;
+use crate::table::small_bytes::compare;
 use crate::table::{
     Judge, PkColumn, PkType, PkValue, PrimaryKey, Schema, TableError, TableOptions, VolumeMeter,
 };
@@ -268,7 +269,7 @@ impl Judging {
         let key = key.bytes();
         let t0 = *self.t0.get_or_insert(ts);
         let t = scaled(ts, t0, self.scale);
-        if self.rows == 0 || key > self.max_key.as_slice() {
+        if self.rows == 0 || compare(key, &self.max_key).is_gt() {
             self.new_max += 1;
             self.tails.add(ts);
             self.max_key.clear();
@@ -342,9 +343,9 @@ impl Replay {
             if !self.in_order {
                 continue;
             }
-            let ordered = self.last.is_none_or(|(t, b)| {
-                (t, self.last_key.as_slice(), b) <= (ts, key.bytes(), bytes)
-            });
+            let ordered = self
+                .last
+                .is_none_or(|(t, b)| (t, self.last_key.as_slice(), b) <= (ts, key.bytes(), bytes));
             if ordered {
                 self.judging.feed(ts, key, bytes)?;
                 self.last = Some((ts, bytes));
