@@ -154,6 +154,13 @@ pub(super) fn read_value(r: &mut KeyReader<'_>, spec: &FieldSpec, field: &str) -
 
 #[cfg_attr(debug_assertions, inline)]
 pub(super) fn parse_text(_: &FieldSpec, text: &str) -> Result<Value, &'static str> {
+    // Up to 18 characters every number fits an i64, parsed at a word's cost; past that, or on
+    // an error, as an i128 (the same text).
+    if text.len() <= 18
+        && let Ok(n) = text.parse::<i64>()
+    {
+        return Ok(Value::Int(n.into()));
+    }
     text.parse()
         .map(Value::Int)
         .map_err(|_| "an optional minus and digits")

@@ -34,6 +34,7 @@ use super::options::TableOptions;
 use super::partition::{Samples, balanced_point};
 use super::row::{decode_partition_value, encode_key, first_value_len, value_bytes};
 use super::schema::{Attribute, PkValue, PrimaryKey, Schema};
+use super::small_bytes::{SmallBytes, compare};
 use super::splits::{
     SplitKind, load_split_needed, merge_cold_enough, merge_fits, sampled, size_over,
     size_split_needed, split_point,
@@ -53,7 +54,7 @@ pub const DEFAULT_SKETCH_BUDGET: usize = 1 << 16;
 /// The keys of one partition: each key (encoded) with the bytes and rows it stands for.
 #[derive(Debug, Default)]
 struct Sketch {
-    entries: BTreeMap<Box<[u8]>, Entry>,
+    entries: BTreeMap<SmallBytes, Entry>,
     /// Whether entries were folded: each entry then stands for the keys from it to the next,
     /// and only every [`SKETCH_EVERY`]-th write of the partition is added, standing for that
     /// many.
@@ -100,18 +101,22 @@ impl Sketch {
     /// entry stays within `cap` bytes (one search, no allocation), else to an entry of its own.
     /// Returns whether an entry was made.
     fn add_coarse(&mut self, key: &[u8], bytes: u64, rows: u64, cap: u64) -> bool {
+        let key = SmallBytes::from(key);
         let floor = self
             .entries
-            .range_mut::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(key)))
+            .range_mut::<SmallBytes, _>((
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Included(&key),
+            ))
             .next_back();
         if let Some((k, e)) = floor
-            && (e.bytes + bytes <= cap || **k == *key)
+            && (e.bytes + bytes <= cap || *k == key)
         {
             e.bytes += bytes;
             e.rows += rows;
             return false;
         }
-        self.entries.insert(key.into(), Entry { bytes, rows });
+        self.entries.insert(key, Entry { bytes, rows });
         true
     }
 
@@ -125,7 +130,7 @@ impl Sketch {
         let total: u128 = self.entries.values().map(|e| u128::from(e.bytes)).sum();
         let cap = (4 * total / before.max(1) as u128).max(1);
         let mut folded = BTreeMap::new();
-        let mut run: Option<(Box<[u8]>, Entry)> = None;
+        let mut run: Option<(SmallBytes, Entry)> = None;
         for (k, e) in std::mem::take(&mut self.entries) {
             match &mut run {
                 Some((_, r)) if u128::from(r.bytes) + u128::from(e.bytes) <= cap => {
@@ -427,7 +432,7 @@ impl Judge {
         let pbytes = &scratch[..partition_len];
         let at = self
             .lowers
-            .partition_point(|l| l.as_slice() <= pbytes)
+            .partition_point(|l| compare(l, pbytes).is_le())
             .saturating_sub(1);
         let per_part = (self.budget / self.parts.len()).max(MIN_ENTRIES);
         let p = &mut self.parts[at];

@@ -132,6 +132,7 @@ mod request;
 mod row;
 mod rowset;
 mod schema;
+mod small_bytes;
 mod splits;
 mod store;
 mod version;

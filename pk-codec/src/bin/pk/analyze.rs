@@ -558,7 +558,10 @@ pub(crate) fn run(args: &Args) -> Result<(), Failure> {
                         // A quoted field may span lines, but a key or time that does is a quote
                         // left open: the CSV reader takes every line up to the next quote (or
                         // the end of the file) into it, and those rows would vanish unnamed.
-                        if let Some(&c) = used.iter().find(|&&c| fields[c].contains(['\n', '\r'])) {
+                        if let Some(&c) = used
+                            .iter()
+                            .find(|&&c| fields[c].bytes().any(|b| b == b'\n' || b == b'\r'))
+                        {
                             malformed(
                                 args,
                                 &mut st.totals,

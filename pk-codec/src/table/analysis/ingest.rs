@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use super::headroom::TailSeries;
 use super::spill::Spill;
+use crate::table::small_bytes::compare;
 use crate::table::{
     Judge, PkColumn, PkType, PkValue, PrimaryKey, Schema, TableError, TableOptions, VolumeMeter,
 };
@@ -37,10 +38,41 @@ pub enum KeySource {
 /// Rows handed to a design's replay thread at once.
 const BATCH: usize = 4_096;
 
-/// Keys to replay: `(key, time ms, line, attribute bytes)`, all from one file.
+/// Keys to replay, all from one file: the keys one after the other (no allocation a row), and
+/// each row's end of key, time, line and attribute bytes.
 struct Batch {
     file: Arc<str>,
-    rows: Vec<(Vec<u8>, i64, u64, u64)>,
+    keys: Vec<u8>,
+    rows: Vec<BatchRow>,
+}
+
+/// A row of a [`Batch`]: its key is `keys[previous end..end]`.
+#[derive(Clone, Copy)]
+struct BatchRow {
+    end: usize,
+    ts: i64,
+    line: u64,
+    attribute_bytes: u64,
+}
+
+impl Batch {
+    fn new(file: Arc<str>) -> Self {
+        Self {
+            file,
+            keys: Vec::with_capacity(BATCH * 16),
+            rows: Vec::with_capacity(BATCH),
+        }
+    }
+
+    /// Each row with its key.
+    fn iter(&self) -> impl Iterator<Item = (&[u8], BatchRow)> {
+        let mut start = 0;
+        self.rows.iter().map(move |&row| {
+            let key = &self.keys[start..row.end];
+            start = row.end;
+            (key, row)
+        })
+    }
 }
 
 /// Memory for the rows `--time` puts in order, shared by the designs (each sorts its own keys).
@@ -58,9 +90,13 @@ pub(super) struct Replay {
     pub(super) judging: Judging,
     /// The rows in `(time, key)` order, with `--time`.
     spill: Option<Spill>,
-    /// Whether every row so far came in `(time, key, bytes)` order, and the last one.
+    /// Whether every row so far came in `(time, key, bytes)` order, and the last one's time,
+    /// bytes and key (its buffer kept from row to row).
     in_order: bool,
-    last: Option<(i64, Vec<u8>, u64)>,
+    last: Option<(i64, u64)>,
+    last_key: Vec<u8>,
+    /// The partition-key value checked before a row is kept (its buffer kept from row to row).
+    probe: PkValue,
     /// What a fresh judge is made of.
     options: TableOptions,
     scale: f64,
@@ -118,24 +154,47 @@ fn schema(binary: bool) -> Result<Schema, TableError> {
     ])
 }
 
-/// A design's key as the judge's partition-key value: text, or bytes for a binary layout (the
-/// key's buffer moved in, not copied).
-fn partition_value(key: Vec<u8>, binary: bool) -> Result<PkValue, String> {
-    if binary {
-        Ok(PkValue::Binary(key))
-    } else {
-        String::from_utf8(key)
-            .map(PkValue::String)
-            .map_err(|e| format!("a text key that is not UTF-8: {e}"))
-    }
+/// A design's key: text (checked UTF-8 once, where it enters the judging thread) or a binary
+/// layout's bytes.
+#[derive(Clone, Copy)]
+enum KeyRef<'a> {
+    Text(&'a str),
+    Binary(&'a [u8]),
 }
 
-/// The key's buffer back out of [`partition_value`]'s value.
-fn key_bytes(value: PkValue) -> Vec<u8> {
-    match value {
-        PkValue::String(text) => text.into_bytes(),
-        PkValue::Binary(bytes) => bytes,
-        _ => Vec::new(),
+impl<'a> KeyRef<'a> {
+    /// `key` read as a design's key.
+    fn new(key: &'a [u8], binary: bool) -> Result<Self, String> {
+        if binary {
+            Ok(Self::Binary(key))
+        } else {
+            std::str::from_utf8(key)
+                .map(Self::Text)
+                .map_err(|e| format!("a text key that is not UTF-8: {e}"))
+        }
+    }
+
+    const fn bytes(self) -> &'a [u8] {
+        match self {
+            Self::Text(text) => text.as_bytes(),
+            Self::Binary(bytes) => bytes,
+        }
+    }
+
+    /// `value` made this key's partition-key value, its buffer reused when it has the type.
+    fn fill(self, value: &mut PkValue) {
+        match (self, &mut *value) {
+            (Self::Text(key), PkValue::String(text)) => {
+                text.clear();
+                text.push_str(key);
+            }
+            (Self::Binary(key), PkValue::Binary(bytes)) => {
+                bytes.clear();
+                bytes.extend_from_slice(key);
+            }
+            (Self::Text(key), _) => *value = PkValue::String(key.to_owned()),
+            (Self::Binary(key), _) => *value = PkValue::Binary(key.to_vec()),
+        }
     }
 }
 
@@ -205,10 +264,12 @@ impl Judging {
     /// Judges one row at `ts` (before scaling) holding `attribute_bytes` of attributes, in time
     /// order. Rows of one key are distinct rows under it (a row number follows the key), so
     /// their data adds up, as rows under one partition-key value do.
-    fn feed(&mut self, ts: i64, key: &[u8], attribute_bytes: u64) -> Result<(), String> {
+    fn feed(&mut self, ts: i64, key: KeyRef<'_>, attribute_bytes: u64) -> Result<(), String> {
+        let key_ref = key;
+        let key = key.bytes();
         let t0 = *self.t0.get_or_insert(ts);
         let t = scaled(ts, t0, self.scale);
-        if self.rows == 0 || key > self.max_key.as_slice() {
+        if self.rows == 0 || compare(key, &self.max_key).is_gt() {
             self.new_max += 1;
             self.tails.add(ts);
             self.max_key.clear();
@@ -233,23 +294,13 @@ impl Judging {
             .take()
             .map(PrimaryKey::into_values)
             .unwrap_or_default();
-        match values.as_mut_slice() {
-            [PkValue::String(text), PkValue::Integer(n)] if !self.binary => {
-                text.clear();
-                text.push_str(std::str::from_utf8(key).map_err(|e| format!("a text key: {e}"))?);
-                *n = row;
-            }
-            [PkValue::Binary(bytes), PkValue::Integer(n)] if self.binary => {
-                bytes.clear();
-                bytes.extend_from_slice(key);
-                *n = row;
-            }
-            _ => {
-                values = vec![
-                    partition_value(key.to_vec(), self.binary)?,
-                    PkValue::Integer(row),
-                ]
-            }
+        if let [value, PkValue::Integer(n)] = values.as_mut_slice() {
+            key_ref.fill(value);
+            *n = row;
+        } else {
+            let mut value = PkValue::InfMin;
+            key_ref.fill(&mut value);
+            values = vec![value, PkValue::Integer(row)];
         }
         let pk = PrimaryKey::new(values);
         let bytes = key.len() as u64 + attribute_bytes;
@@ -264,35 +315,42 @@ impl Judging {
 impl Replay {
     /// Takes a batch: checks each key as the table would (naming its line), then judges it at
     /// once, or keeps it to judge in time order.
-    fn take(&mut self, batch: Batch, design: &str) -> Result<(), String> {
-        for (key, ts, line, bytes) in batch.rows {
+    fn take(&mut self, batch: &Batch, design: &str) -> Result<(), String> {
+        for (key, row) in batch.iter() {
+            let BatchRow {
+                ts,
+                line,
+                attribute_bytes: bytes,
+                ..
+            } = row;
             // The row number the judge adds is an integer the table always takes.
-            let value = partition_value(key, self.judging.binary)?;
+            let key = KeyRef::new(key, self.judging.binary)?;
+            key.fill(&mut self.probe);
             self.judging
                 .judge
-                .check_partition_value(&value)
+                .check_partition_value(&self.probe)
                 .map_err(|e| {
                     format!(
                         "{} line {line}: the table refused the key of design {design}: {e}",
                         batch.file
                     )
                 })?;
-            let key = key_bytes(value);
             let Some(spill) = &mut self.spill else {
-                self.judging.feed(ts, &key, bytes)?;
+                self.judging.feed(ts, key, bytes)?;
                 continue;
             };
-            spill.push(ts, &key, bytes)?;
+            spill.push(ts, key.bytes(), bytes)?;
             if !self.in_order {
                 continue;
             }
             let ordered = self
                 .last
-                .as_ref()
-                .is_none_or(|(t, k, b)| (*t, k.as_slice(), *b) <= (ts, key.as_slice(), bytes));
+                .is_none_or(|(t, b)| (t, self.last_key.as_slice(), b) <= (ts, key.bytes(), bytes));
             if ordered {
-                self.judging.feed(ts, &key, bytes)?;
-                self.last = Some((ts, key, bytes));
+                self.judging.feed(ts, key, bytes)?;
+                self.last = Some((ts, bytes));
+                self.last_key.clear();
+                self.last_key.extend_from_slice(key.bytes());
             } else {
                 // The spill has every row: the judge starts again from it at the end.
                 self.in_order = false;
@@ -320,7 +378,8 @@ impl Replay {
             && !self.in_order
         {
             let judging = &mut self.judging;
-            spill.drain(|t, key, bytes| judging.feed(t, key, bytes))?;
+            let binary = judging.binary;
+            spill.drain(|t, key, bytes| judging.feed(t, KeyRef::new(key, binary)?, bytes))?;
         }
         Ok(())
     }
@@ -350,6 +409,8 @@ pub(super) struct Design {
     /// Column index of each field (or of the key column), for the current file.
     pub(super) columns: Vec<usize>,
     values: Vec<Value>,
+    /// A text key's buffer, kept from row to row.
+    text: String,
     pub(super) bucket_rows: Vec<u64>,
     /// Greatest common divisor of the modulo field's values.
     pub(super) modulo_gcd: u128,
@@ -401,6 +462,8 @@ impl Design {
                 .then(|| Spill::new(SPILL_BUDGET / args.designs.max(1))),
             in_order: true,
             last: None,
+            last_key: Vec::new(),
+            probe: PkValue::InfMin,
             options,
             scale: args.load_scale,
             window_ms,
@@ -409,7 +472,7 @@ impl Design {
         let design = name.clone();
         let done = std::thread::spawn(move || {
             for batch in batches {
-                if let Err(e) = replay.take(batch, &design) {
+                if let Err(e) = replay.take(&batch, &design) {
                     return (replay, Some(e));
                 }
             }
@@ -428,12 +491,10 @@ impl Design {
             source,
             columns: Vec::new(),
             values: Vec::new(),
+            text: String::new(),
             bucket_rows: vec![0; buckets],
             modulo_gcd: 0,
-            batch: Batch {
-                file: Arc::from(""),
-                rows: Vec::with_capacity(BATCH),
-            },
+            batch: Batch::new(Arc::from("")),
             worker: Some(Worker {
                 queue: Some(queue),
                 done,
@@ -464,9 +525,19 @@ impl Design {
         attribute_bytes: u64,
         at: &Where<'_>,
     ) -> Result<(), String> {
-        let key = match &self.source {
-            KeySource::Line => row.first().copied().unwrap_or_default().as_bytes().to_vec(),
-            KeySource::Column(_) => row[self.columns[0]].as_bytes().to_vec(),
+        if *self.batch.file != *at.file {
+            self.flush()?;
+            self.batch.file = Arc::from(at.file);
+        }
+        match &self.source {
+            KeySource::Line => self
+                .batch
+                .keys
+                .extend_from_slice(row.first().copied().unwrap_or_default().as_bytes()),
+            KeySource::Column(_) => self
+                .batch
+                .keys
+                .extend_from_slice(row[self.columns[0]].as_bytes()),
             KeySource::Layout {
                 spec,
                 layout,
@@ -494,7 +565,16 @@ impl Design {
                     }
                     self.values.push(v);
                 }
-                let key = layout.encode_bytes(&self.values).map_err(|e| {
+                let start = self.batch.keys.len();
+                let encoded = if layout.form() == Form::Text {
+                    self.text.clear();
+                    layout
+                        .encode_into(&self.values, &mut self.text)
+                        .map(|()| self.batch.keys.extend_from_slice(self.text.as_bytes()))
+                } else {
+                    layout.encode_bytes_into(&self.values, &mut self.batch.keys)
+                };
+                encoded.map_err(|e| {
                     format!(
                         "{} line {}, columns {}: cannot encode under design '{spec}': {e}",
                         at.file,
@@ -508,19 +588,19 @@ impl Design {
                     )
                 })?;
                 if buckets.is_some()
-                    && let Some(b) = bucket_of(layout, &key)
+                    && let Some(b) = bucket_of(layout, &self.batch.keys[start..])
                     && let Some(n) = self.bucket_rows.get_mut(b as usize)
                 {
                     *n += 1;
                 }
-                key
             }
-        };
-        if *self.batch.file != *at.file {
-            self.flush()?;
-            self.batch.file = Arc::from(at.file);
         }
-        self.batch.rows.push((key, ts, at.line, attribute_bytes));
+        self.batch.rows.push(BatchRow {
+            end: self.batch.keys.len(),
+            ts,
+            line: at.line,
+            attribute_bytes,
+        });
         if self.batch.rows.len() >= BATCH {
             self.flush()?;
         }
@@ -532,11 +612,8 @@ impl Design {
         if self.batch.rows.is_empty() {
             return Ok(());
         }
-        let rows = std::mem::replace(&mut self.batch.rows, Vec::with_capacity(BATCH));
-        let batch = Batch {
-            file: self.batch.file.clone(),
-            rows,
-        };
+        let next = Batch::new(self.batch.file.clone());
+        let batch = std::mem::replace(&mut self.batch, next);
         let sent = self
             .worker
             .as_ref()
