@@ -22,6 +22,7 @@ mod bulk_writer;
 mod cli;
 mod codec_errors;
 mod codec_props;
+mod debug_build_codegen;
 mod decimal_kind;
 mod decode_bad_input;
 mod derive_binary;
