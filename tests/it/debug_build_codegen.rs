@@ -22,6 +22,19 @@ fn lazy_in_debug(attrs: &[&str]) -> bool {
     })
 }
 
+/// The attribute and doc-comment lines above the item at `lines[i]`.
+fn attrs_above<'a>(lines: &[&'a str], i: usize) -> Vec<&'a str> {
+    lines[..i]
+        .iter()
+        .rev()
+        .take_while(|l| {
+            let l = l.trim_start();
+            l.starts_with("#[") || l.starts_with("//") || l.starts_with(")]")
+        })
+        .copied()
+        .collect()
+}
+
 /// The codec's sources in the default build: not the table model, the stores or the command line
 /// (features of their own), not the layout's test module.
 fn default_build_sources(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -116,16 +129,7 @@ fn every_codec_function_is_inline_in_debug_builds() {
             if name == "main" || has_type_params(after) || !has_body(&lines[i..]) {
                 continue;
             }
-            // The attributes and doc comments above the item.
-            let attrs: Vec<&str> = lines[..i]
-                .iter()
-                .rev()
-                .take_while(|l| {
-                    let l = l.trim_start();
-                    l.starts_with("#[") || l.starts_with("//") || l.starts_with(")]")
-                })
-                .copied()
-                .collect();
+            let attrs = attrs_above(&lines, i);
             checked += 1;
             if !lazy_in_debug(&attrs) && !OUT_OF_LINE.contains(&name) {
                 let file = file.strip_prefix(&root).unwrap_or(file);
@@ -164,12 +168,7 @@ fn the_out_of_line_digests_are_out_of_line() {
             })
             .unwrap_or_else(|| panic!("fn {name} not found in hash.rs or prefix.rs"));
         let lines: Vec<&str> = text.lines().collect();
-        let attrs: Vec<&str> = lines[..i]
-            .iter()
-            .rev()
-            .take_while(|l| l.trim_start().starts_with("#[") || l.trim_start().starts_with("//"))
-            .copied()
-            .collect();
+        let attrs = attrs_above(&lines, i);
         assert!(
             !lazy_in_debug(&attrs),
             "fn {name} is inline in debug builds: {attrs:?}"
