@@ -14,8 +14,9 @@
 #                       source (`cargo vendor`'s format), so cargo builds them as it builds any
 #                       registry crate (not incremental, lints capped), as it builds storekey;
 #   path                a path dependency, which cargo builds as a local crate: incremental (its
-#                       dependency graph written, 256 codegen units) and linted. The figures
-#                       before 2026-12-02 02:00 UTC were taken this way.
+#                       dependency graph written, 256 codegen units) and linted. BENCHMARKS.md's
+#                       figures before its section "Issue 38: a debug build of pk-codec compiles
+#                       only what its caller uses" were taken this way.
 # Dependencies are fetched (and packaged) first, not timed; then each crate gets a clean debug
 # `cargo build` in a fresh target directory, RUNS times (default 3), interleaved, and the medians
 # of wall time and user+sys CPU time are printed.
@@ -70,15 +71,16 @@ EOF
         (cd "$tmp/$1" && cargo vendor --quiet --versioned-dirs "$vendor" >/dev/null)
         (cd "$2" && cargo package --quiet --offline --no-verify --allow-dirty \
             -p pk-derive -p pk-codec --target-dir "$pkg")
-        local c
+        local c crate version
         for c in pk-derive pk-codec; do
-            local crate="$pkg/package/$c-0.1.0.crate"
+            crate="$(ls "$pkg/package/$c"-[0-9]*.crate)"
+            version="${crate##*/"$c"-}" && version="${version%.crate}"
             tar -xzf "$crate" -C "$vendor"
             printf '{"files":{},"package":"%s"}' "$(sha256sum "$crate" | cut -d' ' -f1)" \
-                >"$vendor/$c-0.1.0/.cargo-checksum.json"
+                >"$vendor/$c-$version/.cargo-checksum.json"
         done
         rm -rf "$pkg" "$tmp/$1/Cargo.lock"
-        sed -i 's|^pk-codec = .*|pk-codec = "=0.1.0"|' "$tmp/$1/Cargo.toml"
+        sed -i "s|^pk-codec = .*|pk-codec = \"=$version\"|" "$tmp/$1/Cargo.toml"
         mkdir -p "$tmp/$1/.cargo"
         printf '[source.crates-io]\nreplace-with = "vendored"\n\n[source.vendored]\ndirectory = "%s"\n' \
             "$vendor" >"$tmp/$1/.cargo/config.toml"
