@@ -293,7 +293,7 @@ pub struct DesignReplay {
     bytes: u64,
     bucket_rows: Vec<u64>,
     modulo_gcd: u128,
-    tails: headroom::TailSeries,
+    tails: headroom::Tails,
 }
 
 impl DesignReplay {
