@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod analysis_bucket_tails;
 mod analysis_report;
 mod analyze_judge;
 mod analyze_practices;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-use super::headroom::TailSeries;
+use super::headroom::Tails;
 use super::spill::Spill;
 use crate::table::small_bytes::compare;
 use crate::table::{
@@ -126,12 +126,57 @@ pub(super) struct Judging {
     /// The data under each partition-key value (the largest ones), and the bytes of every row.
     pub(super) volume: VolumeMeter,
     pub(super) bytes: u64,
-    /// Writes above every key before them, per slice of the dump's time (for the headroom).
-    pub(super) tails: TailSeries,
+    /// Writes above every key before them (in their bucket, for a bucketed layout), per slice
+    /// of the dump's time (for the verdict and the headroom).
+    pub(super) tails: Tails,
+    /// A bucketed layout, and the highest key of each of its buckets so far.
+    buckets: Option<TailBuckets>,
     /// Rows judged, over every design, for the progress bar (counted in steps), and this
     /// judge's rows counted there so far.
     progress: Arc<AtomicU64>,
     counted: u64,
+}
+
+/// The buckets of a bucket-prefixed layout, for its tails: each bucket's highest key so far.
+#[derive(Clone)]
+struct TailBuckets {
+    layout: Layout,
+    highest: Vec<Option<Vec<u8>>>,
+}
+
+impl TailBuckets {
+    /// The buckets of `source`'s keys, if it is a layout with a bucket prefix.
+    fn of(source: &KeySource) -> Option<Self> {
+        match source {
+            KeySource::Layout {
+                layout,
+                buckets: Some((n, _)),
+                ..
+            } => Some(Self {
+                layout: layout.clone(),
+                highest: vec![None; usize::try_from(*n).ok()?],
+            }),
+            _ => None,
+        }
+    }
+
+    /// The bucket of `key` if `key` is above every key of its bucket before it.
+    fn tail_of(&mut self, key: &[u8]) -> Option<usize> {
+        let b = usize::try_from(bucket_of(&self.layout, key)?).ok()?;
+        let highest = self.highest.get_mut(b)?;
+        match highest {
+            Some(h) if compare(key, h).is_le() => None,
+            Some(h) => {
+                h.clear();
+                h.extend_from_slice(key);
+                Some(b)
+            }
+            None => {
+                *highest = Some(key.to_vec());
+                Some(b)
+            }
+        }
+    }
 }
 
 /// Partition-key values whose data a design's [`VolumeMeter`] keeps.
@@ -239,6 +284,7 @@ impl Judging {
         window_ms: i64,
         progress: Arc<AtomicU64>,
         binary: bool,
+        buckets: Option<TailBuckets>,
     ) -> Result<Self, TableError> {
         Ok(Self {
             judge: Judge::new(schema(binary)?, options.clone())?,
@@ -255,7 +301,8 @@ impl Judging {
             binary,
             volume: VolumeMeter::new(VOLUME_VALUES),
             bytes: 0,
-            tails: TailSeries::new(),
+            tails: Tails::new(buckets.as_ref().map_or(1, |b| b.highest.len())),
+            buckets,
             progress,
             counted: 0,
         })
@@ -271,9 +318,14 @@ impl Judging {
         let t = scaled(ts, t0, self.scale);
         if self.rows == 0 || compare(key, &self.max_key).is_gt() {
             self.new_max += 1;
-            self.tails.add(ts);
+            if self.buckets.is_none() {
+                self.tails.add(0, ts);
+            }
             self.max_key.clear();
             self.max_key.extend_from_slice(key);
+        }
+        if let Some(b) = self.buckets.as_mut().and_then(|b| b.tail_of(key)) {
+            self.tails.add(b, ts);
         }
         self.rows += 1;
         if self.rows.is_multiple_of(PROGRESS_STEP) {
@@ -365,6 +417,10 @@ impl Replay {
                     self.window_ms,
                     Arc::clone(&self.judging.progress),
                     self.judging.binary,
+                    self.judging.buckets.as_ref().map(|b| TailBuckets {
+                        layout: b.layout.clone(),
+                        highest: vec![None; b.highest.len()],
+                    }),
                 )
                 .map_err(|e| e.to_string())?;
             }
@@ -456,6 +512,7 @@ impl Design {
                 window_ms,
                 Arc::clone(progress),
                 matches!(&source, KeySource::Layout { layout, .. } if layout.form() == Form::Binary),
+                TailBuckets::of(&source),
             )?,
             spill: args
                 .time_order

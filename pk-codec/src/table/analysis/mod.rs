@@ -10,8 +10,9 @@
 //! The verdicts are in a store's terms ([`StoreProfile`]): writes past one partition's
 //! capacity, after the store's splits, are throttled; a design is `HOT`
 //! ([`Verdict::Concentrated`]) when some are throttled that no split cures (its tail: writes
-//! above every key before them; a hot key value), and its [`Headroom`] is the largest multiple
-//! of the dump's traffic at which none are.
+//! above every key before them, or, for a layout with a bucket prefix, the busiest bucket's
+//! tail: writes above every key of their bucket before them; a hot key value), and its
+//! [`Headroom`] is the largest multiple of the dump's traffic at which none are.
 //!
 //! ```
 //! use pk_codec::table::analysis::{Analysis, AnalysisOptions, DesignSpec, Verdict, Where};
@@ -293,7 +294,7 @@ pub struct DesignReplay {
     bytes: u64,
     bucket_rows: Vec<u64>,
     modulo_gcd: u128,
-    tails: headroom::TailSeries,
+    tails: headroom::Tails,
 }
 
 impl DesignReplay {

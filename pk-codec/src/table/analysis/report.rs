@@ -353,7 +353,9 @@ pub(super) fn design_report(
             throttling.uncured_writes += uncured;
             throttling.uncured_windows += 1;
             if cause.is_none() {
-                cause = Some(if uncured_tail >= uncured_key {
+                cause = Some(if uncured_tail >= uncured_key && tails.bucketed() {
+                    "a bucket's tail: writes above every key before them in their bucket all go to that bucket's last partition, however it splits".to_owned()
+                } else if uncured_tail >= uncured_key {
                     "the tail: writes above every key before them all go to the last partition, however it splits".to_owned()
                 } else {
                     format!(
@@ -384,7 +386,9 @@ pub(super) fn design_report(
     let multiple = search(uncured, c, HEADROOM_LOWEST, up_to, HEADROOM_TOLERANCE / 2.0);
     let first_throttled_by = multiple.map(|m| {
         let past = (m * (1.0 + HEADROOM_TOLERANCE)).max(HEADROOM_LOWEST);
-        if tails.busiest(past, window).0 >= key_at(past) {
+        if tails.busiest(past, window).0 >= key_at(past) && tails.bucketed() {
+            "a bucket's tail (writes above every key before them in their bucket)".to_owned()
+        } else if tails.busiest(past, window).0 >= key_at(past) {
             "the tail (writes above every key before them)".to_owned()
         } else {
             "a hot key value".to_owned()
