@@ -4,7 +4,9 @@
 //!
 //! Rows gather in memory up to a byte budget, are sorted by `(time, key, bytes)` and, when more rows
 //! follow, written to an anonymous temporary file as a sorted run; at the end the runs are
-//! merged. Memory: the budget, plus a read buffer per run.
+//! merged. A full buffer is sorted and written on a thread of its own while the next one fills
+//! (the rows keep coming while a run is sorted), so each of the two takes half the budget.
+//! Memory: the budget, plus a read buffer per run.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -20,10 +22,19 @@ pub(super) struct Spill {
     keys: Vec<u8>,
     /// `(time, start, length, bytes)` of each row in memory.
     rows: Vec<Row>,
+    /// Bytes of one buffer: half the budget (the other half is the run being written).
     budget: usize,
     runs: Vec<File>,
+    /// The run being sorted and written, if any.
+    writing: Option<std::thread::JoinHandle<Result<File, String>>>,
     /// Rows pushed in all.
     pushed: u64,
+}
+
+/// Rows in memory: their keys one after the other, and each row.
+struct Buffer {
+    keys: Vec<u8>,
+    rows: Vec<Row>,
 }
 
 /// A row in memory: its time, where its key is, and the bytes it stands for.
@@ -38,8 +49,9 @@ impl Spill {
         Self {
             keys: Vec::new(),
             rows: Vec::new(),
-            budget: budget.max(1 << 20),
+            budget: budget.max(1 << 20) / 2,
             runs: Vec::new(),
+            writing: None,
             pushed: 0,
         }
     }
@@ -69,43 +81,31 @@ impl Spill {
         Ok(())
     }
 
-    /// Sorts the rows in memory by `(time, key, bytes)`.
-    fn sort(&mut self) {
-        let keys = &self.keys;
-        let key = |&(_, s, l, _): &Row| &keys[s as usize..(s + l) as usize];
-        self.rows.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| key(a).cmp(key(b)))
-                .then(a.3.cmp(&b.3))
-        });
-    }
-
-    /// Writes the rows in memory, sorted, as a run to a temporary file.
+    /// Hands the rows in memory to a thread that sorts them and writes them as a run to a
+    /// temporary file, once the run before is written; the next rows fill a fresh buffer.
     fn spill(&mut self) -> Result<(), String> {
         if self.rows.is_empty() {
             return Ok(());
         }
-        self.sort();
-        let why = |e: std::io::Error| {
-            format!(
-                "cannot write a sorted run to the temporary directory {} ({e}); set TMPDIR to a directory with room for about the size of the keys",
-                std::env::temp_dir().display()
-            )
+        self.written()?;
+        let mut buffer = Buffer {
+            keys: Vec::with_capacity(self.keys.capacity()),
+            rows: Vec::with_capacity(self.rows.capacity()),
         };
-        let file = tempfile::tempfile().map_err(why)?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        for &(t, s, l, b) in &self.rows {
-            out.write_all(&t.to_le_bytes()).map_err(why)?;
-            out.write_all(&b.to_le_bytes()).map_err(why)?;
-            out.write_all(&l.to_le_bytes()).map_err(why)?;
-            out.write_all(&self.keys[s as usize..(s + l) as usize])
-                .map_err(why)?;
+        std::mem::swap(&mut buffer.keys, &mut self.keys);
+        std::mem::swap(&mut buffer.rows, &mut self.rows);
+        self.writing = Some(std::thread::spawn(move || buffer.write_run()));
+        Ok(())
+    }
+
+    /// Waits for the run being written, if any, and keeps it.
+    fn written(&mut self) -> Result<(), String> {
+        if let Some(writing) = self.writing.take() {
+            let run = writing
+                .join()
+                .unwrap_or_else(|_| Err("the thread writing a sorted run panicked".to_owned()))?;
+            self.runs.push(run);
         }
-        let mut file = out.into_inner().map_err(|e| why(e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(why)?;
-        self.runs.push(file);
-        self.rows.clear();
-        self.keys.clear();
         Ok(())
     }
 
@@ -118,14 +118,19 @@ impl Spill {
         mut self,
         mut each: impl FnMut(i64, &[u8], u64) -> Result<(), String>,
     ) -> Result<(), String> {
-        if self.runs.is_empty() {
-            self.sort();
-            for &(t, s, l, b) in &self.rows {
-                each(t, &self.keys[s as usize..(s + l) as usize], b)?;
+        if self.runs.is_empty() && self.writing.is_none() {
+            let mut buffer = Buffer {
+                keys: std::mem::take(&mut self.keys),
+                rows: std::mem::take(&mut self.rows),
+            };
+            buffer.sort();
+            for &(t, s, l, b) in &buffer.rows {
+                each(t, &buffer.keys[s as usize..(s + l) as usize], b)?;
             }
             return Ok(());
         }
         self.spill()?;
+        self.written()?;
         // Memory is only the heap of run heads, their buffers and the batches in flight from
         // here. The runs are merged on a thread of their own, beside the caller's work on the
         // rows (two cores: the drain takes the longer of the two).
@@ -154,6 +159,42 @@ impl Spill {
                 .unwrap_or_else(|_| Err("the merge of the sorted runs panicked".to_owned()));
             consumed.and(merged)
         })
+    }
+}
+
+impl Buffer {
+    /// Sorts the rows by `(time, key, bytes)`.
+    fn sort(&mut self) {
+        let keys = &self.keys;
+        let key = |&(_, s, l, _): &Row| &keys[s as usize..(s + l) as usize];
+        self.rows.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| key(a).cmp(key(b)))
+                .then(a.3.cmp(&b.3))
+        });
+    }
+
+    /// The rows, sorted, as a run in a temporary file, read from its start.
+    fn write_run(mut self) -> Result<File, String> {
+        self.sort();
+        let why = |e: std::io::Error| {
+            format!(
+                "cannot write a sorted run to the temporary directory {} ({e}); set TMPDIR to a directory with room for about the size of the keys",
+                std::env::temp_dir().display()
+            )
+        };
+        let file = tempfile::tempfile().map_err(why)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        for &(t, s, l, b) in &self.rows {
+            out.write_all(&t.to_le_bytes()).map_err(why)?;
+            out.write_all(&b.to_le_bytes()).map_err(why)?;
+            out.write_all(&l.to_le_bytes()).map_err(why)?;
+            out.write_all(&self.keys[s as usize..(s + l) as usize])
+                .map_err(why)?;
+        }
+        let mut file = out.into_inner().map_err(|e| why(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(why)?;
+        Ok(file)
     }
 }
 
@@ -246,7 +287,7 @@ mod tests {
                 spill.push(*t, k, *b).unwrap();
             }
             assert_eq!(spill.len(), rows.len() as u64);
-            let spilled = !spill.runs.is_empty();
+            let spilled = !spill.runs.is_empty() || spill.writing.is_some();
             assert_eq!(spilled, budget == 0, "budget {budget}");
             let mut got = Vec::new();
             spill
