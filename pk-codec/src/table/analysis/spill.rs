@@ -6,7 +6,9 @@
 //! follow, written to an anonymous temporary file as a sorted run; at the end the runs are
 //! merged. A full buffer is sorted and written on a thread of its own while the next one fills
 //! (the rows keep coming while a run is sorted), so each of the two takes half the budget.
-//! Memory: the budget, plus a read buffer per run.
+//! Memory: the budget, plus a read buffer per run. A run's row is its time as the difference
+//! from the row before (zigzagged), its bytes and its key's length as LEB128 varints, then its
+//! key: a dump's run takes about half the disk (and page cache) of fixed-width fields.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -185,10 +187,15 @@ impl Buffer {
         };
         let file = tempfile::tempfile().map_err(why)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut previous = 0i64;
+        let mut head = Vec::with_capacity(30);
         for &(t, s, l, b) in &self.rows {
-            out.write_all(&t.to_le_bytes()).map_err(why)?;
-            out.write_all(&b.to_le_bytes()).map_err(why)?;
-            out.write_all(&l.to_le_bytes()).map_err(why)?;
+            head.clear();
+            put_varint(&mut head, zigzag(t.wrapping_sub(previous)));
+            put_varint(&mut head, b);
+            put_varint(&mut head, u64::from(l));
+            previous = t;
+            out.write_all(&head).map_err(why)?;
             out.write_all(&self.keys[s as usize..(s + l) as usize])
                 .map_err(why)?;
         }
@@ -217,8 +224,11 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
         .map(|f| BufReader::with_capacity(RUN_BUFFER, f))
         .collect();
     let mut heap = BinaryHeap::with_capacity(readers.len());
+    // Each run's last time read (its rows' times are differences from the row before).
+    let mut previous = vec![0i64; readers.len()];
     for (i, r) in readers.iter_mut().enumerate() {
-        if let Some((t, key, b)) = read_row(r, Vec::new()).map_err(why)? {
+        if let Some((t, key, b)) = read_row(r, previous[i], Vec::new()).map_err(why)? {
+            previous[i] = t;
             heap.push(Reverse((t, key, b, i)));
         }
     }
@@ -227,7 +237,8 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
         let start = u32::try_from(batch.keys.len()).map_err(|_| "a merged batch past 4 GiB")?;
         batch.keys.extend_from_slice(&key);
         batch.rows.push((t, start, key.len() as u32, b));
-        if let Some((t, key, b)) = read_row(&mut readers[i], key).map_err(why)? {
+        if let Some((t, key, b)) = read_row(&mut readers[i], previous[i], key).map_err(why)? {
+            previous[i] = t;
             heap.push(Reverse((t, key, b, i)));
         }
         if batch.rows.len() == MERGED_ROWS && tx.send(std::mem::take(&mut batch)).is_err() {
@@ -240,26 +251,109 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
     Ok(())
 }
 
-/// The next row of a run, read into `key`'s buffer; `None` at the end of the run.
-fn read_row(r: &mut impl Read, mut key: Vec<u8>) -> std::io::Result<Option<(i64, Vec<u8>, u64)>> {
-    let mut head = [0u8; 20];
-    match r.read_exact(&mut head) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let t = i64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-    let b = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-    let len = u32::from_le_bytes(head[16..].try_into().expect("4 bytes")) as usize;
+/// The next row of a run whose row before was at `previous`, its key read into `key`'s buffer;
+/// `None` at the end of the run.
+fn read_row(
+    r: &mut impl Read,
+    previous: i64,
+    mut key: Vec<u8>,
+) -> std::io::Result<Option<(i64, Vec<u8>, u64)>> {
+    let Some(delta) = get_varint(r)? else {
+        return Ok(None);
+    };
+    let t = previous.wrapping_add(unzigzag(delta));
+    let truncated = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+    let b = get_varint(r)?.ok_or_else(truncated)?;
+    let len = get_varint(r)?.ok_or_else(truncated)?;
+    let len = usize::try_from(len).map_err(|_| std::io::Error::other("a key past memory"))?;
     key.clear();
     key.resize(len, 0);
     r.read_exact(&mut key)?;
     Ok(Some((t, key, b)))
 }
 
+/// `v` with its sign in the low bit: small magnitudes, either sign, make small numbers.
+const fn zigzag(v: i64) -> u64 {
+    (v << 1 ^ v >> 63) as u64
+}
+
+const fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// Appends `v` as a LEB128 varint: seven bits a byte, low first, the high bit set on all but
+/// the last.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A LEB128 varint from `r`; `None` at the end of the input before its first byte.
+fn get_varint(r: &mut impl Read) -> std::io::Result<Option<u64>> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let mut byte = [0u8; 1];
+        match r.read_exact(&mut byte) {
+            Ok(()) => {}
+            Err(e) if shift == 0 && e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
+        v |= u64::from(byte[0] & 0x7f) << shift;
+        if byte[0] & 0x80 == 0 {
+            return Ok(Some(v));
+        }
+    }
+    Err(std::io::Error::other("a varint longer than 64 bits"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Times, bytes and keys at their extremes come back from the runs as they went in: the
+    /// differences between times wrap, the varints take every bit.
+    #[test]
+    fn extreme_rows_survive_the_runs() {
+        let times = [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
+        let bytes = [0, 1, 127, 128, 16_383, 16_384, u64::MAX - 1, u64::MAX];
+        let keys: Vec<Vec<u8>> = vec![vec![], vec![0], vec![0xff; 127], vec![7; 300]];
+        let mut rows = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            for (j, &b) in bytes.iter().enumerate() {
+                rows.push((t, keys[(i + j) % keys.len()].clone(), b));
+            }
+        }
+        // Many times over, so that the rows fill several runs of the smallest budget.
+        let rows: Vec<_> = (0..400).flat_map(|_| rows.iter().cloned()).collect();
+        let mut expected = rows.clone();
+        expected.sort();
+        let mut spill = Spill::new(0);
+        for (t, k, b) in rows.iter().rev() {
+            spill.push(*t, k, *b).unwrap();
+        }
+        assert!(spill.runs.len() + usize::from(spill.writing.is_some()) > 1);
+        let mut got = Vec::new();
+        spill
+            .drain(|t, k, b| {
+                got.push((t, k.to_vec(), b));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(got, expected);
+        for v in times {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        for v in bytes {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(get_varint(&mut out.as_slice()).unwrap(), Some(v));
+        }
+    }
 
     /// Rows come out in `(time, key, bytes)` order whether they stayed in memory or went through
     /// many runs.
