@@ -315,6 +315,18 @@ fn get_varint(r: &mut impl Read) -> std::io::Result<Option<u64>> {
 mod tests {
     use super::*;
 
+    /// Every row of `spill`, in the order it gives them.
+    fn drained(spill: Spill) -> Vec<(i64, Vec<u8>, u64)> {
+        let mut got = Vec::new();
+        spill
+            .drain(|t, k, b| {
+                got.push((t, k.to_vec(), b));
+                Ok(())
+            })
+            .unwrap();
+        got
+    }
+
     /// Times, bytes and keys at their extremes come back from the runs as they went in: the
     /// differences between times wrap, the varints take every bit.
     #[test]
@@ -337,14 +349,7 @@ mod tests {
             spill.push(*t, k, *b).unwrap();
         }
         assert!(spill.runs.len() + usize::from(spill.writing.is_some()) > 1);
-        let mut got = Vec::new();
-        spill
-            .drain(|t, k, b| {
-                got.push((t, k.to_vec(), b));
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(got, expected);
+        assert_eq!(drained(spill), expected);
         for v in times {
             assert_eq!(unzigzag(zigzag(v)), v);
         }
@@ -383,14 +388,7 @@ mod tests {
             assert_eq!(spill.len(), rows.len() as u64);
             let spilled = !spill.runs.is_empty() || spill.writing.is_some();
             assert_eq!(spilled, budget == 0, "budget {budget}");
-            let mut got = Vec::new();
-            spill
-                .drain(|t, k, b| {
-                    got.push((t, k.to_vec(), b));
-                    Ok(())
-                })
-                .unwrap();
-            assert_eq!(got, expected, "budget {budget}");
+            assert_eq!(drained(spill), expected, "budget {budget}");
         }
     }
 }
