@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::row::{decode_partition_value, first_value_len};
 use super::schema::PkValue;
+use super::small_bytes::SmallBytes;
 
 /// Operations and volume one partition served in one window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -114,38 +115,25 @@ const INLINE_EXTREMES: usize = 46;
 /// inline when they are short, so that the record of a partition's window (one per partition
 /// and window, tens of thousands in a day's simulation) costs no allocation of its own.
 #[derive(Debug, Clone)]
-pub(crate) enum Extremes {
-    Inline {
-        len: u8,
-        bytes: [u8; INLINE_EXTREMES],
-    },
-    Heap(Box<[u8]>),
-}
+pub(crate) struct Extremes(SmallBytes<INLINE_EXTREMES>);
+
+const _: () = assert!(std::mem::size_of::<Extremes>() == 48);
 
 impl Extremes {
     /// The two values `low` and `high`, encoded, one after the other.
     pub(crate) fn new(low: &[u8], high: &[u8]) -> Self {
-        let len = low.len() + high.len();
-        if len <= INLINE_EXTREMES {
-            let mut bytes = [0; INLINE_EXTREMES];
-            bytes[..low.len()].copy_from_slice(low);
-            bytes[low.len()..len].copy_from_slice(high);
-            // At most INLINE_EXTREMES (46): fits a u8.
-            Self::Inline {
-                len: len as u8,
-                bytes,
-            }
-        } else {
-            Self::Heap([low, high].concat().into_boxed_slice())
-        }
+        Self(SmallBytes::concat(&[low, high]))
     }
 
     /// Both values' bytes, the lowest first.
     pub(crate) fn as_bytes(&self) -> &[u8] {
-        match self {
-            Self::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Self::Heap(b) => b,
-        }
+        self.0.as_slice()
+    }
+
+    /// Whether both values are kept inline.
+    #[cfg(test)]
+    pub(crate) const fn is_inline(&self) -> bool {
+        self.0.is_inline()
     }
 }
 

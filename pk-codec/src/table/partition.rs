@@ -816,7 +816,7 @@ mod tests {
         both.extend(super::super::row::value_bytes(&v("d")));
         let extremes = s.extremes().expect("four samples");
         assert_eq!(extremes.as_bytes(), both.as_slice());
-        assert!(matches!(extremes, Extremes::Inline { .. }));
+        assert!(extremes.is_inline());
         assert!(Samples::default().extremes().is_none());
     }
 
@@ -829,7 +829,7 @@ mod tests {
         both.extend(super::super::row::value_bytes(&v(&high)));
         let extremes = s.extremes().expect("three samples");
         assert_eq!(extremes.as_bytes(), both.as_slice());
-        assert!(matches!(extremes, Extremes::Heap(_)));
+        assert!(!extremes.is_inline());
     }
 
     #[test]

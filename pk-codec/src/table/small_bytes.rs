@@ -1,23 +1,26 @@
-//! Short byte strings kept inline: the keys the judge's sketches and the volume meter hold, most
-//! of them a few dozen bytes, without an allocation (and a free) each.
+//! Short byte strings kept inline: the keys the judge's sketches and the volume meter hold, and
+//! the sampled extremes of a partition's window, most of them a few dozen bytes, without an
+//! allocation (and a free) each.
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 
-/// Bytes kept inline up to this length.
+/// Bytes a key is kept inline up to (the type takes 32 bytes).
 const INLINE: usize = 30;
 
-/// A byte string: inline up to [`INLINE`] bytes, on the heap past that. It compares, hashes and
-/// borrows as the `[u8]` it holds, so it keys maps as `Box<[u8]>` does.
+/// A byte string: inline up to `N` bytes (at most 255), on the heap past that. It compares,
+/// hashes and borrows as the `[u8]` it holds, so it keys maps as `Box<[u8]>` does.
 #[derive(Clone)]
-pub(crate) enum SmallBytes {
-    Inline(u8, [u8; INLINE]),
+pub(crate) enum SmallBytes<const N: usize = INLINE> {
+    Inline(u8, [u8; N]),
     Heap(Box<[u8]>),
 }
 
-impl SmallBytes {
+const _: () = assert!(std::mem::size_of::<SmallBytes>() == 32);
+
+impl<const N: usize> SmallBytes<N> {
     /// The bytes.
     #[inline]
     pub(crate) fn as_slice(&self) -> &[u8] {
@@ -26,23 +29,40 @@ impl SmallBytes {
             Self::Heap(bytes) => bytes,
         }
     }
-}
 
-impl From<&[u8]> for SmallBytes {
+    /// `parts` one after the other.
     #[inline]
-    fn from(value: &[u8]) -> Self {
-        match u8::try_from(value.len()) {
-            Ok(len) if value.len() <= INLINE => {
-                let mut bytes = [0; INLINE];
-                bytes[..value.len()].copy_from_slice(value);
-                Self::Inline(len, bytes)
+    pub(crate) fn concat(parts: &[&[u8]]) -> Self {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        match u8::try_from(len) {
+            Ok(short) if len <= N => {
+                let mut bytes = [0; N];
+                let mut at = 0;
+                for p in parts {
+                    bytes[at..at + p.len()].copy_from_slice(p);
+                    at += p.len();
+                }
+                Self::Inline(short, bytes)
             }
-            _ => Self::Heap(value.into()),
+            _ => Self::Heap(parts.concat().into_boxed_slice()),
         }
+    }
+
+    /// Whether the bytes are kept inline.
+    #[cfg(test)]
+    pub(crate) const fn is_inline(&self) -> bool {
+        matches!(self, Self::Inline(..))
     }
 }
 
-impl Deref for SmallBytes {
+impl<const N: usize> From<&[u8]> for SmallBytes<N> {
+    #[inline]
+    fn from(value: &[u8]) -> Self {
+        Self::concat(&[value])
+    }
+}
+
+impl<const N: usize> Deref for SmallBytes<N> {
     type Target = [u8];
 
     #[inline]
@@ -51,30 +71,30 @@ impl Deref for SmallBytes {
     }
 }
 
-impl Borrow<[u8]> for SmallBytes {
+impl<const N: usize> Borrow<[u8]> for SmallBytes<N> {
     #[inline]
     fn borrow(&self) -> &[u8] {
         self.as_slice()
     }
 }
 
-impl PartialEq for SmallBytes {
+impl<const N: usize> PartialEq for SmallBytes<N> {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
 
-impl Eq for SmallBytes {}
+impl<const N: usize> Eq for SmallBytes<N> {}
 
-impl PartialOrd for SmallBytes {
+impl<const N: usize> PartialOrd for SmallBytes<N> {
     #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for SmallBytes {
+impl<const N: usize> Ord for SmallBytes<N> {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         compare(self.as_slice(), other.as_slice())
@@ -112,14 +132,14 @@ fn word(bytes: &[u8]) -> u64 {
     u64::from_be_bytes(w)
 }
 
-impl Hash for SmallBytes {
+impl<const N: usize> Hash for SmallBytes<N> {
     #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_slice().hash(state);
     }
 }
 
-impl std::fmt::Debug for SmallBytes {
+impl<const N: usize> std::fmt::Debug for SmallBytes<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.as_slice().fmt(f)
     }
@@ -146,9 +166,9 @@ mod tests {
         let mut btree = BTreeMap::new();
         let mut hash = HashMap::new();
         for (i, v) in values.iter().enumerate() {
-            let small = SmallBytes::from(v.as_slice());
+            let small: SmallBytes = SmallBytes::from(v.as_slice());
             assert_eq!(small.as_slice(), v.as_slice());
-            assert_eq!(matches!(small, SmallBytes::Inline(..)), v.len() <= INLINE);
+            assert_eq!(small.is_inline(), v.len() <= INLINE);
             btree.insert(small.clone(), i);
             hash.insert(small, i);
         }
