@@ -1,12 +1,12 @@
-//! A borrowed model of the derive input, keeping the syn nodes for spans.
+//! A borrowed model of the derive input: each field's name, attributes and form.
 
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, GenericArgument, Member, PathArguments, Type};
 
 use crate::attr::{self, Container, FieldAttrs};
 use crate::errors::Errors;
+use crate::input::{self, Data, DeriveInput, Member, Type, split_top_level};
 
 /// The struct being derived.
 pub(crate) struct Input<'a> {
@@ -56,31 +56,26 @@ pub(crate) enum ScalarKind {
 }
 
 impl<'a> Input<'a> {
-    pub(crate) fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Option<Self> {
-        let data = match &input.data {
-            Data::Struct(data) => data,
-            Data::Enum(e) => {
+    pub(crate) fn from_input(input: &'a DeriveInput, errors: &mut Errors) -> Option<Self> {
+        let fields = match &input.data {
+            Data::Struct(fields) => fields,
+            Data::Enum(span) => {
                 errors.push(syn::Error::new(
-                    e.enum_token.span,
+                    *span,
                     "#[derive(PartitionKey)] needs a struct: an enum has no field-by-field key order; \
                      write a struct per variant, or an integer discriminant field",
                 ));
                 return None;
             }
-            Data::Union(u) => {
+            Data::Union(span) => {
                 errors.push(syn::Error::new(
-                    u.union_token.span,
+                    *span,
                     "#[derive(PartitionKey)] needs a struct, not a union",
                 ));
                 return None;
             }
         };
         let attrs = attr::container(input, errors);
-        let fields = match &data.fields {
-            Fields::Named(named) => named.named.iter().collect::<Vec<_>>(),
-            Fields::Unnamed(unnamed) => unnamed.unnamed.iter().collect(),
-            Fields::Unit => Vec::new(),
-        };
         if fields.is_empty() {
             errors.push(syn::Error::new(
                 input.ident.span(),
@@ -90,7 +85,7 @@ impl<'a> Input<'a> {
         }
         let scalar_params = scalar_params(&input.generics);
         let fields = fields
-            .into_iter()
+            .iter()
             .enumerate()
             .map(|(i, field)| {
                 let (member, name, method_suffix) = match &field.ident {
@@ -100,10 +95,10 @@ impl<'a> Input<'a> {
                         (Member::Named(ident.clone()), s.clone(), s)
                     }
                     None => (
-                        Member::Unnamed(syn::Index {
+                        Member::Unnamed {
                             index: i as u32,
                             span: field.ty.span(),
-                        }),
+                        },
                         format!("_{i}"),
                         i.to_string(),
                     ),
@@ -114,17 +109,12 @@ impl<'a> Input<'a> {
                     method_suffix,
                     ty: &field.ty,
                     attrs: attr::field(field, errors),
-                    form: match &field.ty {
-                        Type::Path(p)
-                            if p.qself.is_none()
-                                && scalar_params.iter().any(|t| p.path.is_ident(t)) =>
-                        {
-                            Form::Scalar {
-                                kind: None,
-                                optional: false,
-                            }
-                        }
-                        ty => classify(ty),
+                    form: match field.ty.0.as_slice() {
+                        [TokenTree::Ident(t)] if scalar_params.contains(t) => Form::Scalar {
+                            kind: None,
+                            optional: false,
+                        },
+                        tokens => classify(tokens),
                     },
                 }
             })
@@ -139,22 +129,24 @@ impl<'a> Input<'a> {
 
 /// The type parameters bounded by `KeyField` or `DecodeField` (in the parameter list or the where
 /// clause): fields of such a type are scalars, not nested keys.
-fn scalar_params(generics: &syn::Generics) -> Vec<syn::Ident> {
-    let is_field_bound = |b: &syn::TypeParamBound| {
-        matches!(b, syn::TypeParamBound::Trait(t)
-            if t.path.segments.last().is_some_and(|s| s.ident == "KeyField" || s.ident == "DecodeField"))
-    };
-    let mut out: Vec<syn::Ident> = generics
+pub(crate) fn scalar_params(generics: &input::Generics) -> Vec<Ident> {
+    let has_field_bound =
+        |bounds: &[TokenTree]| split_top_level(bounds, '+').into_iter().any(is_field_bound);
+    let mut out: Vec<Ident> = generics
         .type_params()
-        .filter(|p| p.bounds.iter().any(is_field_bound))
-        .map(|p| p.ident.clone())
+        .filter(|p| has_field_bound(&tokens(p.bounds.clone())))
+        .filter_map(|p| p.ident.clone())
         .collect();
-    for pred in generics.where_clause.iter().flat_map(|w| &w.predicates) {
-        if let syn::WherePredicate::Type(t) = pred
-            && let Type::Path(p) = &t.bounded_ty
-            && let Some(ident) = p.path.get_ident()
-            && t.bounds.iter().any(is_field_bound)
-            && generics.type_params().any(|tp| tp.ident == *ident)
+    for pred in &generics.where_predicates {
+        let pred = tokens(pred.clone());
+        let pred = skip_binder(&pred);
+        let parts = split_top_level(pred, ':');
+        if let [TokenTree::Ident(ident)] = parts[0]
+            && parts.len() > 1
+            && has_field_bound(&pred[parts[0].len() + 1..])
+            && generics
+                .type_params()
+                .any(|tp| tp.ident.as_ref() == Some(ident))
         {
             out.push(ident.clone());
         }
@@ -162,49 +154,225 @@ fn scalar_params(generics: &syn::Generics) -> Vec<syn::Ident> {
     out
 }
 
-fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+fn tokens(stream: TokenStream) -> Vec<TokenTree> {
+    stream.into_iter().collect()
+}
+
+/// The tokens after a leading `for<...>`.
+fn skip_binder(tokens: &[TokenTree]) -> &[TokenTree] {
+    match tokens {
+        [TokenTree::Ident(i), rest @ ..] if i == "for" => match input::matching_angle(rest, 0) {
+            Some(close) => &rest[close + 1..],
+            None => tokens,
+        },
+        _ => tokens,
+    }
+}
+
+/// Whether a bound is the trait `KeyField` or `DecodeField` (by its path's last segment).
+fn is_field_bound(bound: &[TokenTree]) -> bool {
+    let mut b = bound;
+    if let [TokenTree::Group(g)] = b
+        && g.delimiter() == Delimiter::Parenthesis
+    {
+        return is_field_bound(&tokens(g.stream()));
+    }
+    // Modifiers: `?Trait`, `~const Trait`, `const Trait`, `async Trait`.
+    loop {
+        match b {
+            [TokenTree::Punct(p), rest @ ..] if matches!(p.as_char(), '?' | '~') => b = rest,
+            [TokenTree::Ident(i), rest @ ..] if i == "const" || i == "async" => b = rest,
+            _ => break,
+        }
+    }
+    match path(skip_binder(b)) {
+        Some(segments) => segments
+            .last()
+            .is_some_and(|s| s.ident == "KeyField" || s.ident == "DecodeField"),
+        None => false,
+    }
+}
+
+/// A type's syntax, as far as the derive reads it (syn's `Type`, read from the tokens).
+enum Syntax {
+    /// `(T)`, or a macro's `$t` (a group without delimiters): the type inside.
+    Inner(Vec<TokenTree>),
+    /// `&T`, `&'a mut T`: the referenced type.
+    Reference(Vec<TokenTree>),
+    /// `[T]`: the element type.
+    Slice(Vec<TokenTree>),
+    Array,
+    Tuple,
+    /// A path without a qualified self: its segments.
+    Path(Vec<Segment>),
+    /// `<T as Trait>::X`: a path whose segments the derive does not read.
+    QualifiedPath,
+    Other,
+}
+
+struct Segment {
+    ident: Ident,
+    /// The arguments in angle brackets, each as its tokens; empty for none or `(...)` ones.
+    args: Vec<Vec<TokenTree>>,
+    has_args: bool,
+}
+
+fn syntax(ty: &[TokenTree]) -> Syntax {
     match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        [TokenTree::Group(g)] => {
+            let inner = tokens(g.stream());
+            match g.delimiter() {
+                Delimiter::None => Syntax::Inner(inner),
+                Delimiter::Parenthesis if split_top_level(&inner, ',').len() > 1 => Syntax::Tuple,
+                Delimiter::Parenthesis if inner.is_empty() => Syntax::Tuple,
+                Delimiter::Parenthesis => Syntax::Inner(inner),
+                Delimiter::Bracket if split_top_level(&inner, ';').len() > 1 => Syntax::Array,
+                Delimiter::Bracket => Syntax::Slice(inner),
+                Delimiter::Brace => Syntax::Other,
+            }
+        }
+        [TokenTree::Punct(p), rest @ ..] if p.as_char() == '&' => {
+            let mut rest = rest;
+            if let [TokenTree::Punct(q), TokenTree::Ident(_), after @ ..] = rest
+                && q.as_char() == '\''
+            {
+                rest = after;
+            }
+            if let [TokenTree::Ident(m), after @ ..] = rest
+                && m == "mut"
+            {
+                rest = after;
+            }
+            Syntax::Reference(rest.to_vec())
+        }
+        [TokenTree::Punct(p), ..] if p.as_char() == '<' => Syntax::QualifiedPath,
+        _ => path(ty).map_or(Syntax::Other, Syntax::Path),
+    }
+}
+
+/// The segments of a path that is the whole of `tokens` (`a::b::C<T>`, `Fn(A) -> B`), or `None`
+/// for anything else: a qualified path, `dyn`/`impl` traits, function pointers, macros, a path
+/// followed by `+ Bound`.
+fn path(tokens: &[TokenTree]) -> Option<Vec<Segment>> {
+    let is =
+        |i: usize, c: char| matches!(tokens.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let mut i = if is(0, ':') && is(1, ':') { 2 } else { 0 };
+    let mut segments = Vec::new();
+    loop {
+        let Some(TokenTree::Ident(ident)) = tokens.get(i) else {
+            return None;
+        };
+        if segments.is_empty()
+            && ["dyn", "impl", "fn", "unsafe", "extern", "for", "_"]
+                .iter()
+                .any(|k| ident == k)
+        {
+            return None;
+        }
+        i += 1;
+        if is(i, ':') && is(i + 1, ':') && is(i + 2, '<') {
+            i += 2;
+        }
+        let mut segment = Segment {
+            ident: ident.clone(),
+            args: Vec::new(),
+            has_args: false,
+        };
+        if is(i, '<') {
+            let close = input::matching_angle(tokens, i)?;
+            segment.args = split_top_level(&tokens[i + 1..close], ',')
+                .into_iter()
+                .filter(|a| !a.is_empty())
+                .map(<[TokenTree]>::to_vec)
+                .collect();
+            segment.has_args = true;
+            i = close + 1;
+        } else if let Some(TokenTree::Group(g)) = tokens.get(i)
+            && g.delimiter() == Delimiter::Parenthesis
+        {
+            // `Fn(A) -> B`: the return type is the rest.
+            segment.has_args = true;
+            i = if is(i + 1, '-') && is(i + 2, '>') {
+                tokens.len()
+            } else {
+                i + 1
+            };
+        }
+        segments.push(segment);
+        if is(i, ':') && is(i + 1, ':') {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    (i == tokens.len()).then_some(segments)
+}
+
+/// Whether a generic argument is a type (not a lifetime, a constant, or an associated item's
+/// binding or bound), as syn's `GenericArgument::Type`.
+fn arg_is_type(arg: &[TokenTree]) -> bool {
+    let is =
+        |t: Option<&TokenTree>, c: char| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    match arg {
+        [] | [TokenTree::Literal(_), ..] => false,
+        [TokenTree::Punct(p), ..] if p.as_char() == '\'' => false,
+        [TokenTree::Punct(p), TokenTree::Literal(_), ..] if p.as_char() == '-' => false,
+        [TokenTree::Group(g), ..] if g.delimiter() == Delimiter::Brace => false,
+        [TokenTree::Ident(i), ..] if i == "true" || i == "false" => false,
+        [TokenTree::Ident(_), rest @ ..] => {
+            let mut at = 0;
+            if is(rest.first(), '<') {
+                match input::matching_angle(rest, 0) {
+                    Some(close) => at = close + 1,
+                    None => return true,
+                }
+            }
+            let binding =
+                is(rest.get(at), '=') || (is(rest.get(at), ':') && !is(rest.get(at + 1), ':'));
+            !binding
+        }
+        _ => true,
+    }
+}
+
+fn last_segment(ty: &[TokenTree]) -> Option<Segment> {
+    match syntax(ty) {
+        Syntax::Path(mut segments) => segments.pop(),
         _ => None,
     }
 }
 
 /// The single type argument of `Name<T>`.
-fn single_arg(seg: &syn::PathSegment) -> Option<&Type> {
-    let PathArguments::AngleBracketed(args) = &seg.arguments else {
-        return None;
-    };
-    let mut types = args.args.iter().filter_map(|a| match a {
-        GenericArgument::Type(t) => Some(t),
-        _ => None,
-    });
+fn single_arg(seg: &Segment) -> Option<&[TokenTree]> {
+    let mut types = seg.args.iter().filter(|a| arg_is_type(a));
     match (types.next(), types.next()) {
         (Some(t), None) => Some(t),
         _ => None,
     }
 }
 
-fn is_u8(ty: &Type) -> bool {
-    last_segment(ty).is_some_and(|s| s.ident == "u8" && s.arguments.is_empty())
+fn is_u8(ty: &[TokenTree]) -> bool {
+    last_segment(ty).is_some_and(|s| s.ident == "u8" && !s.has_args)
 }
 
 /// The scalar kind of a type named by syntax, if it is one.
-fn scalar_kind(ty: &Type) -> Option<ScalarKind> {
-    match ty {
-        Type::Paren(p) => scalar_kind(&p.elem),
-        Type::Group(g) => scalar_kind(&g.elem),
-        Type::Reference(r) => match &*r.elem {
-            Type::Slice(s) if is_u8(&s.elem) => Some(ScalarKind::Bytes),
+fn scalar_kind(ty: &[TokenTree]) -> Option<ScalarKind> {
+    match syntax(ty) {
+        Syntax::Inner(inner) => scalar_kind(&inner),
+        Syntax::Reference(elem) => match syntax(&elem) {
+            Syntax::Slice(s) if is_u8(&s) => Some(ScalarKind::Bytes),
             // `&str`, `&core::primitive::str`: the last segment, as for the other scalars.
-            ty @ Type::Path(_)
-                if last_segment(ty).is_some_and(|s| s.ident == "str" && s.arguments.is_empty()) =>
+            Syntax::Path(segments)
+                if segments
+                    .last()
+                    .is_some_and(|s| s.ident == "str" && !s.has_args) =>
             {
                 Some(ScalarKind::Str)
             }
-            other => scalar_kind(other),
+            _ => scalar_kind(&elem),
         },
-        _ => {
-            let seg = last_segment(ty)?;
+        Syntax::Path(mut segments) => {
+            let seg = segments.pop()?;
             let name = seg.ident.to_string();
             match name.as_str() {
                 "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => Some(ScalarKind::Uint),
@@ -213,35 +381,35 @@ fn scalar_kind(ty: &Type) -> Option<ScalarKind> {
                 "bool" => Some(ScalarKind::Bool),
                 "char" => Some(ScalarKind::Char),
                 "f32" | "f64" => Some(ScalarKind::Float),
-                "Vec" if single_arg(seg).is_some_and(is_u8) => Some(ScalarKind::Bytes),
+                "Vec" if single_arg(&seg).is_some_and(is_u8) => Some(ScalarKind::Bytes),
                 _ => None,
             }
         }
+        _ => None,
     }
 }
 
 /// Decides a field's form from its type's syntax.
-pub(crate) fn classify(ty: &Type) -> Form {
+pub(crate) fn classify(ty: &[TokenTree]) -> Form {
     if let Some(kind) = scalar_kind(ty) {
         return Form::Scalar {
             kind: Some(kind),
             optional: false,
         };
     }
-    match ty {
-        Type::Paren(p) => classify(&p.elem),
-        Type::Group(g) => classify(&g.elem),
-        Type::Reference(_) => Form::Unsupported(
+    match syntax(ty) {
+        Syntax::Inner(inner) => classify(&inner),
+        Syntax::Reference(_) => Form::Unsupported(
             "a reference field must be `&str` or `&[u8]` or a reference to another scalar; \
              a nested key is spliced in by value",
         ),
-        Type::Path(_) => {
-            let Some(seg) = last_segment(ty) else {
+        Syntax::Path(mut segments) => {
+            let Some(seg) = segments.pop() else {
                 return Form::Part;
             };
             let name = seg.ident.to_string();
             match name.as_str() {
-                "Option" => match single_arg(seg) {
+                "Option" => match single_arg(&seg) {
                     Some(inner) => match classify(inner) {
                         Form::Scalar {
                             optional: false,
@@ -271,13 +439,14 @@ pub(crate) fn classify(ty: &Type) -> Form {
                 _ => Form::Part,
             }
         }
-        Type::Tuple(_) => Form::Unsupported(
+        Syntax::QualifiedPath => Form::Part,
+        Syntax::Tuple => Form::Unsupported(
             "a tuple has no key form: use a struct that derives `PartitionKey`, which splices in",
         ),
-        Type::Array(_) | Type::Slice(_) => Form::Unsupported(
+        Syntax::Array | Syntax::Slice(_) => Form::Unsupported(
             "an array has no key form: use `Vec<u8>` for bytes, or one field per element",
         ),
-        _ => Form::Unsupported("this type has no key form"),
+        Syntax::Other => Form::Unsupported("this type has no key form"),
     }
 }
 
@@ -301,8 +470,8 @@ pub(crate) fn borrows(ty: &Type) -> bool {
 /// a path anywhere in it, const expressions included, whose first segment is one of `params`.
 /// Read from the type's tokens, as [`borrows`]: an identifier that is a parameter's name and not
 /// a later segment of a path (after `::`), a lifetime's name (after `'`) or a field (after `.`).
-pub(crate) fn mentions_param(ty: &Type, params: &[&syn::Ident]) -> bool {
-    fn walk(tokens: TokenStream, params: &[&syn::Ident]) -> bool {
+pub(crate) fn mentions_param(ty: &Type, params: &[&Ident]) -> bool {
+    fn walk(tokens: TokenStream, params: &[&Ident]) -> bool {
         let mut after: Option<char> = None;
         for t in tokens {
             match &t {
@@ -332,7 +501,7 @@ mod tests {
     use super::*;
 
     fn form(ty: &str) -> Form {
-        classify(&syn::parse_str(ty).unwrap())
+        classify(&tokens(ty.parse().unwrap()))
     }
 
     fn scalar(kind: ScalarKind, optional: bool) -> Form {
@@ -376,11 +545,11 @@ mod tests {
 
     #[test]
     fn borrowing_and_type_parameters_are_found_anywhere_in_a_type() {
-        let ty = |s: &str| -> Type { syn::parse_str(s).unwrap() };
+        let ty = |s: &str| Type(tokens(s.parse().unwrap()));
         assert!(borrows(&ty("Option<&'a str>")));
         assert!(borrows(&ty("Inner<'a>")));
         assert!(!borrows(&ty("Option<String>")));
-        let t: syn::Ident = syn::parse_str("T").unwrap();
+        let t = Ident::new("T", proc_macro2::Span::call_site());
         assert!(mentions_param(&ty("Option<T>"), &[&t]));
         assert!(mentions_param(&ty("T"), &[&t]));
         assert!(!mentions_param(&ty("Tx"), &[&t]));

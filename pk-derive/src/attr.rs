@@ -1,15 +1,15 @@
-//! `#[pk(...)]` attributes, parsed with `parse_nested_meta`. Checks that need one attribute only
+//! `#[pk(...)]` attributes, parsed with `meta.rs` (syn's `parse_nested_meta`). Checks that need one attribute only
 //! happen here; checks across attributes and fields are in `valid.rs`.
 
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::meta::ParseNestedMeta;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
-use syn::{Attribute, DeriveInput, LitChar, LitInt, LitStr, Member, Token};
+use syn::{LitChar, LitInt, LitStr, Token};
 
 use crate::errors::Errors;
+use crate::input::{Attribute, DeriveInput, Field, Member};
+use crate::meta::{self, Meta};
 
 const PK: &str = "pk";
 // Container attributes.
@@ -83,17 +83,12 @@ pub(crate) struct FieldAttrs {
     pub(crate) precision: Option<WithSpan<String>>,
 }
 
-fn duplicate(meta: &ParseNestedMeta<'_>, name: &str) -> syn::Error {
+fn duplicate(meta: &Meta<'_>, name: &str) -> syn::Error {
     meta.error(format!("duplicate #[pk({name})] attribute"))
 }
 
 /// Sets `slot` once, reporting a duplicate on the second attribute.
-fn set<T>(
-    slot: &mut Option<T>,
-    value: T,
-    meta: &ParseNestedMeta<'_>,
-    name: &str,
-) -> syn::Result<()> {
+fn set<T>(slot: &mut Option<T>, value: T, meta: &Meta<'_>, name: &str) -> syn::Result<()> {
     if slot.is_some() {
         return Err(duplicate(meta, name));
     }
@@ -102,7 +97,7 @@ fn set<T>(
 }
 
 fn pk_attrs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
-    attrs.iter().filter(|a| a.path().is_ident(PK))
+    attrs.iter().filter(|a| a.is(PK))
 }
 
 pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
@@ -130,8 +125,8 @@ pub(crate) fn container(input: &DeriveInput, errors: &mut Errors) -> Container {
             } else if meta.path.is_ident(CRATE) {
                 // #[pk(crate = "my_reexport::pk_codec")]
                 let lit: LitStr = meta.value()?.parse()?;
-                let path: syn::Path = lit.parse()?;
-                set(&mut c.krate, quote!(#path), &meta, CRATE)
+                let path = lit.parse_with(meta::parse_crate_path)?;
+                set(&mut c.krate, path, &meta, CRATE)
             } else if meta.path.is_ident(FORM) {
                 // #[pk(form = binary)]
                 let ident: syn::Ident = meta.value()?.parse()?;
@@ -165,16 +160,11 @@ fn saturating<T: TryFrom<u128>>(lit: &LitInt, max: T) -> syn::Result<T> {
     Ok(T::try_from(value).unwrap_or(max))
 }
 
-fn path_name(meta: &ParseNestedMeta<'_>) -> String {
-    meta.path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::")
+fn path_name(meta: &Meta<'_>) -> String {
+    meta.path.name()
 }
 
-fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
+fn hash_attr(meta: &Meta<'_>) -> syn::Result<HashAttr> {
     let mut alg: Option<WithSpan<String>> = None;
     let mut len: Option<WithSpan<u8>> = None;
     let mut separator: Option<()> = None;
@@ -231,7 +221,7 @@ fn hash_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<HashAttr> {
     })
 }
 
-fn buckets_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<Buckets> {
+fn buckets_attr(meta: &Meta<'_>) -> syn::Result<Buckets> {
     let mut count: Option<WithSpan<u32>> = None;
     let mut by: Option<BucketBy> = None;
     let mut separator: Option<()> = None;
@@ -298,7 +288,7 @@ fn buckets_attr(meta: &ParseNestedMeta<'_>) -> syn::Result<Buckets> {
     })
 }
 
-pub(crate) fn field(field: &syn::Field, errors: &mut Errors) -> FieldAttrs {
+pub(crate) fn field(field: &Field, errors: &mut Errors) -> FieldAttrs {
     let mut f = FieldAttrs::default();
     for attr in pk_attrs(&field.attrs) {
         let result = attr.parse_nested_meta(|meta| {
@@ -356,10 +346,10 @@ pub(crate) fn crate_path(input: &DeriveInput) -> TokenStream {
         let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(CRATE) {
                 let lit: LitStr = meta.value()?.parse()?;
-                path = Some(lit.parse::<syn::Path>()?);
+                path = Some(lit.parse_with(meta::parse_crate_path)?);
             } else if let Ok(value) = meta.value() {
                 // Skip `name = value` of other attributes.
-                value.parse::<syn::Expr>()?;
+                meta::skip_value(value)?;
             } else if meta.input.peek(syn::token::Paren) {
                 let content;
                 syn::parenthesized!(content in meta.input);
@@ -368,5 +358,5 @@ pub(crate) fn crate_path(input: &DeriveInput) -> TokenStream {
             Ok(())
         });
     }
-    path.map_or_else(|| quote!(::pk_codec), |p| quote!(#p))
+    path.unwrap_or_else(|| quote!(::pk_codec))
 }

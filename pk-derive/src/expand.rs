@@ -1,20 +1,21 @@
 //! Code generation: straight-line `KeyWriter` / `KeyReader` calls with constant specs. Cannot fail:
 //! everything that could go wrong was reported by `attr.rs` and `valid.rs`.
 
+use proc_macro2::Ident;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{DeriveInput, Ident, Member};
 
 use crate::ast::{self, Field, Form, Input, ScalarKind};
 use crate::attr::{self, BucketBy};
 use crate::errors::Errors;
+use crate::input::{DeriveInput, GenericParam, Member};
 use crate::valid;
 
 /// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
-    let parsed = ast::Input::from_syn(input, &mut errors);
+    let parsed = ast::Input::from_input(input, &mut errors);
     if let Some(parsed) = &parsed {
         valid::check(parsed, &mut errors);
     }
@@ -423,7 +424,7 @@ impl Gen<'_, '_> {
         &self,
         i: usize,
         bookkeeping: bool,
-        borrowed: Option<&syn::Lifetime>,
+        borrowed: Option<&TokenStream>,
     ) -> TokenStream {
         let krate = &self.krate;
         let field = &self.input.fields[i];
@@ -675,7 +676,7 @@ impl Gen<'_, '_> {
     fn param(&self, i: usize) -> Ident {
         match &self.input.fields[i].member {
             Member::Named(ident) => ident.clone(),
-            Member::Unnamed(_) => format_ident!("field_{}", i),
+            Member::Unnamed { .. } => format_ident!("field_{}", i),
         }
     }
 
@@ -803,7 +804,7 @@ impl Gen<'_, '_> {
         }}
     }
 
-    fn ranges(&self, vis: &syn::Visibility) -> TokenStream {
+    fn ranges(&self, vis: &TokenStream) -> TokenStream {
         let krate = &self.krate;
         // Locals of the generated functions, hygienic so that a field (so a parameter) named
         // `__pk_b` cannot capture them.
@@ -992,7 +993,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
     let generics = &input.original.generics;
     let ident = &input.original.ident;
     let (_, ty_generics, _) = generics.split_for_impl();
-    let lifetimes: Vec<&syn::LifetimeParam> = generics.lifetimes().collect();
+    let lifetimes: Vec<&GenericParam> = generics.lifetimes().collect();
     match lifetimes.as_slice() {
         // Fields that borrow without a lifetime of the struct's (`&'static str`): no owned
         // decode to go through, so the struct encodes only.
@@ -1000,8 +1001,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
         [] => {
             // The struct's parameters (no lifetimes here) after `'__pk_de`; the where clause is
             // `decode_where`'s.
-            let params = &generics.params;
-            let with_de: syn::Generics = syn::parse_quote!(<'__pk_de, #params>);
+            let with_de = generics.with_lifetime_first("__pk_de");
             let (impl_generics, _, _) = with_de.split_for_impl();
             let decode_where = where_clause(input, true, krate);
             Some(quote! {
@@ -1020,13 +1020,9 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             })
         }
         [one] => {
-            let lt = &one.lifetime;
+            let lt = &one.name;
             let (impl_generics, _, _) = generics.split_for_impl();
-            let mut preds: Vec<TokenStream> = generics
-                .where_clause
-                .as_ref()
-                .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
-                .unwrap_or_default();
+            let mut preds: Vec<TokenStream> = generics.where_predicates.clone();
             let n = input.fields.len();
             for f in &input.fields {
                 let ty = f.ty;
@@ -1149,7 +1145,7 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<TokenStre
         .original
         .generics
         .type_params()
-        .map(|p| &p.ident)
+        .filter_map(|p| p.ident.as_ref())
         .collect();
     if params.is_empty() {
         return Vec::new();
@@ -1172,13 +1168,7 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<TokenStre
 }
 
 fn where_clause(input: &Input<'_>, decode: bool, krate: &TokenStream) -> TokenStream {
-    let mut preds: Vec<TokenStream> = input
-        .original
-        .generics
-        .where_clause
-        .as_ref()
-        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
-        .unwrap_or_default();
+    let mut preds: Vec<TokenStream> = input.original.generics.where_predicates.clone();
     preds.extend(bounds(input, decode, krate));
     if preds.is_empty() {
         TokenStream::new()

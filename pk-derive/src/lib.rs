@@ -12,15 +12,20 @@ mod ast;
 mod attr;
 mod errors;
 mod expand;
+mod input;
+mod meta;
+#[cfg(test)]
+mod tests;
 mod valid;
 
 use proc_macro::TokenStream;
-use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `pk_codec::PartitionKey` (and `pk_codec::DecodeKey` when no field borrows), plus
 /// typed range constructors. See `pk_codec::_derive` for the attributes.
 #[proc_macro_derive(PartitionKey, attributes(pk))]
 pub fn derive_partition_key(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input).into()
+    match input::parse(input.into()) {
+        Ok(input) => expand::derive(&input).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }

@@ -1,11 +1,11 @@
 //! Checks across attributes and fields.
 
-use syn::Member;
 use syn::spanned::Spanned;
 
 use crate::ast::{Field, Form, Input};
 use crate::attr::BucketBy;
 use crate::errors::Errors;
+use crate::input::Member;
 
 /// The field named by `member`, if any.
 pub(crate) fn find<'i, 'a>(
@@ -24,7 +24,7 @@ fn same_member(a: &Member, b: &Member) -> bool {
     use syn::ext::IdentExt;
     match (a, b) {
         (Member::Named(a), Member::Named(b)) => a.unraw() == b.unraw(),
-        (Member::Unnamed(a), Member::Unnamed(b)) => a.index == b.index,
+        (Member::Unnamed { index: a, .. }, Member::Unnamed { index: b, .. }) => a == b,
         _ => false,
     }
 }
@@ -32,7 +32,7 @@ fn same_member(a: &Member, b: &Member) -> bool {
 fn member_text(m: &Member) -> String {
     match m {
         Member::Named(i) => i.to_string(),
-        Member::Unnamed(i) => i.index.to_string(),
+        Member::Unnamed { index, .. } => index.to_string(),
     }
 }
 
