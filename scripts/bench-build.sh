@@ -17,7 +17,9 @@
 #                       dependency graph written, 256 codegen units) and linted. BENCHMARKS.md's
 #                       figures before its section "Issue 38: a debug build of pk-codec compiles
 #                       only what its caller uses" were taken this way.
-# Dependencies are fetched (and packaged) first, not timed; then each crate gets a clean debug
+# Dependencies are fetched (and packaged) first, not timed; each crate is then built once, not
+# timed, so that the first timed run does not also read rustc and the sources from disk (that first
+# build often took seconds more wall time than CPU time); then each crate gets a clean debug
 # `cargo build` in a fresh target directory, RUNS times (default 3), interleaved, and the medians
 # of wall time and user+sys CPU time are printed.
 #
@@ -147,6 +149,11 @@ build() {
     awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$tmp/t" >>"$tmp/$1.times"
     rm -rf "$target"
 }
+
+for v in "${variants[@]}"; do
+    build "$v"
+    rm -f "$tmp/$v.times"
+done
 
 echo "$(date -u +%Y-%m-%dT%H:%MZ); $(nproc) CPUs; $(rustc --version); pk-codec as a $pk_as dependency; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 1; i <= runs; i++)); do

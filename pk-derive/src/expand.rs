@@ -10,6 +10,7 @@ use crate::ast::{self, Field, Form, Input, ScalarKind};
 use crate::attr::{self, BucketBy};
 use crate::errors::Errors;
 use crate::input::{DeriveInput, GenericParam, Member};
+use crate::tpl::tpl;
 use crate::valid;
 
 /// The whole derive: parse, check, generate; on errors, the errors and a stub impl.
@@ -34,7 +35,8 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
 fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    quote! {
+    tpl!(
+        r#"
         #[automatically_derived]
         impl #impl_generics #krate::PartitionKey for #ident #ty_generics #where_clause {
             const SHAPE: #krate::KeyShape = #krate::KeyShape::new(b',');
@@ -71,7 +73,13 @@ fn stub(input: &DeriveInput, krate: &TokenStream) -> TokenStream {
                 ::core::unreachable!()
             }
         }
-    }
+    "#,
+        impl_generics,
+        krate,
+        ident,
+        ty_generics,
+        where_clause
+    )
 }
 
 /// The constant `FieldSpec` of a field: its type's own kind and optionality (through the type's
@@ -101,14 +109,24 @@ fn spec_with(
         let lookup = precision.unwrap_or_else(|| precision_lookup(p, krate));
         (!lookup.is_empty()).then(|| quote!(.with_precision(#lookup)))
     });
-    quote!(#base #width #desc #escaped #precision)
+    tpl!(
+        r#"#base #width #desc #escaped #precision"#,
+        base,
+        width,
+        desc,
+        escaped,
+        precision
+    )
 }
 
 /// The precision of `#[pk(precision = name)]`, looked up by pk-codec: an unknown name is a
 /// compile error on the name.
 fn precision_lookup(p: &attr::WithSpan<String>, krate: &TokenStream) -> TokenStream {
     let (name, span) = (&p.value, p.span);
-    respan(quote!(#krate::__private::precision(#name)), span)
+    respan(
+        tpl!(r#"#krate::__private::precision(#name)"#, krate, name),
+        span,
+    )
 }
 
 /// What a field contributes to the bucket of a bucketed key.
@@ -180,7 +198,10 @@ impl Gen<'_, '_> {
         });
         let prefix = if let Some(h) = &c.hash {
             let (name, span) = (&h.value.alg.value, h.value.alg.span);
-            let alg = respan(quote!(#krate::__private::hash_alg(#name)), span);
+            let alg = respan(
+                tpl!(r#"#krate::__private::hash_alg(#name)"#, krate, name),
+                span,
+            );
             let len = h.value.len.value;
             let sep = separator(krate, h.value.separator);
             let over = if h.value.fields.is_empty() {
@@ -188,9 +209,18 @@ impl Gen<'_, '_> {
             } else {
                 quote!(#krate::HashOver::LeadingFields)
             };
-            let prefix =
-                quote!(#krate::Prefix::Hash { alg: #alg, len: #len, separator: #sep, over: #over });
-            let prefix = respan(quote!(#krate::__private::prefix(#prefix)), h.span);
+            let prefix = tpl!(
+                r#"#krate::Prefix::Hash { alg: #alg, len: #len, separator: #sep, over: #over }"#,
+                krate,
+                alg,
+                len,
+                sep,
+                over
+            );
+            let prefix = respan(
+                tpl!(r#"#krate::__private::prefix(#prefix)"#, krate, prefix),
+                h.span,
+            );
             Some(quote!(.with_prefix(#prefix)))
         } else {
             c.buckets.as_ref().map(|b| {
@@ -200,9 +230,17 @@ impl Gen<'_, '_> {
                     BucketBy::Modulo(_) => quote!(#krate::BucketBy::Modulo),
                     BucketBy::Hash(_) => quote!(#krate::BucketBy::Hash),
                 };
-                let prefix =
-                    quote!(#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep });
-                let prefix = respan(quote!(#krate::__private::prefix(#prefix)), b.span);
+                let prefix = tpl!(
+                    r#"#krate::Prefix::Bucket { count: #count, by: #by, separator: #sep }"#,
+                    krate,
+                    count,
+                    by,
+                    sep
+                );
+                let prefix = respan(
+                    tpl!(r#"#krate::__private::prefix(#prefix)"#, krate, prefix),
+                    b.span,
+                );
                 quote!(.with_prefix(#prefix))
             })
         };
@@ -210,12 +248,18 @@ impl Gen<'_, '_> {
             .delimiter
             .as_ref()
             .map_or_else(proc_macro2::Span::call_site, |d| d.span);
-        let delimiter = respan(quote!(#krate::__private::delimiter(#d)), span);
+        let delimiter = respan(tpl!(r#"#krate::__private::delimiter(#d)"#, krate, d), span);
         let span = c
             .max_len
             .as_ref()
             .map_or_else(proc_macro2::Span::call_site, |m| m.span);
-        let shape = quote!(#krate::KeyShape::new(#delimiter) #max_len #prefix);
+        let shape = tpl!(
+            r#"#krate::KeyShape::new(#delimiter) #max_len #prefix"#,
+            krate,
+            delimiter,
+            max_len,
+            prefix
+        );
         call_at(quote!(#krate::__private::shape), shape, span)
     }
 
@@ -239,7 +283,11 @@ impl Gen<'_, '_> {
             // on the field, not on the derive.
             let at_field = |tokens: TokenStream| respan(tokens, field.member.span());
             let at_type = |tokens: TokenStream| respan(tokens, ty.span());
-            out.extend(at_field(quote!(#krate::__private::field_name(#name);)));
+            out.extend(at_field(tpl!(
+                r#"#krate::__private::field_name(#name);"#,
+                krate,
+                name
+            )));
             // The precision is looked up first, on its own, so that an unknown name is reported
             // on the attribute (the checks below carry the field's span in every token).
             let precision = field.attrs.precision.as_ref().map(|p| {
@@ -253,7 +301,12 @@ impl Gen<'_, '_> {
             // that a nested key is refused for having attributes at all.
             let declared_width = field.attrs.width.as_ref().map(|w| {
                 respan(
-                    quote!(#krate::__private::declared_width::<#ty>(#spec);),
+                    tpl!(
+                        r#"#krate::__private::declared_width::<#ty>(#spec);"#,
+                        krate,
+                        ty,
+                        spec
+                    ),
                     w.span,
                 )
             });
@@ -264,21 +317,36 @@ impl Gen<'_, '_> {
                         || a.desc.is_some()
                         || a.escaped.is_some()
                         || a.precision.is_some();
-                    out.extend(at_type(quote! {
+                    out.extend(at_type(tpl!(
+                        r#"
                         #krate::__private::part::<#ty>(&__pk_shape, #spec, #attributes);
-                    }));
+                    "#,
+                        krate,
+                        ty,
+                        spec,
+                        attributes
+                    )));
                     if modulo && self.roles[i] == Role::Modulo {
-                        out.extend(at_type(
-                            quote!(#krate::__private::modulo_part::<#ty>(#spec);),
-                        ));
+                        out.extend(at_type(tpl!(
+                            r#"#krate::__private::modulo_part::<#ty>(#spec);"#,
+                            krate,
+                            ty,
+                            spec
+                        )));
                     }
                 }
                 _ => {
-                    out.extend(at_type(
-                        quote!(#krate::__private::field(&__pk_shape, #spec);),
-                    ));
+                    out.extend(at_type(tpl!(
+                        r#"#krate::__private::field(&__pk_shape, #spec);"#,
+                        krate,
+                        spec
+                    )));
                     if modulo && self.roles[i] == Role::Modulo {
-                        out.extend(at_type(quote!(#krate::__private::modulo_field(#spec);)));
+                        out.extend(at_type(tpl!(
+                            r#"#krate::__private::modulo_field(#spec);"#,
+                            krate,
+                            spec
+                        )));
                     }
                 }
             }
@@ -287,8 +355,13 @@ impl Gen<'_, '_> {
             // attribute (on the field without one) with the one case that applies: the panic
             // is the generated code's own, so the error names no private function.
             let floor = match field.form {
-                Form::Part => quote!(#krate::__private::part_floor::<#ty>(&#spec)),
-                _ => quote!(#krate::__private::delimiter_floor(&#spec)),
+                Form::Part => tpl!(
+                    r#"#krate::__private::part_floor::<#ty>(&#spec)"#,
+                    krate,
+                    ty,
+                    spec
+                ),
+                _ => tpl!(r#"#krate::__private::delimiter_floor(&#spec)"#, krate, spec),
             };
             // Spanned on the attribute (on the field without one): the error points there. Only
             // `__pk_shape`, the derive's own binding, keeps the derive's span, so that it
@@ -300,18 +373,26 @@ impl Gen<'_, '_> {
                 .as_ref()
                 .map_or_else(|| ty.span(), |d| d.span);
             let head = respan(
-                quote!(if let ::core::option::Option::Some(__pk_broken) =),
+                tpl!(r#"if let ::core::option::Option::Some(__pk_broken) ="#),
                 at,
             );
             let call = respan(quote!(#krate::__private::floor_broken), at);
             let floor = respan(floor, at);
             let body = respan(
-                quote!({
+                tpl!(
+                    r#"{
                     ::core::panic!("{}", __pk_broken);
-                }),
+                }"#
+                ),
                 at,
             );
-            out.extend(quote!(#head #call(__pk_shape.delimiter(), #floor) #body));
+            out.extend(tpl!(
+                r#"#head #call(__pk_shape.delimiter(), #floor) #body"#,
+                head,
+                call,
+                floor,
+                body
+            ));
         }
         out
     }
@@ -329,7 +410,7 @@ impl Gen<'_, '_> {
                 _ => (quote!(hash_runs), proc_macro2::Span::call_site()),
             };
             out.extend(respan(
-                quote!(#krate::__private::#check(&[#(#flags),*]);),
+                tpl!(r#"#krate::__private::#check(&[#(#flags),*]);"#, krate, check; flags),
                 span,
             ));
         }
@@ -348,9 +429,14 @@ impl Gen<'_, '_> {
                 Form::Part => {
                     quote_spanned!(ty.span()=> #krate::__private::part_floor::<#ty>(&#spec))
                 }
-                _ => quote!(#krate::__private::delimiter_floor(&#spec)),
+                _ => tpl!(r#"#krate::__private::delimiter_floor(&#spec)"#, krate, spec),
             };
-            floor = quote!(#krate::__private::min_floor(#floor, #one));
+            floor = tpl!(
+                r#"#krate::__private::min_floor(#floor, #one)"#,
+                krate,
+                floor,
+                one
+            );
         }
         floor
     }
@@ -371,44 +457,73 @@ impl Gen<'_, '_> {
             Form::Part => {
                 let spec = spec(field, &self.krate);
                 let call = quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::write_part);
-                let write = quote!(#call(&self.#m, &const { #spec }, #name, __pk_w)?;);
+                let write = tpl!(
+                    r#"#call(&self.#m, &const { #spec }, #name, __pk_w)?;"#,
+                    call,
+                    m,
+                    spec,
+                    name
+                );
                 match role {
                     Role::Hashed => {
                         // The span starts after the delimiter the part's first field writes.
                         let skip = usize::from(i > 0);
                         // `min`: a hand-written nested key may write no field at all.
-                        quote! {
+                        tpl!(
+                            r#"
                             let __pk_start = __pk_w.position() + #skip;
                             #write
                             __pk_w.bucket_span(::core::cmp::min(__pk_start, __pk_w.position()));
-                        }
+                        "#,
+                            skip,
+                            write
+                        )
                     }
-                    Role::Modulo => quote! {
+                    Role::Modulo => tpl!(
+                        r#"
                         #write
                         #krate::__private::bucket_value(__pk_w, &self.#m);
-                    },
+                    "#,
+                        write,
+                        krate,
+                        m
+                    ),
                     Role::None => write,
                 }
             }
             _ => {
                 let spec = spec(field, &self.krate);
                 let call = quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::encode_field);
-                let write = quote! {
+                let write = tpl!(
+                    r#"
                     #call(&self.#m, &const { #spec }, #name, __pk_w)?;
-                };
+                "#,
+                    call,
+                    m,
+                    spec,
+                    name
+                );
                 match role {
                     Role::None => quote!(__pk_w.begin_field(); #write),
-                    Role::Modulo => quote! {
+                    Role::Modulo => tpl!(
+                        r#"
                         __pk_w.begin_field();
                         #write
                         #krate::__private::bucket_value(__pk_w, &self.#m);
-                    },
-                    Role::Hashed => quote! {
+                    "#,
+                        write,
+                        krate,
+                        m
+                    ),
+                    Role::Hashed => tpl!(
+                        r#"
                         __pk_w.begin_field();
                         let __pk_start = __pk_w.position();
                         #write
                         __pk_w.bucket_span(__pk_start);
-                    },
+                    "#,
+                        write
+                    ),
                 }
             }
         }
@@ -450,42 +565,73 @@ impl Gen<'_, '_> {
                     },
                     None => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part),
                 };
-                let read = quote!(let #var = #call(&const { #spec }, #name, __pk_r)?;);
+                let read = tpl!(
+                    r#"let #var = #call(&const { #spec }, #name, __pk_r)?;"#,
+                    var,
+                    call,
+                    spec,
+                    name
+                );
                 match role {
                     Role::Hashed => {
                         let skip = usize::from(i > 0);
-                        quote! {
+                        tpl!(
+                            r#"
                             let __pk_start = __pk_r.position() + #skip;
                             #read
                             __pk_r.bucket_span(::core::cmp::min(__pk_start, __pk_r.position()));
-                        }
+                        "#,
+                            skip,
+                            read
+                        )
                     }
-                    Role::Modulo => quote! {
+                    Role::Modulo => tpl!(
+                        r#"
                         #read
                         #krate::__private::read_bucket_value(__pk_r, &#var);
-                    },
+                    "#,
+                        read,
+                        krate,
+                        var
+                    ),
                     Role::None => read,
                 }
             }
             _ => {
                 let spec = spec(field, &self.krate);
                 let call = quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field);
-                let read = quote! {
+                let read = tpl!(
+                    r#"
                     let #var = #call(&const { #spec }, #name, __pk_r)?;
-                };
+                "#,
+                    var,
+                    call,
+                    spec,
+                    name
+                );
                 match role {
-                    Role::None => quote!(__pk_r.begin_field(#name)?; #read),
-                    Role::Modulo => quote! {
+                    Role::None => tpl!(r#"__pk_r.begin_field(#name)?; #read"#, name, read),
+                    Role::Modulo => tpl!(
+                        r#"
                         __pk_r.begin_field(#name)?;
                         #read
                         #krate::__private::read_bucket_value(__pk_r, &#var);
-                    },
-                    Role::Hashed => quote! {
+                    "#,
+                        name,
+                        read,
+                        krate,
+                        var
+                    ),
+                    Role::Hashed => tpl!(
+                        r#"
                         __pk_r.begin_field(#name)?;
                         let __pk_start = __pk_r.position();
                         #read
                         __pk_r.bucket_span(__pk_start);
-                    },
+                    "#,
+                        name,
+                        read
+                    ),
                 }
             }
         }
@@ -504,22 +650,36 @@ impl Gen<'_, '_> {
             Form::Part => quote_spanned!(ty.span()=> <#ty as #krate::KeyPart>::write_part_binary),
             _ => quote_spanned!(ty.span()=> <#ty as #krate::KeyField>::encode_field_binary),
         };
-        let write = quote!(#call(&self.#m, &const { #spec }, #name, __pk_w)?;);
+        let write = tpl!(
+            r#"#call(&self.#m, &const { #spec }, #name, __pk_w)?;"#,
+            call,
+            m,
+            spec,
+            name
+        );
         match if bookkeeping {
             self.roles[i]
         } else {
             Role::None
         } {
             Role::None => write,
-            Role::Modulo => quote! {
+            Role::Modulo => tpl!(
+                r#"
                 #write
                 #krate::__private::bin_bucket_value(__pk_w, &self.#m);
-            },
-            Role::Hashed => quote! {
+            "#,
+                write,
+                krate,
+                m
+            ),
+            Role::Hashed => tpl!(
+                r#"
                 let __pk_start = __pk_w.position();
                 #write
                 __pk_w.bucket_span(__pk_start);
-            },
+            "#,
+                write
+            ),
         }
     }
 
@@ -535,22 +695,36 @@ impl Gen<'_, '_> {
             Form::Part => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part_binary),
             _ => quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field_binary),
         };
-        let read = quote!(let #var = #call(&const { #spec }, #name, __pk_r)?;);
+        let read = tpl!(
+            r#"let #var = #call(&const { #spec }, #name, __pk_r)?;"#,
+            var,
+            call,
+            spec,
+            name
+        );
         match if bookkeeping {
             self.roles[i]
         } else {
             Role::None
         } {
             Role::None => read,
-            Role::Modulo => quote! {
+            Role::Modulo => tpl!(
+                r#"
                 #read
                 #krate::__private::read_bin_bucket_value(__pk_r, &#var);
-            },
-            Role::Hashed => quote! {
+            "#,
+                read,
+                krate,
+                var
+            ),
+            Role::Hashed => tpl!(
+                r#"
                 let __pk_start = __pk_r.position();
                 #read
                 __pk_r.bucket_span(__pk_start);
-            },
+            "#,
+                read
+            ),
         }
     }
 
@@ -560,14 +734,14 @@ impl Gen<'_, '_> {
             let var = format_ident!("__pk_f{}", i);
             quote!(#m: #var)
         });
-        quote!(Self { #(#inits),* })
+        tpl!(r#"Self { #(#inits),* }"#; inits)
     }
 
     fn layout(&self) -> TokenStream {
         let krate = &self.krate;
         let hashing = self.roles.contains(&Role::Hashed);
         let hashed_decl = hashing.then(|| {
-            quote!(let mut __pk_hashed: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();)
+            tpl!(r#"let mut __pk_hashed: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();"#)
         });
         let fields = self.input.fields.iter().enumerate().map(|(i, field)| {
             let name = &field.name;
@@ -577,24 +751,24 @@ impl Gen<'_, '_> {
                     let ty = field.ty;
                     let spec = spec(field, &self.krate);
                     let push = hashed
-                        .then(|| quote!(__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));));
-                    quote! {
+                        .then(|| tpl!(r#"__pk_hashed.push(::std::clone::Clone::clone(&__pk_name));"#));
+                    tpl!(r#"
                         let mut __pk_parts = ::std::vec::Vec::new();
                         <#ty as #krate::KeyPart>::layout_fields(#name, const { #spec }, &mut __pk_parts);
                         for (__pk_name, __pk_spec) in __pk_parts {
                             #push
                             __pk_b = __pk_b.field(__pk_name, __pk_spec);
                         }
-                    }
+                    "#, ty, krate, name, spec, push)
                 }
                 _ => {
                     let spec = spec(field, &self.krate);
                     let push = hashed
-                        .then(|| quote!(__pk_hashed.push(<::std::string::String as ::core::convert::From<&::core::primitive::str>>::from(#name));));
-                    quote! {
+                        .then(|| tpl!(r#"__pk_hashed.push(<::std::string::String as ::core::convert::From<&::core::primitive::str>>::from(#name));"#, name));
+                    tpl!(r#"
                         #push
                         __pk_b = __pk_b.field(#name, const { #spec });
-                    }
+                    "#, push, name, spec)
                 }
             }
         });
@@ -603,9 +777,21 @@ impl Gen<'_, '_> {
             let alg = &h.value.alg.value;
             let (len, sep) = (h.value.len.value, separator(krate, h.value.separator));
             Some(if hashing {
-                quote!(__pk_b = __pk_b.hash_prefix_over(#krate::__private::hash_alg(#alg), #len, #sep, __pk_hashed);)
+                tpl!(
+                    r#"__pk_b = __pk_b.hash_prefix_over(#krate::__private::hash_alg(#alg), #len, #sep, __pk_hashed);"#,
+                    krate,
+                    alg,
+                    len,
+                    sep
+                )
             } else {
-                quote!(__pk_b = __pk_b.hash_prefix(#krate::__private::hash_alg(#alg), #len, #sep);)
+                tpl!(
+                    r#"__pk_b = __pk_b.hash_prefix(#krate::__private::hash_alg(#alg), #len, #sep);"#,
+                    krate,
+                    alg,
+                    len,
+                    sep
+                )
             })
         } else {
             c.buckets.as_ref().map(|b| {
@@ -613,19 +799,19 @@ impl Gen<'_, '_> {
                 match &b.value.by {
                     BucketBy::Modulo(m) => {
                         let name = valid::find(self.input, m).map_or_else(String::new, |(_, f)| f.name.clone());
-                        quote!(__pk_b = __pk_b.buckets_by_modulo(#count, #name, #sep);)
+                        tpl!(r#"__pk_b = __pk_b.buckets_by_modulo(#count, #name, #sep);"#, count, name, sep)
                     }
                     BucketBy::Hash(_) if hashing => {
-                        quote!(__pk_b = __pk_b.buckets_by_hash(#count, __pk_hashed, #sep);)
+                        tpl!(r#"__pk_b = __pk_b.buckets_by_hash(#count, __pk_hashed, #sep);"#, count, sep)
                     }
-                    BucketBy::Hash(_) => quote! {
+                    BucketBy::Hash(_) => tpl!(r#"
                         __pk_b = __pk_b.buckets_by_hash(#count, ::std::vec::Vec::<::std::string::String>::new(), #sep);
-                    },
+                    "#, count, sep),
                 }
             })
         };
         let ident = self.input.original.ident.to_string();
-        quote! {
+        tpl!(r#"
             let __pk_shape = <Self as #krate::PartitionKey>::SHAPE;
             let mut __pk_b = #krate::Layout::builder()
                 .delimiter(__pk_shape.delimiter())
@@ -639,7 +825,7 @@ impl Gen<'_, '_> {
                 // The derive checked everything `build` checks; reaching this is a bug in pk-derive.
                 ::core::result::Result::Err(e) => ::core::panic!("pk-derive built an invalid layout for `{}`: {}", #ident, e),
             }
-        }
+        "#, krate, hashed_decl, prefix, ident; fields)
     }
 
     /// The body of `KeyPart::layout_fields` for this key spliced into another as `__pk_field`:
@@ -654,19 +840,19 @@ impl Gen<'_, '_> {
             .map(|field| {
                 let name = &field.name;
                 let spec = spec(field, krate);
-                let path = quote! {
+                let path = tpl!(r#"
                     ::std::format!("{}.{}", __pk_field, #name)
-                };
+                "#, name);
                 match field.form {
                     Form::Part => {
                         let ty = field.ty;
-                        quote! {
+                        tpl!(r#"
                             <#ty as #krate::KeyPart>::layout_fields(&#path, const { #spec }, __pk_out);
-                        }
+                        "#, ty, krate, path, spec)
                     }
-                    _ => quote! {
+                    _ => tpl!(r#"
                         __pk_out.push((#path, const { #spec }));
-                    },
+                    "#, path, spec),
                 }
             })
             .collect()
@@ -695,7 +881,7 @@ impl Gen<'_, '_> {
                 ),
                 ScalarKind::Bytes => (
                     quote!(&[::core::primitive::u8]),
-                    quote!(&'__pk [::core::primitive::u8]),
+                    tpl!(r#"&'__pk [::core::primitive::u8]"#),
                 ),
                 _ => (quote!(#ty), quote!(#ty)),
             },
@@ -718,9 +904,13 @@ impl Gen<'_, '_> {
         // writer of its own, so a part's first field writes no delimiter), to where they end.
         let (span_start, span_end) = match role {
             Role::Hashed => (
-                Some(quote!(let #h_start = #h_w.position();)),
+                Some(tpl!(r#"let #h_start = #h_w.position();"#, h_start, h_w)),
                 // `min`: a hand-written nested key may write no field at all.
-                Some(quote!(#h_w.bucket_span(::core::cmp::min(#h_start, #h_w.position()));)),
+                Some(tpl!(
+                    r#"#h_w.bucket_span(::core::cmp::min(#h_start, #h_w.position()));"#,
+                    h_w,
+                    h_start
+                )),
             ),
             _ => (None, None),
         };
@@ -732,19 +922,32 @@ impl Gen<'_, '_> {
         let (target, arg) = match field.form {
             Form::Part => {
                 let spec = spec(field, &self.krate);
-                let bucket = (role == Role::Modulo).then(|| quote!(#bucket_value(#h_w, #value);));
+                let bucket = (role == Role::Modulo)
+                    .then(|| tpl!(r#"#bucket_value(#h_w, #value);"#, bucket_value, h_w, value));
                 let write_part = if binary {
                     quote!(write_part_binary)
                 } else {
                     quote!(write_part)
                 };
-                return quote! {{
+                return tpl!(
+                    r#"{
                     #span_start
                     <#ty as #krate::KeyPart>::#write_part(#value, &const { #spec }, #name, #h_w)?;
                     #span_end
                     #bucket
                     ::core::result::Result::Ok(())
-                }};
+                }"#,
+                    span_start,
+                    ty,
+                    krate,
+                    write_part,
+                    value,
+                    spec,
+                    name,
+                    h_w,
+                    span_end,
+                    bucket
+                );
             }
             Form::Scalar {
                 kind: Some(ScalarKind::Str),
@@ -793,15 +996,27 @@ impl Gen<'_, '_> {
                 quote_spanned!(ty.span()=> <#target as #krate::KeyField>::encode_field),
             )
         };
-        let bucket = (role == Role::Modulo).then(|| quote!(#bucket_value(#h_w, #arg);));
-        quote! {{
+        let bucket = (role == Role::Modulo)
+            .then(|| tpl!(r#"#bucket_value(#h_w, #arg);"#, bucket_value, h_w, arg));
+        tpl!(
+            r#"{
             #begin
             #span_start
             #call(#arg, &const { #spec }, #name, #h_w)?;
             #span_end
             #bucket
             ::core::result::Result::Ok(())
-        }}
+        }"#,
+            begin,
+            span_start,
+            call,
+            arg,
+            spec,
+            name,
+            h_w,
+            span_end,
+            bucket
+        )
     }
 
     fn ranges(&self, vis: &TokenStream) -> TokenStream {
@@ -874,7 +1089,7 @@ impl Gen<'_, '_> {
                     let p = &params[i];
                     let write = self.write_value(i, &quote!(#p), false, binary);
                     let end = (Some(i + 1) == hashed_end).then(|| quote!(#h_b.end_hashed();));
-                    quote!(#h_b.equal(|#h_w| #write)?; #end)
+                    tpl!(r#"#h_b.equal(|#h_w| #write)?; #end"#, h_b, h_w, write, end)
                 })
                 .collect();
             let before = if k == 0 {
@@ -904,14 +1119,20 @@ impl Gen<'_, '_> {
             // Bounds on a modulo bucket's field leave it some values: only their buckets are read.
             let bucket_bounds = (self.roles[k] == Role::Modulo).then(|| {
                 let spec = spec(field, krate);
-                quote! {
+                tpl!(
+                    r#"
                     #bucket_bounds_fn(
                         &mut #h_b,
                         &const { #spec },
                         ::core::ops::RangeBounds::start_bound(&#bounds_name),
                         ::core::ops::RangeBounds::end_bound(&#bounds_name),
                     );
-                }
+                "#,
+                    bucket_bounds_fn,
+                    h_b,
+                    spec,
+                    bounds_name
+                )
             });
             let order = if field.attrs.desc.is_some() {
                 quote!(#krate::Order::Desc)
@@ -929,7 +1150,7 @@ impl Gen<'_, '_> {
                  one range, or one per bucket for a bucketed key.\n\nGenerated by `#[derive(PartitionKey)]`.\n\n\
                  # Errors\n\nA value that does not fit its field (see `PartitionKey::encode_into`)."
             );
-            let in_method = quote! {
+            let in_method = tpl!(r#"
                 #[doc = #in_doc]
                 #vis fn #in_name #bound_lt(
                     #(#head_params: #head_types,)*
@@ -957,8 +1178,8 @@ impl Gen<'_, '_> {
                         #order,
                     )
                 }
-            };
-            let eq_method = quote! {
+            "#, in_doc, vis, in_name, bound_lt, bounds_name, bound_ty, krate, range_ty, h_b, builder, h_enc, h_v, h_w, bounded, h_lo, h_x, h_hi, bucket_bounds, order; head_params, head_types, head_equal);
+            let eq_method = tpl!(r#"
                 #[doc = #eq_doc]
                 #vis fn #eq_name(
                     #(#params: #types,)*
@@ -971,7 +1192,7 @@ impl Gen<'_, '_> {
                         #krate::Order::Asc,
                     )
                 }
-            };
+            "#, eq_doc, vis, eq_name, krate, range_ty, h_b, builder; params, types, equal);
             // Only the constructors that fix every hashed field (all of them without one).
             if k >= hashed {
                 methods.push(in_method);
@@ -1004,7 +1225,8 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             let with_de = generics.with_lifetime_first("__pk_de");
             let (impl_generics, _, _) = with_de.split_for_impl();
             let decode_where = where_clause(input, true, krate);
-            Some(quote! {
+            Some(tpl!(
+                r#"
                 #[automatically_derived]
                 impl #impl_generics #krate::BorrowDecodeKey<'__pk_de> for #ident #ty_generics #decode_where {
                     #[inline]
@@ -1017,7 +1239,13 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                         <Self as #krate::DecodeKey>::decode(__pk_key)
                     }
                 }
-            })
+            "#,
+                impl_generics,
+                krate,
+                ident,
+                ty_generics,
+                decode_where
+            ))
         }
         [one] => {
             let lt = &one.name;
@@ -1026,7 +1254,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             let n = input.fields.len();
             for f in &input.fields {
                 let ty = f.ty;
-                preds.push(quote!(#ty: #krate::BorrowDecodePart<#lt>));
+                preds.push(tpl!(r#"#ty: #krate::BorrowDecodePart<#lt>"#, ty, krate, lt));
             }
             preds.extend(bounds(input, false, krate));
             let checks: Vec<TokenStream> = input
@@ -1036,7 +1264,13 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                     let ty = f.ty;
                     let spec = spec(f, krate);
                     respan(
-                        quote!(const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };),
+                        tpl!(
+                            r#"const { #krate::__private::borrow_form::<#lt, #ty>(#spec) };"#,
+                            krate,
+                            lt,
+                            ty,
+                            spec
+                        ),
                         ty.span(),
                     )
                 })
@@ -1051,16 +1285,20 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 let read: Vec<TokenStream> =
                     (0..n).map(|i| g.read_field_as(i, true, Some(lt))).collect();
                 (
-                    quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+                    tpl!(r#"|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }"#, construct; read),
                     checks.clone(),
                 )
             } else {
                 (
-                    quote!(<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed),
+                    tpl!(
+                        r#"<Self as #krate::BorrowDecodeKey<#lt>>::read_fields_borrowed"#,
+                        krate,
+                        lt
+                    ),
                     Vec::new(),
                 )
             };
-            Some(quote! {
+            Some(tpl!(r#"
                 #[automatically_derived]
                 impl #impl_generics #krate::BorrowDecodeKey<#lt> for #ident #ty_generics where #(#preds),* {
                     #[inline]
@@ -1089,7 +1327,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                             .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                     }
                 }
-            })
+            "#, impl_generics, krate, lt, ident, ty_generics, construct, body; preds, checks, plain, prefix_checks))
         }
         _ => None,
     }
@@ -1191,22 +1429,31 @@ fn expand(input: &Input<'_>) -> TokenStream {
     // Every rule is checked in this constant, by pk-codec's own `const fn`s. For a struct without
     // type parameters a free constant names it, so `cargo check` evaluates it; for a generic
     // struct it is evaluated for each instance that is used (monomorphization).
-    let shape = quote!({
+    let shape = tpl!(
+        r#"{
         let __pk_shape = #shape;
         #checks
         __pk_shape
-    });
+    }"#,
+        shape,
+        checks
+    );
     let force = (input.original.generics.type_params().next().is_none()
         && input.original.generics.const_params().next().is_none())
     .then(|| {
         let lifetimes = input.original.generics.lifetimes().map(|_| quote!('static));
         let args = (!input.original.generics.params.is_empty()).then(|| quote!(<#(#lifetimes),*>));
-        quote! {
+        tpl!(
+            r#"
             const _: () = {
                 let _ = <#ident #args as #krate::PartitionKey>::SHAPE;
                 let _ = <#ident #args as #krate::PartitionKey>::FORM;
             };
-        }
+        "#,
+            ident,
+            args,
+            krate
+        )
     });
     let floor = g.field_floor();
     // A key spliced into another is checked through this constant, which the outer key's `SHAPE`
@@ -1214,11 +1461,15 @@ fn expand(input: &Input<'_>) -> TokenStream {
     // does not use), so that a generic key used only nested is checked too. The delimiter `\0`
     // passes every floor: the outer key checks `FIELD_FLOOR` against its own delimiter.
     let nested_checks = g.field_checks(false);
-    let nested_floor = quote!({
+    let nested_floor = tpl!(
+        r#"{
         let __pk_shape = #krate::KeyShape::new(0);
         #nested_checks
         <Self as #krate::PartitionKey>::FIELD_FLOOR
-    });
+    }"#,
+        krate,
+        nested_checks
+    );
     let layout = g.layout();
     let nested_fields = g.nested_layout_fields();
     let n = input.fields.len();
@@ -1229,13 +1480,16 @@ fn expand(input: &Input<'_>) -> TokenStream {
         let write: Vec<TokenStream> = (0..n).map(|i| g.write_field(i, true)).collect();
         let read: Vec<TokenStream> = (0..n).map(|i| g.read_field(i, true)).collect();
         (
-            quote!(|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }),
-            quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+            tpl!(r#"|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }"#; write),
+            tpl!(r#"|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }"#, construct; read),
         )
     } else {
         (
-            quote!(|__pk_w| #krate::PartitionKey::write_fields(self, __pk_w)),
-            quote!(<Self as #krate::DecodeKey>::read_fields),
+            tpl!(
+                r#"|__pk_w| #krate::PartitionKey::write_fields(self, __pk_w)"#,
+                krate
+            ),
+            tpl!(r#"<Self as #krate::DecodeKey>::read_fields"#, krate),
         )
     };
 
@@ -1246,43 +1500,55 @@ fn expand(input: &Input<'_>) -> TokenStream {
         let write: Vec<TokenStream> = (0..n).map(|i| g.write_field_bin(i, true)).collect();
         let read: Vec<TokenStream> = (0..n).map(|i| g.read_field_bin(i, true)).collect();
         (
-            quote!(|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }),
-            quote!(|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }),
+            tpl!(r#"|__pk_w| { #(#write)* ::core::result::Result::Ok(()) }"#; write),
+            tpl!(r#"|__pk_r| { #(#read)* ::core::result::Result::Ok(#construct) }"#, construct; read),
         )
     } else {
         (
-            quote!(|__pk_w| #krate::PartitionKey::write_fields_binary(self, __pk_w)),
-            quote!(<Self as #krate::DecodeKey>::read_fields_binary),
+            tpl!(
+                r#"|__pk_w| #krate::PartitionKey::write_fields_binary(self, __pk_w)"#,
+                krate
+            ),
+            tpl!(r#"<Self as #krate::DecodeKey>::read_fields_binary"#, krate),
         )
     };
     // `#[pk(form = name)]`, looked up by pk-codec: an unknown name is a compile error on it.
     let form = input.attrs.form.as_ref().map(|f| {
         let (name, span) = (&f.value, f.span);
-        let lookup = respan(quote!(#krate::__private::form(#name)), span);
-        quote!(const FORM: #krate::Form = #lookup;)
+        let lookup = respan(tpl!(r#"#krate::__private::form(#name)"#, krate, name), span);
+        tpl!(r#"const FORM: #krate::Form = #lookup;"#, krate, lookup)
     });
 
     // A modulo bucket of one of the key's own fields is known before the fields are written.
     let encode_call = match g.roles.iter().position(|r| *r == Role::Modulo) {
         Some(i) => {
             let m = &input.fields[i].member;
-            quote! {
+            tpl!(
+                r#"
                 #krate::__private::encode_modulo(
                     &<Self as #krate::PartitionKey>::SHAPE,
                     __pk_out,
                     &self.#m,
                     #encode_body,
                 )
-            }
+            "#,
+                krate,
+                m,
+                encode_body
+            )
         }
         None => {
-            quote!(#krate::__private::encode(&<Self as #krate::PartitionKey>::SHAPE, __pk_out, #encode_body))
+            tpl!(
+                r#"#krate::__private::encode(&<Self as #krate::PartitionKey>::SHAPE, __pk_out, #encode_body)"#,
+                krate,
+                encode_body
+            )
         }
     };
 
     let borrow_impl = borrow_decode(&g, input);
     let decode_impl = (!input.fields.iter().any(|f| ast::borrows(f.ty))).then(|| {
-        quote! {
+        tpl!(r#"
             #[automatically_derived]
             impl #impl_generics #krate::DecodePart for #ident #ty_generics #decode_where {
                 #[inline]
@@ -1330,7 +1596,7 @@ fn expand(input: &Input<'_>) -> TokenStream {
                     #krate::__private::decode_bytes(&<Self as #krate::PartitionKey>::SHAPE, __pk_key, #decode_bin_body)
                 }
             }
-        }
+        "#, impl_generics, krate, ident, ty_generics, decode_where, construct, decode_body, decode_bin_body; read_plain, read_plain_bin)
     });
 
     let ranges = input
@@ -1340,16 +1606,16 @@ fn expand(input: &Input<'_>) -> TokenStream {
         .is_none_or(|h| !h.value.fields.is_empty())
         .then(|| {
         let methods = g.ranges(vis);
-        quote! {
+        tpl!(r#"
             #[automatically_derived]
             #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value, clippy::ref_option, clippy::ref_option_ref, clippy::ptr_arg)]
             impl #impl_generics #ident #ty_generics #encode_where {
                 #methods
             }
-        }
+        "#, impl_generics, ident, ty_generics, encode_where, methods)
     });
 
-    quote! {
+    tpl!(r#"
         const _: () = {
             #[automatically_derived]
             impl #impl_generics #krate::PartitionKey for #ident #ty_generics #encode_where {
@@ -1430,5 +1696,5 @@ fn expand(input: &Input<'_>) -> TokenStream {
 
             #ranges
         };
-    }
+    "#, impl_generics, krate, ident, ty_generics, encode_where, shape, floor, form, layout, encode_call, encode_bin_body, nested_floor, force, decode_impl, borrow_impl, ranges; write_plain, write_plain_bin, nested_fields)
 }

@@ -16,6 +16,7 @@ mod input;
 mod meta;
 #[cfg(test)]
 mod tests;
+mod tpl;
 mod valid;
 
 use proc_macro::TokenStream;
