@@ -217,11 +217,7 @@ impl Gen<'_, '_> {
                 sep,
                 over
             );
-            let prefix = respan(
-                tpl!(r#"#krate::__private::prefix(#prefix)"#, krate, prefix),
-                h.span,
-            );
-            Some(quote!(.with_prefix(#prefix)))
+            Some(with_prefix(krate, &prefix, h.span))
         } else {
             c.buckets.as_ref().map(|b| {
                 let count = b.value.count.value;
@@ -237,11 +233,7 @@ impl Gen<'_, '_> {
                     by,
                     sep
                 );
-                let prefix = respan(
-                    tpl!(r#"#krate::__private::prefix(#prefix)"#, krate, prefix),
-                    b.span,
-                );
-                quote!(.with_prefix(#prefix))
+                with_prefix(krate, &prefix, b.span)
             })
         };
         let span = c
@@ -1331,6 +1323,15 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
         }
         _ => None,
     }
+}
+
+/// `.with_prefix(...)` of the layout builder for a prefix attribute, the call at its span.
+fn with_prefix(krate: &TokenStream, prefix: &TokenStream, span: proc_macro2::Span) -> TokenStream {
+    let call = respan(
+        tpl!(r#"#krate::__private::prefix(#prefix)"#, krate, prefix),
+        span,
+    );
+    quote!(.with_prefix(#call))
 }
 
 /// The `Separator` of a prefix attribute.

@@ -221,9 +221,9 @@ pub(crate) fn parse(input: TokenStream) -> syn::Result<DeriveInput> {
     } else if keyword == "struct" {
         generics.where_predicates = r.where_clause();
         let fields = match r.next() {
-            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => named_fields(g)?,
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => fields(g, true)?,
             Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
-                let fields = unnamed_fields(g)?;
+                let fields = fields(g, false)?;
                 generics.where_predicates = r.where_clause();
                 fields
             }
@@ -242,7 +242,9 @@ pub(crate) fn parse(input: TokenStream) -> syn::Result<DeriveInput> {
     })
 }
 
-fn named_fields(group: &Group) -> syn::Result<Vec<Field>> {
+/// The fields in a struct's braces (`named`: `attrs vis name: Type`) or parentheses
+/// (`attrs vis Type`).
+fn fields(group: &Group, named: bool) -> syn::Result<Vec<Field>> {
     let tokens: Vec<TokenTree> = group.stream().into_iter().collect();
     let mut fields = Vec::new();
     for part in split_top_level(&tokens, ',') {
@@ -255,37 +257,20 @@ fn named_fields(group: &Group) -> syn::Result<Vec<Field>> {
         };
         let attrs = r.attributes();
         r.visibility();
-        let ident = r
-            .ident()
-            .ok_or_else(|| r.error("expected a field's name"))?;
-        if !r.punct(':') {
-            return Err(r.error("expected `:`"));
-        }
-        fields.push(Field {
-            attrs,
-            ident: Some(ident),
-            ty: Type(r.rest().to_vec()),
-        });
-    }
-    Ok(fields)
-}
-
-fn unnamed_fields(group: &Group) -> syn::Result<Vec<Field>> {
-    let tokens: Vec<TokenTree> = group.stream().into_iter().collect();
-    let mut fields = Vec::new();
-    for part in split_top_level(&tokens, ',') {
-        if part.is_empty() {
-            continue;
-        }
-        let mut r = Reader {
-            tokens: part,
-            at: 0,
+        let ident = if named {
+            let ident = r
+                .ident()
+                .ok_or_else(|| r.error("expected a field's name"))?;
+            if !r.punct(':') {
+                return Err(r.error("expected `:`"));
+            }
+            Some(ident)
+        } else {
+            None
         };
-        let attrs = r.attributes();
-        r.visibility();
         fields.push(Field {
             attrs,
-            ident: None,
+            ident,
             ty: Type(r.rest().to_vec()),
         });
     }

@@ -322,71 +322,52 @@ fn show(form: Form) -> String {
     }
 }
 
-/// Records each item: its path, and `= value` (a literal or an identifier), `(...)` read as items,
-/// `(...)` read as members, or nothing.
-fn walk_syn(
-    meta: syn::meta::ParseNestedMeta<'_>,
-    seen: &mut Vec<String>,
-    depth: usize,
-) -> syn::Result<()> {
-    let path: Vec<String> = meta
+/// A walker that records each item: its path, and `= value` (a literal or an identifier), `(...)`
+/// read as items, `(...)` read as members, or nothing; one text for syn's `ParseNestedMeta` and
+/// the derive's `Meta`.
+macro_rules! walker {
+    ($name:ident, $meta:ty, $member:ty, $path:expr) => {
+        fn $name(meta: $meta, seen: &mut Vec<String>, depth: usize) -> syn::Result<()> {
+            let path: fn(&$meta) -> String = $path;
+            seen.push(format!("{depth} {}", path(&meta)));
+            if meta.path.is_ident("fields") {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let members =
+                    syn::punctuated::Punctuated::<$member, syn::Token![,]>::parse_terminated(&content)?;
+                for m in members {
+                    seen.push(format!("member {}", m.to_token_stream()));
+                }
+                Ok(())
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|m| $name(m, seen, depth + 1))
+            } else if meta.input.peek(syn::Token![=]) {
+                let value = meta.value()?;
+                let lit: TokenTree = value.parse()?;
+                seen.push(format!("= {lit}"));
+                if meta.path.is_ident("bad") {
+                    return Err(meta.error("bad item"));
+                }
+                Ok(())
+            } else {
+                Ok(())
+            }
+        }
+    };
+}
+
+walker!(walk_syn, syn::meta::ParseNestedMeta<'_>, syn::Member, |m| {
+    let path: Vec<String> = m
         .path
         .segments
         .iter()
         .map(|s| s.ident.to_string())
         .collect();
-    seen.push(format!("{depth} {}", path.join("::")));
-    if meta.path.is_ident("fields") {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        let members =
-            syn::punctuated::Punctuated::<syn::Member, syn::Token![,]>::parse_terminated(&content)?;
-        for m in members {
-            seen.push(format!("member {}", m.to_token_stream()));
-        }
-        Ok(())
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|m| walk_syn(m, seen, depth + 1))
-    } else if meta.input.peek(syn::Token![=]) {
-        let value = meta.value()?;
-        let lit: TokenTree = value.parse()?;
-        seen.push(format!("= {lit}"));
-        if meta.path.is_ident("bad") {
-            return Err(meta.error("bad item"));
-        }
-        Ok(())
-    } else {
-        Ok(())
-    }
-}
-
-fn walk_ours(meta: crate::meta::Meta<'_>, seen: &mut Vec<String>, depth: usize) -> syn::Result<()> {
-    seen.push(format!("{depth} {}", meta.path.name()));
-    if meta.path.is_ident("fields") {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        let members =
-            syn::punctuated::Punctuated::<input::Member, syn::Token![,]>::parse_terminated(
-                &content,
-            )?;
-        for m in members {
-            seen.push(format!("member {}", m.to_token_stream()));
-        }
-        Ok(())
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|m| walk_ours(m, seen, depth + 1))
-    } else if meta.input.peek(syn::Token![=]) {
-        let value = meta.value()?;
-        let lit: TokenTree = value.parse()?;
-        seen.push(format!("= {lit}"));
-        if meta.path.is_ident("bad") {
-            return Err(meta.error("bad item"));
-        }
-        Ok(())
-    } else {
-        Ok(())
-    }
-}
+    path.join("::")
+});
+walker!(walk_ours, crate::meta::Meta<'_>, input::Member, |m| m
+    .path
+    .name());
 
 /// An attribute's delimited arguments: items well formed and not (literals where a name goes,
 /// missing commas, `::` paths, keywords, members with suffixes), or none, or `= value`.
