@@ -557,13 +557,7 @@ impl Gen<'_, '_> {
                     },
                     None => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part),
                 };
-                let read = tpl!(
-                    r#"let #var = #call(&const { #spec }, #name, __pk_r)?;"#,
-                    var,
-                    call,
-                    spec,
-                    name
-                );
+                let read = read_into(&var, &call, &spec, name);
                 match role {
                     Role::Hashed => {
                         let skip = usize::from(i > 0);
@@ -687,13 +681,7 @@ impl Gen<'_, '_> {
             Form::Part => quote_spanned!(ty.span()=> <#ty as #krate::DecodePart>::read_part_binary),
             _ => quote_spanned!(ty.span()=> <#ty as #krate::DecodeField>::decode_field_binary),
         };
-        let read = tpl!(
-            r#"let #var = #call(&const { #spec }, #name, __pk_r)?;"#,
-            var,
-            call,
-            spec,
-            name
-        );
+        let read = read_into(&var, &call, &spec, name);
         match if bookkeeping {
             self.roles[i]
         } else {
@@ -1323,6 +1311,17 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
         }
         _ => None,
     }
+}
+
+/// `let <var> = <call>(&const { <spec> }, "<name>", __pk_r)?;`: one field read.
+fn read_into(var: &Ident, call: &TokenStream, spec: &TokenStream, name: &str) -> TokenStream {
+    tpl!(
+        r#"let #var = #call(&const { #spec }, #name, __pk_r)?;"#,
+        var,
+        call,
+        spec,
+        name
+    )
 }
 
 /// `.with_prefix(...)` of the layout builder for a prefix attribute, the call at its span.
