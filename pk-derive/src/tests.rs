@@ -554,3 +554,59 @@ fn a_parenthesized_type_after_pub_is_the_fields_type() {
         assert_eq!(flat(&fields[0].ty), flat(&field.ty), "{text}");
     }
 }
+
+/// What a `macro_rules!` macro substitutes arrives in groups without delimiters (`$vis:vis`,
+/// `$t:ty`, `$m:meta`): the reader sees through them where syn does.
+#[test]
+fn a_macros_substituted_pieces_read_as_syns() {
+    let none = |text: &str| -> TokenTree {
+        TokenTree::Group(Group::new(Delimiter::None, text.parse().unwrap()))
+    };
+    let mut attr = TokenStream::new();
+    attr.extend([none("pk(width = 6, desc)")]);
+    let mut item: TokenStream = "#".parse().unwrap();
+    item.extend([TokenTree::Group(Group::new(Delimiter::Bracket, attr))]);
+    item.extend([none("pub(crate)")]);
+    item.extend("struct S".parse::<TokenStream>().unwrap());
+    let mut body: TokenStream = TokenStream::new();
+    body.extend([none("pub")]);
+    body.extend("a:".parse::<TokenStream>().unwrap());
+    body.extend([none("Option<u8>")]);
+    body.extend(",".parse::<TokenStream>().unwrap());
+    body.extend([none("")]);
+    body.extend("b: String".parse::<TokenStream>().unwrap());
+    item.extend([TokenTree::Group(Group::new(Delimiter::Brace, body))]);
+
+    let theirs: syn::DeriveInput = syn::parse2(item.clone()).unwrap();
+    let ours = input::parse(item).unwrap();
+    let (input::Data::Struct(fields), syn::Data::Struct(data)) = (&ours.data, &theirs.data) else {
+        panic!("a struct");
+    };
+    assert_eq!(fields.len(), data.fields.len());
+    for (ours, theirs) in fields.iter().zip(&data.fields) {
+        assert_eq!(
+            ours.ident.as_ref().map(ToString::to_string),
+            theirs.ident.as_ref().map(ToString::to_string)
+        );
+        let expected = oracle::classify(&theirs.ty);
+        let got = ast::classify(&ours.ty.0);
+        assert!(
+            same_form(got, expected),
+            "{}: {}",
+            flat(&theirs.ty),
+            show(got)
+        );
+    }
+    assert!(theirs.attrs[0].path().is_ident("pk"));
+    assert!(ours.attrs[0].is("pk"));
+    let mut seen_theirs = Vec::new();
+    theirs.attrs[0]
+        .parse_nested_meta(|m| walk_syn(m, &mut seen_theirs, 0))
+        .unwrap();
+    let mut seen_ours = Vec::new();
+    ours.attrs[0]
+        .parse_nested_meta(|m| walk_ours(m, &mut seen_ours, 0))
+        .unwrap();
+    assert_eq!(seen_ours, seen_theirs);
+    assert_eq!(seen_ours, ["0 width", "= 6", "0 desc"]);
+}
