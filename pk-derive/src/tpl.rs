@@ -181,6 +181,51 @@ mod tests {
         assert_eq!(ours.to_string(), theirs.to_string());
     }
 
+    /// Every template of `expand.rs` lexes and is given exactly the values it names, so none can
+    /// fail at expansion, whether or not a derive test reaches it.
+    #[test]
+    fn every_template_of_the_derive_is_given_what_it_names() {
+        let source = include_str!("expand.rs");
+        let mut seen = 0;
+        for (at, _) in source.match_indices("tpl!(") {
+            let rest = source[at + 5..].trim_start();
+            let Some(rest) = rest.strip_prefix('r') else {
+                continue; // the macro's own definition, not a use
+            };
+            let hashes = rest.len() - rest.trim_start_matches('#').len();
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body_start = hashes + 1;
+            let body_end = body_start + rest[body_start..].find(&close).expect("a closed template");
+            let template = &rest[body_start..body_end];
+            let args_text = &rest[body_end + close.len()..];
+            let args_text = &args_text[..args_text.find(')').expect("closed arguments")];
+            let mut given: Vec<&str> = args_text
+                .split([',', ';'])
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .collect();
+            given.sort_unstable();
+            let mut named: Vec<&str> = Vec::new();
+            for (i, _) in template.match_indices('#') {
+                let name: &str = &template[i + 1..];
+                let len = name
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(name.len());
+                if len > 0 && !named.contains(&&name[..len]) {
+                    named.push(&name[..len]);
+                }
+            }
+            named.sort_unstable();
+            assert_eq!(named, given, "template at byte {at} of expand.rs");
+            assert!(
+                template.parse::<proc_macro2::TokenStream>().is_ok(),
+                "template at byte {at} lexes"
+            );
+            seen += 1;
+        }
+        assert!(seen > 80, "read {seen} templates");
+    }
+
     #[test]
     fn an_empty_list_repeats_nothing() {
         let items: Vec<proc_macro2::TokenStream> = Vec::new();
