@@ -481,7 +481,7 @@ struct HeldValue {
 impl HeldValue {
     fn new(value: &[u8]) -> Self {
         Self {
-            hash: xxhash_rust::xxh3::xxh3_64(value),
+            hash: crate::hash::xxh3_64(value),
             bytes: value.into(),
         }
     }

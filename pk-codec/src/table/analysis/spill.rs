@@ -20,10 +20,8 @@ const RUN_BUFFER: usize = 64 << 10;
 
 /// Rows to put in `(time, key)` order.
 pub(super) struct Spill {
-    /// The keys of the rows in memory, one after the other.
-    keys: Vec<u8>,
-    /// `(time, start, length, bytes)` of each row in memory.
-    rows: Vec<Row>,
+    /// The rows in memory.
+    buffer: Buffer,
     /// Bytes of one buffer: half the budget (the other half is the run being written).
     budget: usize,
     runs: Vec<File>,
@@ -33,7 +31,9 @@ pub(super) struct Spill {
     pushed: u64,
 }
 
-/// Rows in memory: their keys one after the other, and each row.
+/// Rows in memory (the spill's, or a batch of merged rows): their keys one after the other, and
+/// `(time, start, length, bytes)` of each row.
+#[derive(Default)]
 struct Buffer {
     keys: Vec<u8>,
     rows: Vec<Row>,
@@ -49,8 +49,7 @@ impl Spill {
     /// A spill that keeps about `budget` bytes of rows in memory (at least 1 MiB).
     pub(super) fn new(budget: usize) -> Self {
         Self {
-            keys: Vec::new(),
-            rows: Vec::new(),
+            buffer: Buffer::default(),
             budget: budget.max(1 << 20) / 2,
             runs: Vec::new(),
             writing: None,
@@ -70,15 +69,13 @@ impl Spill {
     ///
     /// When a run cannot be written to the temporary directory.
     pub(super) fn push(&mut self, time: i64, key: &[u8], bytes: u64) -> Result<(), String> {
-        if self.keys.len() + key.len() > u32::MAX as usize
-            || self.keys.len() + self.rows.len() * ROW_BYTES + key.len() + ROW_BYTES > self.budget
+        let held = &self.buffer;
+        if held.keys.len() + key.len() > u32::MAX as usize
+            || held.keys.len() + held.rows.len() * ROW_BYTES + key.len() + ROW_BYTES > self.budget
         {
             self.spill()?;
         }
-        let start = u32::try_from(self.keys.len()).map_err(|_| "a run past 4 GiB")?;
-        let len = u32::try_from(key.len()).map_err(|_| "a key past 4 GiB")?;
-        self.keys.extend_from_slice(key);
-        self.rows.push((time, start, len, bytes));
+        self.buffer.push(time, key, bytes, "a run")?;
         self.pushed += 1;
         Ok(())
     }
@@ -86,16 +83,15 @@ impl Spill {
     /// Hands the rows in memory to a thread that sorts them and writes them as a run to a
     /// temporary file, once the run before is written; the next rows fill a fresh buffer.
     fn spill(&mut self) -> Result<(), String> {
-        if self.rows.is_empty() {
+        if self.buffer.rows.is_empty() {
             return Ok(());
         }
         self.written()?;
-        let mut buffer = Buffer {
-            keys: Vec::with_capacity(self.keys.capacity()),
-            rows: Vec::with_capacity(self.rows.capacity()),
+        let next = Buffer {
+            keys: Vec::with_capacity(self.buffer.keys.capacity()),
+            rows: Vec::with_capacity(self.buffer.rows.capacity()),
         };
-        std::mem::swap(&mut buffer.keys, &mut self.keys);
-        std::mem::swap(&mut buffer.rows, &mut self.rows);
+        let buffer = std::mem::replace(&mut self.buffer, next);
         self.writing = Some(std::thread::spawn(move || buffer.write_run()));
         Ok(())
     }
@@ -121,13 +117,9 @@ impl Spill {
         mut each: impl FnMut(i64, &[u8], u64) -> Result<(), String>,
     ) -> Result<(), String> {
         if self.runs.is_empty() && self.writing.is_none() {
-            let mut buffer = Buffer {
-                keys: std::mem::take(&mut self.keys),
-                rows: std::mem::take(&mut self.rows),
-            };
-            buffer.sort();
-            for &(t, s, l, b) in &buffer.rows {
-                each(t, &buffer.keys[s as usize..(s + l) as usize], b)?;
+            self.buffer.sort();
+            for (t, key, b) in self.buffer.iter() {
+                each(t, key, b)?;
             }
             return Ok(());
         }
@@ -136,17 +128,16 @@ impl Spill {
         // Memory is only the heap of run heads, their buffers and the batches in flight from
         // here. The runs are merged on a thread of their own, beside the caller's work on the
         // rows (two cores: the drain takes the longer of the two).
-        self.keys = Vec::new();
-        self.rows = Vec::new();
+        self.buffer = Buffer::default();
         let runs = std::mem::take(&mut self.runs);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Merged>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Buffer>(4);
         std::thread::scope(|s| {
             let merger = s.spawn(move || merge(runs, &tx));
             // Each batch in order; a failure of `each` stops the merge (its sends then fail).
             let mut consumed = Ok(());
             for batch in rx.iter() {
-                for &(t, start, len, b) in &batch.rows {
-                    consumed = each(t, &batch.keys[start as usize..(start + len) as usize], b);
+                for (t, key, b) in batch.iter() {
+                    consumed = each(t, key, b);
                     if consumed.is_err() {
                         break;
                     }
@@ -165,15 +156,34 @@ impl Spill {
 }
 
 impl Buffer {
+    /// Adds a row; `whole` names the buffer in the error when it would pass 4 GiB.
+    fn push(&mut self, time: i64, key: &[u8], bytes: u64, whole: &str) -> Result<(), String> {
+        let start = u32::try_from(self.keys.len()).map_err(|_| format!("{whole} past 4 GiB"))?;
+        let len = u32::try_from(key.len()).map_err(|_| "a key past 4 GiB")?;
+        self.keys.extend_from_slice(key);
+        self.rows.push((time, start, len, bytes));
+        Ok(())
+    }
+
+    /// The key of `row`.
+    fn key(&self, &(_, start, len, _): &Row) -> &[u8] {
+        &self.keys[start as usize..(start + len) as usize]
+    }
+
+    /// Each row's time, key and bytes, in the buffer's order.
+    fn iter(&self) -> impl Iterator<Item = (i64, &[u8], u64)> {
+        self.rows.iter().map(|row| (row.0, self.key(row), row.3))
+    }
+
     /// Sorts the rows by `(time, key, bytes)`.
     fn sort(&mut self) {
-        let keys = &self.keys;
-        let key = |&(_, s, l, _): &Row| &keys[s as usize..(s + l) as usize];
-        self.rows.sort_unstable_by(|a, b| {
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
-                .then_with(|| key(a).cmp(key(b)))
+                .then_with(|| self.key(a).cmp(self.key(b)))
                 .then(a.3.cmp(&b.3))
         });
+        self.rows = rows;
     }
 
     /// The rows, sorted, as a run in a temporary file, read from its start.
@@ -189,15 +199,14 @@ impl Buffer {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let mut previous = 0i64;
         let mut head = Vec::with_capacity(30);
-        for &(t, s, l, b) in &self.rows {
+        for (t, key, b) in self.iter() {
             head.clear();
             put_varint(&mut head, zigzag(t.wrapping_sub(previous)));
             put_varint(&mut head, b);
-            put_varint(&mut head, u64::from(l));
+            put_varint(&mut head, key.len() as u64);
             previous = t;
             out.write_all(&head).map_err(why)?;
-            out.write_all(&self.keys[s as usize..(s + l) as usize])
-                .map_err(why)?;
+            out.write_all(key).map_err(why)?;
         }
         let mut file = out.into_inner().map_err(|e| why(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(why)?;
@@ -208,16 +217,9 @@ impl Buffer {
 /// Rows handed from the merge to the caller at once.
 const MERGED_ROWS: usize = 8_192;
 
-/// A batch of merged rows: keys one after the other, and `(time, start, length, bytes)` of each.
-#[derive(Default)]
-struct Merged {
-    keys: Vec<u8>,
-    rows: Vec<Row>,
-}
-
 /// Merges sorted runs into batches sent to `tx`, in `(time, key, bytes)` order; stops quietly when
 /// the receiver is gone.
-fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<(), String> {
+fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Buffer>) -> Result<(), String> {
     let why = |e: std::io::Error| format!("cannot read back a sorted run: {e}");
     let mut readers: Vec<BufReader<File>> = runs
         .into_iter()
@@ -232,11 +234,9 @@ fn merge(runs: Vec<File>, tx: &std::sync::mpsc::SyncSender<Merged>) -> Result<()
             heap.push(Reverse((t, key, b, i)));
         }
     }
-    let mut batch = Merged::default();
+    let mut batch = Buffer::default();
     while let Some(Reverse((t, key, b, i))) = heap.pop() {
-        let start = u32::try_from(batch.keys.len()).map_err(|_| "a merged batch past 4 GiB")?;
-        batch.keys.extend_from_slice(&key);
-        batch.rows.push((t, start, key.len() as u32, b));
+        batch.push(t, &key, b, "a merged batch")?;
         if let Some((t, key, b)) = read_row(&mut readers[i], previous[i], key).map_err(why)? {
             previous[i] = t;
             heap.push(Reverse((t, key, b, i)));
