@@ -135,7 +135,7 @@ pub(crate) fn scalar_params(generics: &input::Generics) -> Vec<Ident> {
     let mut out: Vec<Ident> = generics
         .type_params()
         .filter(|p| has_field_bound(&tokens(p.bounds.clone())))
-        .filter_map(|p| p.ident.clone())
+        .filter_map(|p| p.type_ident().cloned())
         .collect();
     for pred in &generics.where_predicates {
         let pred = tokens(pred.clone());
@@ -146,7 +146,7 @@ pub(crate) fn scalar_params(generics: &input::Generics) -> Vec<Ident> {
             && has_field_bound(&pred[parts[0].len() + 1..])
             && generics
                 .type_params()
-                .any(|tp| tp.ident.as_ref() == Some(ident))
+                .any(|tp| tp.type_ident() == Some(ident))
         {
             out.push(ident.clone());
         }

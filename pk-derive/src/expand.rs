@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use crate::ast::{self, Field, Form, Input, ScalarKind};
 use crate::attr::{self, BucketBy};
 use crate::errors::Errors;
-use crate::input::{DeriveInput, GenericParam, Member};
+use crate::input::{self, DeriveInput, GenericParam, Member};
 use crate::tpl::tpl;
 use crate::valid;
 
@@ -1228,7 +1228,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             ))
         }
         [one] => {
-            let lt = &one.name;
+            let lt = &one.name();
             let (impl_generics, _, _) = generics.split_for_impl();
             let mut preds: Vec<TokenStream> = generics.where_predicates.clone();
             let n = input.fields.len();
@@ -1237,6 +1237,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 preds.push(tpl!(r#"#ty: #krate::BorrowDecodePart<#lt>"#, ty, krate, lt));
             }
             preds.extend(bounds(input, false, krate));
+            let borrow_where = input::where_clause(&preds);
             let checks: Vec<TokenStream> = input
                 .fields
                 .iter()
@@ -1280,7 +1281,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
             };
             Some(tpl!(r#"
                 #[automatically_derived]
-                impl #impl_generics #krate::BorrowDecodeKey<#lt> for #ident #ty_generics where #(#preds),* {
+                impl #impl_generics #krate::BorrowDecodeKey<#lt> for #ident #ty_generics #borrow_where {
                     #[inline]
                     fn read_fields_borrowed(__pk_r: &mut #krate::KeyReader<#lt>) -> #krate::Result<Self> {
                         #(#checks)*
@@ -1296,7 +1297,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                 }
 
                 #[automatically_derived]
-                impl #impl_generics #krate::BorrowDecodePart<#lt> for #ident #ty_generics where #(#preds),* {
+                impl #impl_generics #krate::BorrowDecodePart<#lt> for #ident #ty_generics #borrow_where {
                     #[inline]
                     fn read_part_borrowed(
                         _: &#krate::FieldSpec,
@@ -1307,7 +1308,7 @@ fn borrow_decode(g: &Gen<'_, '_>, input: &Input<'_>) -> Option<TokenStream> {
                             .map_err(|__pk_e| #krate::__private::in_part(__pk_e, __pk_field))
                     }
                 }
-            "#, impl_generics, krate, lt, ident, ty_generics, construct, body; preds, checks, plain, prefix_checks))
+            "#, impl_generics, krate, lt, ident, ty_generics, borrow_where, construct, body; checks, plain, prefix_checks))
         }
         _ => None,
     }
@@ -1383,7 +1384,7 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<TokenStre
         .original
         .generics
         .type_params()
-        .filter_map(|p| p.ident.as_ref())
+        .filter_map(|p| p.type_ident())
         .collect();
     if params.is_empty() {
         return Vec::new();
@@ -1405,14 +1406,11 @@ fn bounds(input: &Input<'_>, decode: bool, krate: &TokenStream) -> Vec<TokenStre
         .collect()
 }
 
+/// The struct's where clause with the bounds its fields need (`bounds`).
 fn where_clause(input: &Input<'_>, decode: bool, krate: &TokenStream) -> TokenStream {
     let mut preds: Vec<TokenStream> = input.original.generics.where_predicates.clone();
     preds.extend(bounds(input, decode, krate));
-    if preds.is_empty() {
-        TokenStream::new()
-    } else {
-        quote!(where #(#preds),*)
-    }
+    input::where_clause(&preds)
 }
 
 fn expand(input: &Input<'_>) -> TokenStream {

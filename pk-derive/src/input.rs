@@ -99,35 +99,58 @@ pub(crate) struct Generics {
 
 #[derive(Clone)]
 pub(crate) struct GenericParam {
+    /// What the parameter is, with its name.
     pub(crate) kind: ParamKind,
     /// Its attributes (`#[cfg(...)]`), kept in impls.
     pub(crate) attrs: TokenStream,
-    /// The lifetime's or type parameter's name, or the constant's (without `const`).
-    pub(crate) name: TokenStream,
-    /// A type parameter's name, to compare with the identifiers of field types.
-    pub(crate) ident: Option<Ident>,
     /// The bounds after `:` (for a constant, its type), without the `:`.
     pub(crate) bounds: TokenStream,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum ParamKind {
-    Lifetime,
-    Type,
-    Const,
+    /// `'a`, as its tokens.
+    Lifetime(TokenStream),
+    Type(Ident),
+    /// A constant's name (without `const`).
+    Const(Ident),
+}
+
+impl GenericParam {
+    /// The parameter's name as the type's arguments write it: `'a`, `T`, `N`.
+    pub(crate) fn name(&self) -> TokenStream {
+        match &self.kind {
+            ParamKind::Lifetime(lifetime) => lifetime.clone(),
+            ParamKind::Type(ident) | ParamKind::Const(ident) => ident.to_token_stream(),
+        }
+    }
+
+    /// A type parameter's name, to compare with the identifiers of field types.
+    pub(crate) const fn type_ident(&self) -> Option<&Ident> {
+        match &self.kind {
+            ParamKind::Type(ident) => Some(ident),
+            _ => None,
+        }
+    }
+
+    const fn is_lifetime(&self) -> bool {
+        matches!(self.kind, ParamKind::Lifetime(_))
+    }
 }
 
 impl Generics {
     pub(crate) fn lifetimes(&self) -> impl Iterator<Item = &GenericParam> {
-        self.params.iter().filter(|p| p.kind == ParamKind::Lifetime)
+        self.params.iter().filter(|p| p.is_lifetime())
     }
 
     pub(crate) fn type_params(&self) -> impl Iterator<Item = &GenericParam> {
-        self.params.iter().filter(|p| p.kind == ParamKind::Type)
+        self.params.iter().filter(|p| p.type_ident().is_some())
     }
 
     pub(crate) fn const_params(&self) -> impl Iterator<Item = &GenericParam> {
-        self.params.iter().filter(|p| p.kind == ParamKind::Const)
+        self.params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Const(_)))
     }
 
     /// The same generics with a lifetime parameter named `name` (no bounds) first.
@@ -137,10 +160,8 @@ impl Generics {
         out.params.insert(
             0,
             GenericParam {
-                kind: ParamKind::Lifetime,
+                kind: ParamKind::Lifetime(lifetime),
                 attrs: TokenStream::new(),
-                name: lifetime,
-                ident: None,
                 bounds: TokenStream::new(),
             },
         );
@@ -156,17 +177,17 @@ impl Generics {
         // Lifetimes first, as Rust requires.
         let ordered = self
             .lifetimes()
-            .chain(self.params.iter().filter(|p| p.kind != ParamKind::Lifetime));
+            .chain(self.params.iter().filter(|p| !p.is_lifetime()));
         let mut impl_params = Vec::new();
         let mut type_args = Vec::new();
         for p in ordered {
-            let (attrs, name, bounds) = (&p.attrs, &p.name, &p.bounds);
+            let (attrs, name, bounds) = (&p.attrs, p.name(), &p.bounds);
             impl_params.push(match p.kind {
-                ParamKind::Const => quote::quote!(#attrs const #name: #bounds),
+                ParamKind::Const(_) => quote::quote!(#attrs const #name: #bounds),
                 _ if bounds.is_empty() => quote::quote!(#attrs #name),
                 _ => quote::quote!(#attrs #name: #bounds),
             });
-            type_args.push(name.clone());
+            type_args.push(name);
         }
         (
             quote::quote!(<#(#impl_params),*>),
@@ -175,14 +196,18 @@ impl Generics {
         )
     }
 
-    /// `where` and the predicates, or nothing.
+    /// The where clause as written: `where` and the predicates, or nothing.
     pub(crate) fn where_clause(&self) -> TokenStream {
-        let preds = &self.where_predicates;
-        if preds.is_empty() {
-            TokenStream::new()
-        } else {
-            quote::quote!(where #(#preds),*)
-        }
+        where_clause(&self.where_predicates)
+    }
+}
+
+/// `where` and `preds`, or nothing when there are none.
+pub(crate) fn where_clause(preds: &[TokenStream]) -> TokenStream {
+    if preds.is_empty() {
+        TokenStream::new()
+    } else {
+        quote::quote!(where #(#preds),*)
     }
 }
 
@@ -410,22 +435,17 @@ fn generic_param(tokens: &[TokenTree]) -> syn::Result<GenericParam> {
     r.attributes();
     let start = r.at;
     let attrs: TokenStream = tokens[..start].iter().cloned().collect();
-    let (kind, ident) = match r.next() {
+    let kind = match r.next() {
         Some(TokenTree::Punct(p)) if p.as_char() == '\'' => {
             r.ident()
                 .ok_or_else(|| r.error("expected a lifetime's name"))?;
-            (ParamKind::Lifetime, None)
+            ParamKind::Lifetime(tokens[start..r.at].iter().cloned().collect())
         }
         Some(TokenTree::Ident(i)) if i == "const" => {
-            let ident = r.ident().ok_or_else(|| r.error("expected a name"))?;
-            (ParamKind::Const, Some(ident))
+            ParamKind::Const(r.ident().ok_or_else(|| r.error("expected a name"))?)
         }
-        Some(TokenTree::Ident(i)) => (ParamKind::Type, Some(i.clone())),
+        Some(TokenTree::Ident(i)) => ParamKind::Type(i.clone()),
         _ => return Err(r.error("expected a generic parameter")),
-    };
-    let name: TokenStream = match kind {
-        ParamKind::Const => ident.clone().into_token_stream(),
-        _ => tokens[start..r.at].iter().cloned().collect(),
     };
     let bounds = if r.punct(':') {
         // Up to a default (`= ...`) at the top level.
@@ -438,8 +458,6 @@ fn generic_param(tokens: &[TokenTree]) -> syn::Result<GenericParam> {
     Ok(GenericParam {
         kind,
         attrs,
-        name,
-        ident: ident.filter(|_| kind == ParamKind::Type),
         bounds,
     })
 }
